@@ -1,0 +1,50 @@
+"""``create_app()``: one FastAPI application per queue manager, with a lifespan that owns the
+Redis client, the repository engine and the queue manager."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.api import routes_admin, routes_mqi, routes_qmgr
+from app.api.errors import register_error_handlers
+from app.cf.redisconn import make_redis
+from app.core.clock import Clock
+from app.qmgr.qmgr import QueueManager
+from app.repository.db import make_engine
+from app.repository.store import Repository
+from app.settings import Settings
+
+
+def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
+    """The REST API of one queue manager. Start-up checks happen before the app is built
+    (``app.startup.check_dependencies``) so that ``qsg serve`` can refuse with one clear line."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = make_engine(settings.database_url)
+        redis = make_redis(settings.redis_url)
+        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock)
+        await qm.start()
+        app.state.qm = qm
+        try:
+            yield
+        finally:
+            await qm.stop()
+            await redis.aclose()
+            engine.dispose()
+
+    app = FastAPI(
+        title=f"IBM MQ for z/OS QSG emulator - queue manager {settings.qmgr}",
+        version="1",
+        description="MQI verbs, MQSC administration and queue manager status of one queue manager "
+                    "of a queue-sharing group. Errors carry IBM MQ completion and reason codes.",
+        lifespan=lifespan,
+    )
+    register_error_handlers(app)
+    app.include_router(routes_qmgr.router)
+    app.include_router(routes_mqi.router)
+    app.include_router(routes_admin.router)
+    return app

@@ -1,0 +1,84 @@
+"""MQI verbs over HTTP: connections, object handles, messages, attributes. Thin: parse, call, map."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request
+from starlette.responses import Response
+
+from app.api.errors import json_response
+from app.api.schemas import ConnectRequest, GetRequest, OpenRequest, Put1Request, PutRequest
+
+router = APIRouter(prefix="/v1/connections", tags=["MQI"])
+
+
+def _mqi(request: Request):
+    return request.app.state.qm.mqi
+
+
+@router.post("", status_code=201, summary="MQCONN")
+async def connect(request: Request, body: ConnectRequest | None = None) -> Response:
+    conn = await _mqi(request).connect(body.appl_name if body else None)
+    return json_response({"hconn": conn.hconn, "qmgr": request.app.state.qm.name}, 201)
+
+
+@router.delete("/{hconn}", summary="MQDISC: close handles, commit the unit of work")
+async def disconnect(request: Request, hconn: str) -> Response:
+    await _mqi(request).disconnect(hconn)
+    return json_response({"completion_code": 0, "reason": 0})
+
+
+@router.post("/{hconn}/commit", summary="MQCMIT")
+async def commit(request: Request, hconn: str) -> Response:
+    await _mqi(request).commit(hconn)
+    return json_response({"completion_code": 0, "reason": 0})
+
+
+@router.post("/{hconn}/backout", summary="MQBACK")
+async def backout(request: Request, hconn: str) -> Response:
+    await _mqi(request).backout(hconn)
+    return json_response({"completion_code": 0, "reason": 0})
+
+
+@router.post("/{hconn}/objects", status_code=201, summary="MQOPEN")
+async def open_object(request: Request, hconn: str, body: OpenRequest) -> Response:
+    handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options)
+    resolved = handle.resolved
+    return json_response({"hobj": handle.hobj, "object_name": resolved.opened.name,
+                          "resolved_q_name": resolved.base.name,
+                          "resolved_qmgr": request.app.state.qm.qsg if resolved.base.qsgdisp == "SHARED"
+                          else request.app.state.qm.name,
+                          "qsgdisp": resolved.base.qsgdisp}, 201)
+
+
+@router.delete("/{hconn}/objects/{hobj}", summary="MQCLOSE")
+async def close_object(request: Request, hconn: str, hobj: str) -> Response:
+    await _mqi(request).close(hconn, hobj)
+    return json_response({"completion_code": 0, "reason": 0})
+
+
+@router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT")
+async def put(request: Request, hconn: str, hobj: str, body: PutRequest) -> Response:
+    return json_response(await _mqi(request).put(hconn, hobj, body.model_dump()), 201)
+
+
+@router.post("/{hconn}/put1", status_code=201, summary="MQPUT1")
+async def put1(request: Request, hconn: str, body: Put1Request) -> Response:
+    return json_response(await _mqi(request).put1(hconn, body.model_dump()), 201)
+
+
+@router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)")
+async def get(request: Request, hconn: str, hobj: str, body: GetRequest | None = None) -> Response:
+    return json_response(await _mqi(request).get(hconn, hobj, (body or GetRequest()).model_dump()))
+
+
+@router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ")
+async def inquire(request: Request, hconn: str, hobj: str) -> Response:
+    return json_response(await _mqi(request).inquire(hconn, hobj))
+
+
+@router.patch("/{hconn}/objects/{hobj}/attributes", summary="MQSET")
+async def set_attributes(request: Request, hconn: str, hobj: str, body: dict[str, Any] = Body(
+        ..., examples=[{"PUT": "DISABLED"}, {"TRIGGER": True, "TRIGTYPE": "FIRST"}])) -> Response:
+    return json_response(await _mqi(request).set(hconn, hobj, body))

@@ -1,0 +1,38 @@
+"""Queue manager, health and readiness endpoints."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from app.api.errors import error_response, json_response
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+
+router = APIRouter(prefix="/v1", tags=["queue manager"])
+
+
+@router.get("/qmgr", summary="This queue manager: name, QSG, status and QMGR attributes")
+async def get_qmgr(request: Request) -> Response:
+    return json_response(request.app.state.qm.info())
+
+
+@router.get("/health", summary="200 while the process runs")
+async def health(request: Request) -> Response:
+    return json_response({"status": "UP", "qmgr": request.app.state.qm.name})
+
+
+@router.get("/ready", summary="200 while the coupling facility and the repository answer, else 503")
+async def ready(request: Request) -> Response:
+    qm = request.app.state.qm
+    try:
+        await qm.redis.ping()
+    except Exception as exc:  # any failure to reach Redis means not ready
+        return error_response(MQError(MQRC.CF_STRUC_FAILED, f"the coupling facility does not answer: {exc}"))
+    try:
+        await qm.db(qm.repo.qmgr_names)
+    except Exception as exc:
+        return error_response(MQError(MQRC.DB2_NOT_AVAILABLE, f"the shared repository does not answer: {type(exc).__name__}"))
+    if qm.status != "RUNNING":
+        return error_response(MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"queue manager is {qm.status.lower()}"))
+    return json_response({"status": "READY", "qmgr": qm.name})

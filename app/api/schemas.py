@@ -1,0 +1,50 @@
+"""Request bodies of the REST API, for parsing and the OpenAPI schema.
+
+Field types are kept broad where IBM's reason codes decide what is wrong (the MQMD, option
+names): the domain validates those and answers with the right MQRC. Where a type is given,
+it is strict (DESIGN pitfall: lax mode would take ``true`` for an integer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ConnectRequest(_Body):
+    appl_name: StrictStr | None = Field(None, max_length=28, description="PutApplName of this connection's messages")
+
+
+class OpenRequest(_Body):
+    object_name: StrictStr = Field(..., max_length=48, examples=["APP.Q"])
+    object_qmgr: StrictStr = Field("", max_length=48, description="Empty for this QM")
+    options: list[StrictStr] = Field(..., max_length=16, examples=[["INPUT_SHARED", "OUTPUT"]])
+
+
+class PutRequest(_Body):
+    md: dict[str, Any] | None = Field(None, description="MQMD fields (API.md); omitted fields take their defaults")
+    options: list[StrictStr] = Field(default_factory=list, max_length=16, examples=[["NO_SYNCPOINT"]])
+    data: StrictStr = Field("", description="The message body: text, or base64 with data_encoding base64")
+    data_encoding: StrictStr = Field("utf-8", description="utf-8 or base64")
+
+
+class Put1Request(PutRequest):
+    object_name: StrictStr = Field(..., max_length=48)
+    object_qmgr: StrictStr = Field("", max_length=48)
+
+
+class GetRequest(_Body):
+    options: list[StrictStr] = Field(default_factory=list, max_length=16, examples=[["WAIT", "SYNCPOINT"]])
+    wait_ms: StrictInt = Field(0, description="With WAIT: how long to wait; -1 waits up to the server's maximum")
+    match: dict[str, Any] | None = Field(None, description="msg_id and/or correl_id (48 hex digits)")
+    buffer_length: StrictInt = Field(100 * 1024 * 1024, description="Longest body to return")
+
+
+class MqscRequest(_Body):
+    script: StrictStr = Field(..., max_length=1_000_000,
+                              examples=["DEFINE QLOCAL(APP.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) +\n  MAXDEPTH(5000)"])

@@ -1,0 +1,194 @@
+"""Every Redis key and channel name of the coupling facility: the one place they are spelled.
+
+Layout (DESIGN principle 3):
+
+* A shared queue lives in its CF structure's key space, ``{QSG1.CF.APPL1}``; a private queue
+  (QSGDISP QMGR or COPY) in its queue manager's, ``{QSG1.QM.QM1}``. The braces are a Redis
+  hash tag, so every key of one structure sits in one Redis Cluster slot and every Lua script
+  (which only ever touches one structure) stays legal on a cluster.
+* Group-wide state (membership, heartbeats, broadcasts, leases) lives under ``{QSG1}``.
+
+Lua scripts receive the structure prefix and queue name and build the per-queue keys
+themselves with the same suffixes as ``QueueKeys`` below (each script's header lists them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def shared_tag(qsg: str, cfstruct: str) -> str:
+    """Hash tag of a CF structure (shared queues)."""
+    return f"{qsg}.CF.{cfstruct}"
+
+
+def private_tag(qsg: str, qmgr: str) -> str:
+    """Hash tag of a queue manager's own queues (QSGDISP QMGR/COPY): its 'page sets'."""
+    return f"{qsg}.QM.{qmgr}"
+
+
+def structure_prefix(tag: str) -> str:
+    """Key prefix of everything in one structure: ``{tag}:``."""
+    return "{" + tag + "}:"
+
+
+@dataclass(frozen=True)
+class QueueLocation:
+    """Where a queue's state lives: its structure tag and its name."""
+
+    tag: str
+    name: str
+
+    @property
+    def prefix(self) -> str:
+        return structure_prefix(self.tag)
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """Names of one queue's keys (documentation and Python-side use; Lua builds the same)."""
+
+    loc: QueueLocation
+
+    def _k(self, suffix: str) -> str:
+        return f"{self.loc.prefix}q:{self.loc.name}:{suffix}"
+
+    @property
+    def ctl(self) -> str:
+        """Hash: runtime attributes (PUT, GET, MAXDEPTH, ...) and counters (depth, seq, gen, uncom)."""
+        return self._k("ctl")
+
+    @property
+    def index(self) -> str:
+        """Sorted set: committed, available messages in delivery order (score = priority/sequence)."""
+        return self._k("idx")
+
+    @property
+    def opens(self) -> str:
+        """Hash: per-QM open counts, fields ``<QM>:<kind>``."""
+        return self._k("opens")
+
+    @property
+    def stats(self) -> str:
+        """Hash: per-QM statistics, fields ``<QM>:<stat>``."""
+        return self._k("stats")
+
+    @property
+    def queue_prefix(self) -> str:
+        """Prefix of every key of this queue, ``{tag}:q:<NAME>:`` (scripts append the suffixes)."""
+        return f"{self.loc.prefix}q:{self.loc.name}:"
+
+    @property
+    def msgid_index(self) -> str:
+        """Sorted set, all scores 0: ``<msg_id hex>:<score16>:<id>`` of committed available messages."""
+        return self._k("mi")
+
+    @property
+    def correlid_index(self) -> str:
+        """Sorted set, all scores 0: ``<correl_id hex>:<score16>:<id>`` (non-zero correl_ids only)."""
+        return self._k("ci")
+
+    @property
+    def md(self) -> str:
+        """Hash: message id -> MQMD JSON."""
+        return self._k("md")
+
+    @property
+    def body(self) -> str:
+        """Hash: message id -> message data of at most 64512 bytes."""
+        return self._k("body")
+
+    @property
+    def meta(self) -> str:
+        """Hash: message id -> packed fields the scripts need (score, persistence, backout count...)."""
+        return self._k("meta")
+
+    def big(self, msg_seq: int | str) -> str:
+        """String: the data of one message larger than 64512 bytes (z/OS offload)."""
+        return self._k(f"big:{msg_seq}")
+
+    @property
+    def bigs(self) -> str:
+        """Set: ids of the messages whose data is in a ``big:<id>`` key."""
+        return self._k("bigs")
+
+    @property
+    def waiters(self) -> str:
+        """String with a PEXPIRE: present while some getter waits for a message on this queue."""
+        return self._k("waiters")
+
+
+def structure_queues(tag: str) -> str:
+    """Set of the queue names that have state in a structure."""
+    return f"{structure_prefix(tag)}queues"
+
+
+def uow_key(tag: str, qmgr: str, hconn: str) -> str:
+    """List: the operations of one connection's unit of work within one structure."""
+    return f"{structure_prefix(tag)}uow:{qmgr}:{hconn}"
+
+
+def uow_registry(tag: str) -> str:
+    """Set of ``<QM>:<hconn>`` with a unit of work in progress in a structure (peer recovery)."""
+    return f"{structure_prefix(tag)}uows"
+
+
+def structure_handles(tag: str, qmgr: str) -> str:
+    """Hash: hobj -> ``<open flags>|<queue>`` of every open handle of one QM in a structure."""
+    return f"{structure_prefix(tag)}handles:{qmgr}"
+
+
+def structure_generations(tag: str) -> str:
+    """Hash: queue name -> last definition generation of a deleted queue (a re-created queue
+    continues after it, so a stale handle never matches the new queue)."""
+    return f"{structure_prefix(tag)}gens"
+
+
+# ---- group-wide keys -------------------------------------------------------------------
+
+def group_prefix(qsg: str) -> str:
+    return "{" + qsg + "}:"
+
+
+def definitions_channel(qsg: str) -> str:
+    """Pub/sub channel: definition changes (cache invalidation broadcast)."""
+    return f"{group_prefix(qsg)}defs"
+
+
+def broadcast_ack_key(qsg: str, request_id: str) -> str:
+    """List a broadcast's receivers push their acknowledgement to."""
+    return f"{group_prefix(qsg)}ack:{request_id}"
+
+
+def availability_channel(qsg: str, tag: str, queue: str) -> str:
+    """Pub/sub channel published when messages become available on a queue with waiters."""
+    return f"qsg:{qsg}:avail:{tag}:{queue}"
+
+
+def availability_pattern(qsg: str) -> str:
+    return f"qsg:{qsg}:avail:*"
+
+
+def availability_channel_prefix(qsg: str, tag: str) -> str:
+    """``availability_channel`` without the queue name (commit/backout scripts append it)."""
+    return f"qsg:{qsg}:avail:{tag}:"
+
+
+def members_key(qsg: str) -> str:
+    """Hash: queue manager name -> JSON of its registration (status, url, started)."""
+    return f"{group_prefix(qsg)}members"
+
+
+def heartbeat_key(qsg: str, qmgr: str) -> str:
+    """String with a TTL: present while the queue manager is alive."""
+    return f"{group_prefix(qsg)}hb:{qmgr}"
+
+
+def commit_intent_key(qsg: str, qmgr: str, hconn: str) -> str:
+    """String: the structures of a multi-structure unit of work being committed (roll forward)."""
+    return f"{group_prefix(qsg)}commit:{qmgr}:{hconn}"
+
+
+def alias_handles_key(qsg: str, qmgr: str, alias: str) -> str:
+    """Set of a QM's handles opened through an alias queue (FORCE and DELETE rules)."""
+    return f"{structure_prefix(private_tag(qsg, qmgr))}alias:{alias}:handles"

@@ -1,0 +1,116 @@
+--[[
+  Shared fragment, not a script: pasted into a script where it says `--@include _helpers.lua`
+  (app/cf/scripts.py does the pasting). Everything here is `local`.
+
+  Per-queue keys, relative to the queue key prefix qp = "{tag}:q:<NAME>:":
+    ctl      hash        runtime attributes + counters (depth, seq, gen, uncom, ipprocs, opprocs,
+                         excl, handles)
+    idx      sorted set  committed, available messages: member = id (decimal seq), score = ordering
+    mi       sorted set  msg_id match index,   all scores 0, member "<hex48>:<score16>:<id>"
+    ci       sorted set  correl_id match index, same shape (only non-zero ids are indexed)
+    md       hash        id -> MQMD JSON (opaque, made by Python)
+    body     hash        id -> message data (<= 64512 bytes)
+    big:<id> string      message data > 64512 bytes (the z/OS offload)
+    bigs     set         ids that have a big:<id> key (so delete/clear never scan)
+    meta     hash        id -> packed metadata, see parse_meta
+    waiters  string      exists (with a PEXPIRE) while some getter waits for a message
+    opens    hash        "<QM>:<kind>" -> open count
+    stats    hash        "<QM>:<stat>" -> statistics
+
+  Ordering score = (9 - p) * 2^49 + seq, exact in a double (< 2^53); written as a 16-digit
+  zero-padded decimal ("score16") wherever it is used as a string, so that lexicographic order
+  equals numeric order in the match indexes and the browse cursor round-trips exactly.
+]]
+
+local PRIO_UNIT = 562949953421312   -- 2^49: room for 2^49 sequence numbers per priority
+local BIG_LIMIT = 64512             -- 63 KB: larger bodies need offload on a z/OS CF structure
+
+-- Integers as plain decimal (tostring would print 14 significant digits in exponent form).
+local function fmt_int(x)
+  return string.format("%.0f", x)
+end
+
+local function score16(x)
+  return string.format("%016.0f", x)
+end
+
+--[[ meta value: "<score16>|<persistent 0/1>|<backout count>|<big 0/1>|<data length>|<put ms>|<msg_id hex or empty>|<correl_id hex or empty>" ]]
+local function parse_meta(s)
+  local sc, pers, bo, big, len, putms, mid, cid =
+    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)$")
+  return { score = sc, pers = pers, bo = tonumber(bo), big = big, len = tonumber(len),
+           putms = putms, mid = mid, cid = cid }
+end
+
+local function make_meta(m)
+  return table.concat({ m.score, m.pers, fmt_int(m.bo), m.big, fmt_int(m.len), m.putms,
+                        m.mid, m.cid }, "|")
+end
+
+-- Make a message visible: delivery index and match indexes.
+local function index_add(qp, id, m)
+  redis.call("ZADD", qp .. "idx", m.score, id)
+  if m.mid ~= "" then
+    redis.call("ZADD", qp .. "mi", 0, m.mid .. ":" .. m.score .. ":" .. id)
+  end
+  if m.cid ~= "" then
+    redis.call("ZADD", qp .. "ci", 0, m.cid .. ":" .. m.score .. ":" .. id)
+  end
+end
+
+local function index_remove(qp, id, m)
+  redis.call("ZREM", qp .. "idx", id)
+  if m.mid ~= "" then
+    redis.call("ZREM", qp .. "mi", m.mid .. ":" .. m.score .. ":" .. id)
+  end
+  if m.cid ~= "" then
+    redis.call("ZREM", qp .. "ci", m.cid .. ":" .. m.score .. ":" .. id)
+  end
+end
+
+-- Forget a message's data (it is no longer in any index).
+local function delete_data(qp, id, m)
+  redis.call("HDEL", qp .. "md", id)
+  redis.call("HDEL", qp .. "meta", id)
+  if m.big == "1" then
+    redis.call("UNLINK", qp .. "big:" .. id)
+    redis.call("SREM", qp .. "bigs", id)
+  else
+    redis.call("HDEL", qp .. "body", id)
+  end
+end
+
+-- Wake waiting getters on every QM, but only when somebody waits: a put costs one EXISTS.
+local function notify(qp, channel)
+  if redis.call("EXISTS", qp .. "waiters") == 1 then
+    redis.call("PUBLISH", channel, "1")
+  end
+end
+
+-- Add d (+1/-1) to the open counts of one handle. flags: I input shared, X input exclusive,
+-- O output, B browse, Q inquire, S set. Group totals (ipprocs, opprocs, excl, handles) are kept
+-- in ctl as well, so the open exclusivity check and the put's trigger info are O(1).
+local function count_open(sp, q, qmgr, flags, d)
+  local qp = sp .. "q:" .. q .. ":"
+  local ctl = qp .. "ctl"
+  local opens = qp .. "opens"
+  local defined = redis.call("HEXISTS", ctl, "gen") == 1
+  local function bump(kind, total)
+    local v = redis.call("HINCRBY", opens, qmgr .. ":" .. kind, d)
+    if v <= 0 then
+      redis.call("HDEL", opens, qmgr .. ":" .. kind)
+    end
+    if total and defined then
+      if redis.call("HINCRBY", ctl, kind, d) < 0 then
+        redis.call("HSET", ctl, kind, 0)
+      end
+    end
+  end
+  bump("handles", true)
+  if string.find(flags, "[IX]") then bump("ipprocs", true) end
+  if string.find(flags, "X", 1, true) then bump("excl", true) end
+  if string.find(flags, "O", 1, true) then bump("opprocs", true) end
+  if string.find(flags, "B", 1, true) then bump("browse", false) end
+  if string.find(flags, "Q", 1, true) then bump("inq", false) end
+  if string.find(flags, "S", 1, true) then bump("set", false) end
+end

@@ -1,0 +1,79 @@
+--[[
+  Shared fragment, not a script (include after _helpers.lua): resolution of one connection's
+  unit of work within one structure, used by commit.lua and backout.lua.
+
+  The unit-of-work list holds "P:<id>:<queue>" (put under syncpoint) and "G:<id>:<queue>"
+  (destructive get under syncpoint), in the order the operations happened; it is processed in
+  that order, so committed puts become visible in put order.
+
+    commit:  P -> indexed (visible), waiters woken        G -> data deleted
+    backout: P -> data deleted, depth - 1                 G -> back at its original score with
+                                                               backout count + 1, depth + 1,
+                                                               waiters woken
+  Every entry takes one off the queue's "uncom". The list and the registry entry are removed,
+  so a second call is a no-op.
+
+  Returns a JSON array, one object per queue touched (first-touched order):
+    {"queue": name, "puts": n, "gets": n, "depth": depth after, "available": idx size after}
+]]
+
+local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit)
+  local ops = redis.call("LRANGE", list_key, 0, -1)
+  local order, per = {}, {}
+  for i = 1, #ops do
+    local kind, id, q = string.match(ops[i], "^(%a):(%d+):(.*)$")
+    local t = per[q]
+    if not t then
+      t = { queue = q, puts = 0, gets = 0, n = 0 }
+      per[q] = t
+      order[#order + 1] = t
+    end
+    t.n = t.n + 1
+    local qp = sp .. "q:" .. q .. ":"
+    local raw = redis.call("HGET", qp .. "meta", id)
+    if raw then
+      local m = parse_meta(raw)
+      if kind == "P" then
+        if commit then index_add(qp, id, m) else delete_data(qp, id, m) end
+        t.puts = t.puts + 1
+      else
+        if commit then
+          delete_data(qp, id, m)
+        else
+          m.bo = m.bo + 1
+          redis.call("HSET", qp .. "meta", id, make_meta(m))
+          index_add(qp, id, m)
+        end
+        t.gets = t.gets + 1
+      end
+    end
+  end
+
+  local out = {}
+  for i = 1, #order do
+    local t = order[i]
+    local qp = sp .. "q:" .. t.queue .. ":"
+    local ctl = qp .. "ctl"
+    local depth = 0
+    -- HINCRBY would resurrect a deleted queue's ctl; delete refuses while uncom > 0, but be safe.
+    if redis.call("HEXISTS", ctl, "gen") == 1 then
+      redis.call("HINCRBY", ctl, "uncom", -t.n)
+      if commit then
+        depth = tonumber(redis.call("HGET", ctl, "depth")) or 0
+      else
+        depth = redis.call("HINCRBY", ctl, "depth", t.gets - t.puts)
+      end
+    end
+    -- Messages became available: committed puts, or backed-out gets.
+    if (commit and t.puts > 0) or (not commit and t.gets > 0) then
+      notify(qp, channel_prefix .. t.queue)
+    end
+    out[i] = { queue = t.queue, puts = t.puts, gets = t.gets, depth = depth,
+               available = redis.call("ZCARD", qp .. "idx") }
+  end
+
+  redis.call("DEL", list_key)
+  redis.call("SREM", registry_key, member)
+  if #out == 0 then return "[]" end
+  return cjson.encode(out)
+end

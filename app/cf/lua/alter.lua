@@ -1,0 +1,28 @@
+--[[
+  ALTER / MQSET of a queue's runtime attributes, optionally starting a new definition
+  generation (handles opened before then get MQRC_OBJECT_CHANGED). Waiting getters are woken
+  so that, for example, GET(DISABLED) ends their wait with MQRC_GET_INHIBITED.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  "1" to increment the generation, "0" not to
+    ARGV[3]  availability channel of the queue
+    ARGV[4..] attribute name, value, ...
+
+  Output:
+    {2085}      queue has no state
+    {0, gen}    generation after
+]]
+--@include _helpers.lua
+
+local ctl = KEYS[1]
+local gen = redis.call("HGET", ctl, "gen")
+if not gen then return { 2085 } end
+if #ARGV > 3 then
+  redis.call("HSET", ctl, unpack(ARGV, 4))
+end
+if ARGV[2] == "1" then gen = redis.call("HINCRBY", ctl, "gen", 1) end
+notify(ARGV[1], ARGV[3])
+return { 0, tonumber(gen) }

@@ -1,0 +1,23 @@
+--[[
+  MQBACK of one connection's unit of work within one structure (atomic, idempotent); also what
+  a peer runs for a failed queue manager's units of work.
+  Uncommitted puts are deleted (depth - 1 each); messages got under syncpoint return to their
+  original place with backout count + 1 (depth + 1 each) and wake waiting getters.
+
+  Input:
+    KEYS[1]  {tag}:uow:<QM>:<hconn>       unit-of-work list
+    KEYS[2]  {tag}:uows                   unit-of-work registry
+
+    ARGV[1]  structure prefix "{tag}:"
+    ARGV[2]  registry member "<QM>:<hconn>"
+    ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
+
+  Output:
+    JSON array, one object per queue touched:
+    {"queue": name, "puts": puts removed, "gets": gets restored, "depth": depth after,
+     "available": committed available messages after}
+]]
+--@include _helpers.lua
+--@include _uow.lua
+
+return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], false)

@@ -1,0 +1,25 @@
+--[[
+  CLEAR QLOCAL: delete every message of a queue, unless it is open or has uncommitted work.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+
+  Output:
+    {code}         2085 not defined, 2042 open by some handle on some QM, 2055 uncommitted work
+    {0, removed}   number of messages removed (the depth before)
+]]
+
+local ctl = KEYS[1]
+local qp = ARGV[1]
+local a = redis.call("HMGET", ctl, "gen", "handles", "depth", "uncom")
+if not a[1] then return { 2085 } end
+if (tonumber(a[2]) or 0) > 0 then return { 2042 } end
+if (tonumber(a[4]) or 0) > 0 then return { 2055 } end
+local bigs = redis.call("SMEMBERS", qp .. "bigs")
+for i = 1, #bigs do redis.call("UNLINK", qp .. "big:" .. bigs[i]) end
+redis.call("UNLINK", qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp .. "body",
+           qp .. "meta", qp .. "bigs")
+redis.call("HSET", ctl, "depth", 0)
+return { 0, tonumber(a[3]) or 0 }

@@ -1,0 +1,24 @@
+--[[
+  Peer recovery: forget every open handle a (failed) queue manager has in this structure and
+  take its counts off every queue.
+
+  Input:
+    KEYS[1]  {tag}:handles:<QM>
+
+    ARGV[1]  structure prefix "{tag}:"
+    ARGV[2]  queue manager name
+
+  Output:
+    number of handles cleared
+]]
+--@include _helpers.lua
+
+local h = redis.call("HGETALL", KEYS[1])
+local n = 0
+for i = 2, #h, 2 do
+  local flags, q = string.match(h[i], "^([^|]*)|(.*)$")
+  count_open(ARGV[1], q, ARGV[2], flags, -1)
+  n = n + 1
+end
+redis.call("DEL", KEYS[1])
+return n

@@ -1,0 +1,22 @@
+--[[
+  MQCMIT of one connection's unit of work within one structure (atomic, idempotent).
+  Uncommitted puts become visible in put order and wake waiting getters; messages got under
+  syncpoint lose their data. Depth does not change: CURDEPTH already counted both.
+
+  Input:
+    KEYS[1]  {tag}:uow:<QM>:<hconn>       unit-of-work list
+    KEYS[2]  {tag}:uows                   unit-of-work registry
+
+    ARGV[1]  structure prefix "{tag}:"
+    ARGV[2]  registry member "<QM>:<hconn>"
+    ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
+
+  Output:
+    JSON array, one object per queue touched:
+    {"queue": name, "puts": puts made visible, "gets": gets made final, "depth": depth after,
+     "available": committed available messages after}
+]]
+--@include _helpers.lua
+--@include _uow.lua
+
+return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], true)

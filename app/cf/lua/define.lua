@@ -1,0 +1,36 @@
+--[[
+  DEFINE (or DEFINE ... REPLACE) of a queue's runtime state: store every attribute given, keep
+  existing counters and messages. A new queue's generation continues after the last one used by
+  a deleted queue of the same name, so a stale handle can never match a re-created queue.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:queues                 set of queue names with state in the structure
+    KEYS[3]  {tag}:gens                   hash: queue name -> last generation of a deleted queue
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  queue name
+    ARGV[3]  availability channel of the queue (waiters retry: GET may have been enabled)
+    ARGV[4..] attribute name, value, name, value, ...
+
+  Output:
+    {gen, created}   created 1 when the queue had no state before
+]]
+--@include _helpers.lua
+
+local ctl = KEYS[1]
+local gen = redis.call("HGET", ctl, "gen")
+local created = 0
+if not gen then
+  gen = (tonumber(redis.call("HGET", KEYS[3], ARGV[2])) or 0) + 1
+  redis.call("HSET", ctl, "gen", gen, "depth", 0, "seq", 0, "uncom", 0, "ipprocs", 0,
+             "opprocs", 0, "excl", 0, "handles", 0)
+  redis.call("HDEL", KEYS[3], ARGV[2])
+  created = 1
+end
+if #ARGV > 3 then
+  redis.call("HSET", ctl, unpack(ARGV, 4))
+end
+redis.call("SADD", KEYS[2], ARGV[2])
+notify(ARGV[1], ARGV[3])
+return { tonumber(gen), created }

@@ -1,0 +1,37 @@
+--[[
+  DELETE QLOCAL: remove every key of a queue, unless it is open or holds messages.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:queues
+    KEYS[3]  {tag}:gens                   remembers the last generation (see define.lua)
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  queue name
+    ARGV[3]  purge: "1" / "0"
+    ARGV[4]  availability channel of the queue (waiters retry and see the queue gone)
+
+  Output:
+    {code}         2085 not defined, 2042 open by some handle on some QM, 2055 messages
+                   (not purge) or uncommitted work (even with purge)
+    {0, purged}    number of messages removed
+]]
+--@include _helpers.lua
+
+local ctl = KEYS[1]
+local qp = ARGV[1]
+local a = redis.call("HMGET", ctl, "gen", "handles", "depth", "uncom")
+if not a[1] then return { 2085 } end
+if (tonumber(a[2]) or 0) > 0 then return { 2042 } end
+local depth = tonumber(a[3]) or 0
+if depth > 0 and ARGV[3] ~= "1" then return { 2055 } end
+if (tonumber(a[4]) or 0) > 0 then return { 2055 } end
+
+notify(qp, ARGV[4])
+local bigs = redis.call("SMEMBERS", qp .. "bigs")
+for i = 1, #bigs do redis.call("UNLINK", qp .. "big:" .. bigs[i]) end
+redis.call("UNLINK", ctl, qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp .. "body",
+           qp .. "meta", qp .. "bigs", qp .. "opens", qp .. "stats", qp .. "waiters")
+redis.call("SREM", KEYS[2], ARGV[2])
+redis.call("HSET", KEYS[3], ARGV[2], a[1])
+return { 0, depth }

@@ -1,0 +1,159 @@
+--[[
+  MQGET (destructive or browse) of one message: find the first matching message in delivery
+  order through the indexes (never a scan), check truncation, remove it or enlist it in the unit
+  of work, update this QM's statistics; when nothing matches, register a waiter.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
+    KEYS[3]  {tag}:uows                   unit-of-work registry
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  queue name
+    ARGV[3]  queue manager name
+    ARGV[4]  hconn
+    ARGV[5]  definition generation of the handle, "" = do not check
+    ARGV[6]  mode: GET | BROWSE_FIRST | BROWSE_NEXT | MSG_UNDER_CURSOR | BROWSE_UNDER_CURSOR
+    ARGV[7]  syncpoint: YES | NO | IF_PERSISTENT (ignored when browsing)
+    ARGV[8]  match msg_id (upper-case hex), "" = any
+    ARGV[9]  match correl_id, "" = any
+    ARGV[10] browse cursor: score16 of the last browsed message, "" = none
+    ARGV[11] buffer length in bytes, -1 = unlimited
+    ARGV[12] accept truncated message: "1" / "0"
+    ARGV[13] now, ms since the epoch
+    ARGV[14] waiter registration ms: when > 0 and no message matches, keep the queue's waiters
+             key alive at least that long so puts and commits publish the availability channel
+
+  Output:
+    {code}   2085 not defined (no gen given), 2052 deleted (gen given), 2041 generation
+             changed, 2016 get inhibited, 2033 no message, 2034 no message under cursor
+    {code, md, data, data_length, backout_count, persistent, cursor, depth_after, depth_before,
+     available_after, id, syncpoint}
+             code 0, 2079 (truncated, accepted) or 2080 (truncated, not accepted: nothing changed,
+             data is empty); cursor = the message's score16; syncpoint 1 when the get is in the
+             unit of work (data kept until commit).
+]]
+--@include _helpers.lua
+
+local ctl = KEYS[1]
+local qp = ARGV[1]
+local a = redis.call("HMGET", ctl, "gen", "get", "depth")
+if not a[1] then
+  if ARGV[5] == "" then return { 2085 } end
+  return { 2052 }
+end
+if ARGV[5] ~= "" and a[1] ~= ARGV[5] then return { 2041 } end
+if a[2] == "DISABLED" then return { 2016 } end
+
+local idx = qp .. "idx"
+local mode = ARGV[6]
+local depth = tonumber(a[3]) or 0
+
+-- First message in delivery order matching msg_id / correl_id, after the cursor if given.
+local function find(mid, cid, after)
+  if mid == "" and cid == "" then
+    local r
+    if after then
+      r = redis.call("ZRANGEBYSCORE", idx, "(" .. after, "+inf", "LIMIT", 0, 1)
+    else
+      r = redis.call("ZRANGE", idx, 0, 0)
+    end
+    return r[1]
+  end
+  local key, val
+  if mid ~= "" then key, val = qp .. "mi", mid else key, val = qp .. "ci", cid end
+  -- members are "<val>:<score16>:<id>"; ";" sorts right after ":" so "(<val>;" ends the range
+  local lo = "[" .. val .. ":"
+  if after then lo = "(" .. val .. ":" .. after .. ";" end
+  local hi = "(" .. val .. ";"
+  local skip = #val + 19
+  if mid == "" or cid == "" then
+    local r = redis.call("ZRANGEBYLEX", key, lo, hi, "LIMIT", 0, 1)
+    if r[1] then return string.sub(r[1], skip) end
+    return nil
+  end
+  -- Both given: walk this msg_id's entries (usually one) and check the correl_id.
+  local off = 0
+  while true do
+    local r = redis.call("ZRANGEBYLEX", key, lo, hi, "LIMIT", off, 100)
+    for i = 1, #r do
+      local id = string.sub(r[i], skip)
+      local m = parse_meta(redis.call("HGET", qp .. "meta", id))
+      if m.cid == cid then return id end
+    end
+    if #r < 100 then return nil end
+    off = off + 100
+  end
+end
+
+local id
+if mode == "MSG_UNDER_CURSOR" or mode == "BROWSE_UNDER_CURSOR" then
+  -- The id is the score's low 49 bits; the message must still be available at that score.
+  if ARGV[10] == "" then return { 2034 } end
+  local sc = tonumber(ARGV[10])
+  id = fmt_int(sc % PRIO_UNIT)
+  local zs = redis.call("ZSCORE", idx, id)
+  if not zs or tonumber(zs) ~= sc then return { 2034 } end
+else
+  local after = nil
+  if mode == "BROWSE_NEXT" and ARGV[10] ~= "" then after = ARGV[10] end
+  id = find(ARGV[8], ARGV[9], after)
+  if not id then
+    local w = tonumber(ARGV[14])
+    if w > 0 then
+      local wk = qp .. "waiters"
+      if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
+    end
+    return { 2033 }
+  end
+end
+
+local m = parse_meta(redis.call("HGET", qp .. "meta", id))
+local md = redis.call("HGET", qp .. "md", id)
+local avail = redis.call("ZCARD", idx)
+local buflen = tonumber(ARGV[11])
+local truncated = buflen >= 0 and m.len > buflen
+if truncated and ARGV[12] ~= "1" then
+  -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move.
+  return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0 }
+end
+
+local data
+if truncated and buflen == 0 then
+  data = ""
+elseif m.big == "1" then
+  if truncated then
+    data = redis.call("GETRANGE", qp .. "big:" .. id, 0, buflen - 1)
+  else
+    data = redis.call("GET", qp .. "big:" .. id)
+  end
+else
+  data = redis.call("HGET", qp .. "body", id)
+  if truncated then data = string.sub(data, 1, buflen) end
+end
+local code = 0
+if truncated then code = 2079 end
+
+if mode ~= "GET" and mode ~= "MSG_UNDER_CURSOR" then
+  return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0 }
+end
+
+-- Destructive: out of the indexes now (nobody else can get it), depth down (IBM CURDEPTH).
+index_remove(qp, id, m)
+local depth_after = redis.call("HINCRBY", ctl, "depth", -1)
+local sp = ARGV[7]
+local sync = sp == "YES" or (sp == "IF_PERSISTENT" and m.pers == "1")
+local qm = ARGV[3]
+if sync then
+  redis.call("HINCRBY", ctl, "uncom", 1)
+  redis.call("RPUSH", KEYS[2], "G:" .. id .. ":" .. ARGV[2])
+  redis.call("SADD", KEYS[3], qm .. ":" .. ARGV[4])
+else
+  delete_data(qp, id, m)
+end
+local st = qp .. "stats"
+redis.call("HINCRBY", st, qm .. ":deq", 1)
+redis.call("HSET", st, qm .. ":lastget", ARGV[13])
+
+return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth_after, depth, avail - 1, id,
+         sync and 1 or 0 }

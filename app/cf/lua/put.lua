@@ -1,0 +1,99 @@
+--[[
+  MQPUT of one message to one queue: validate, store, count, make visible (or enlist in the
+  unit of work), update this QM's statistics and wake waiting getters. The hot path: one call.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl          queue control hash
+    KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
+    KEYS[3]  {tag}:uows                   unit-of-work registry (written only under syncpoint)
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  queue name
+    ARGV[3]  queue manager name (statistics, unit-of-work registry)
+    ARGV[4]  hconn
+    ARGV[5]  definition generation the handle was opened with, "" = do not check (MQPUT1)
+    ARGV[6]  syncpoint: "1" inside the unit of work, "0" immediately
+    ARGV[7]  message priority 0-9 (resolved by the caller)
+    ARGV[8]  persistent: "1" / "0"
+    ARGV[9]  msg_id, 48 upper-case hex digits, "" when all zero
+    ARGV[10] correl_id, same form
+    ARGV[11] MQMD JSON (stored as given)
+    ARGV[12] message data (bytes)
+    ARGV[13] now, ms since the epoch
+    ARGV[14] availability channel of the queue (published only when getters wait)
+    ARGV[15] offload override: "1" / "0", "" = use the queue's ctl "offload" attribute
+
+  Output:
+    {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
+             2041 generation changed, 2051 put inhibited, 2030 too big, 2053 queue full
+    {0, depth_after, seq, depth_before, available_after, ipprocs, opprocs, visible}
+             seq is the message's id; available_after counts committed available messages;
+             ipprocs/opprocs are the group-wide open counts; visible is 1 when committed now.
+]]
+--@include _helpers.lua
+
+local ctl = KEYS[1]
+local qp = ARGV[1]
+local a = redis.call("HMGET", ctl, "gen", "put", "maxmsgl", "maxdepth", "msgdlvsq", "defprty",
+                     "offload", "depth", "ipprocs", "opprocs")
+if not a[1] then
+  if ARGV[5] == "" then return { 2085 } end
+  return { 2052 }
+end
+if ARGV[5] ~= "" and a[1] ~= ARGV[5] then return { 2041 } end
+if a[2] == "DISABLED" then return { 2051 } end
+
+local body = ARGV[12]
+local len = #body
+if len > (tonumber(a[3]) or 4194304) then return { 2030 } end
+local offload = ARGV[15]
+if offload == "" then offload = a[7] end
+if len > BIG_LIMIT and offload ~= "1" then return { 2030 } end
+local depth = tonumber(a[8]) or 0
+if depth >= (tonumber(a[4]) or 999999999) then return { 2053 } end
+
+-- FIFO queues order every message at the default priority (IBM's rule when MSGDLVSQ changes).
+local p = tonumber(ARGV[7])
+if a[5] == "FIFO" then p = tonumber(a[6]) or 0 end
+
+local seq = redis.call("HINCRBY", ctl, "seq", 1)
+local id = fmt_int(seq)
+local m = { score = score16((9 - p) * PRIO_UNIT + seq), pers = ARGV[8], bo = 0, big = "0",
+            len = len, putms = ARGV[13], mid = ARGV[9], cid = ARGV[10] }
+
+redis.call("HSET", qp .. "md", id, ARGV[11])
+if len > BIG_LIMIT then
+  m.big = "1"
+  redis.call("SET", qp .. "big:" .. id, body)
+  redis.call("SADD", qp .. "bigs", id)
+else
+  redis.call("HSET", qp .. "body", id, body)
+end
+redis.call("HSET", qp .. "meta", id, make_meta(m))
+
+-- CURDEPTH counts uncommitted puts too (IBM), so depth goes up now in both cases.
+local depth_after = redis.call("HINCRBY", ctl, "depth", 1)
+local qm = ARGV[3]
+local st = qp .. "stats"
+redis.call("HINCRBY", st, qm .. ":enq", 1)
+local hiq = tonumber(redis.call("HGET", st, qm .. ":hiq")) or 0
+if depth_after > hiq then
+  redis.call("HSET", st, qm .. ":hiq", depth_after, qm .. ":lastput", ARGV[13])
+else
+  redis.call("HSET", st, qm .. ":lastput", ARGV[13])
+end
+
+local visible = 0
+if ARGV[6] == "1" then
+  -- Invisible to everybody (the putter included) until commit.
+  redis.call("HINCRBY", ctl, "uncom", 1)
+  redis.call("RPUSH", KEYS[2], "P:" .. id .. ":" .. ARGV[2])
+  redis.call("SADD", KEYS[3], qm .. ":" .. ARGV[4])
+else
+  index_add(qp, id, m)
+  visible = 1
+  notify(qp, ARGV[14])
+end
+
+return { 0, depth_after, seq, depth, redis.call("ZCARD", qp .. "idx"),
+         tonumber(a[9]) or 0, tonumber(a[10]) or 0, visible }

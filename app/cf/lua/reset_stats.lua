@@ -1,0 +1,24 @@
+--[[
+  RESET QSTATS for one queue manager: return its statistics and start a new interval
+  (MsgEnqCount and MsgDeqCount to 0, HighQDepth to the current depth).
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:q:<NAME>:stats
+
+    ARGV[1]  queue manager name
+    ARGV[2]  now, ms since the epoch (start of the new interval)
+
+  Output:
+    {2085}                                            queue has no state
+    {0, enq, deq, hiq, reset_ms_before, depth}        reset_ms_before 0 = never reset
+]]
+
+local depth = redis.call("HGET", KEYS[1], "depth")
+if not depth then return { 2085 } end
+local qm = ARGV[1]
+local s = redis.call("HMGET", KEYS[2], qm .. ":enq", qm .. ":deq", qm .. ":hiq", qm .. ":reset")
+redis.call("HSET", KEYS[2], qm .. ":enq", 0, qm .. ":deq", 0, qm .. ":hiq", depth,
+           qm .. ":reset", ARGV[2])
+return { 0, tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0,
+         tonumber(depth) }

@@ -1,0 +1,145 @@
+"""The ``qsg`` command line (API.md "Command line"). Every flag also reads ``QSG_<FLAG>``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+
+from app.settings import Settings
+
+DEFAULTS = Settings.model_fields
+
+
+def _opt(name: str, help_text: str, **kwargs: Any):
+    """An option whose environment variable is QSG_<NAME> (API.md: each flag reads one)."""
+    env = "QSG_" + name.upper().replace("-", "_")
+    return click.option(f"--{name}", envvar=env, show_envvar=True, default=None, help=help_text, **kwargs)
+
+
+def _settings(**given: Any) -> Settings:
+    try:
+        return Settings(**{k: v for k, v in given.items() if v is not None})
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """An IBM MQ for z/OS queue-sharing group, emulated as REST microservices."""
+
+
+@main.command()
+@_opt("qmgr", "Queue manager name, e.g. QM1")
+@_opt("qsg", "Queue-sharing group name, e.g. QSG1")
+@_opt("host", "Address to listen on")
+@_opt("port", "Port to listen on", type=int)
+@_opt("redis-url", "The coupling facility, e.g. redis://127.0.0.1:6379/0")
+@_opt("database-url", "The shared repository, e.g. sqlite:///qsg.db or postgresql://...")
+@_opt("activity-dir", "Folder for activity logs")
+@_opt("idle-timeout-s", "Seconds before an idle connection ends (its unit of work is backed out)", type=float)
+@_opt("log-level", "Log level (debug, info, warning)")
+def serve(**given: Any) -> None:
+    """Run one queue manager (what each container runs)."""
+    import uvicorn
+
+    from app.api.app import create_app
+    from app.startup import StartupError, check_dependencies
+
+    settings = _settings(**given)
+    try:
+        check_dependencies(settings)
+    except StartupError as exc:
+        click.echo(f"qsg serve: {settings.qmgr}: {exc}", err=True)
+        sys.exit(2)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
+                timeout_graceful_shutdown=10)
+
+
+@main.group()
+def db() -> None:
+    """The shared repository."""
+
+
+@db.command("upgrade")
+@_opt("database-url", "The shared repository URL")
+def db_upgrade(database_url: str | None) -> None:
+    """Bring the repository schema to the newest migration (a no-op when current)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from app.repository.db import upgrade
+
+    url = _settings(database_url=database_url).database_url
+    try:
+        upgrade(url)
+    except (SQLAlchemyError, OSError) as exc:
+        click.echo(f"qsg db upgrade: cannot upgrade {url}: {str(exc).splitlines()[0]}", err=True)
+        sys.exit(2)
+    click.echo(f"shared repository at {url} is current")
+
+
+@main.command()
+@_opt("url", "A queue manager's REST URL", )
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON responses")
+@click.argument("script_file", required=False, type=click.File("r"))
+def mqsc(url: str | None, as_json: bool, script_file) -> None:
+    """Run MQSC commands from a file or standard input against a queue manager, like runmqsc.
+
+    Exit status: 0 when every command completed, 10 when some failed, 20 when the queue
+    manager could not be reached.
+    """
+    url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
+    script = (script_file or sys.stdin).read()
+    try:
+        response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120)
+    except httpx.HTTPError as exc:
+        click.echo(f"qsg mqsc: cannot reach {url}: {exc}", err=True)
+        sys.exit(20)
+    body = response.json()
+    if "error" in body:
+        click.echo(f"qsg mqsc: {body['error'].get('reason_name')}: {body['error'].get('message')}", err=True)
+        sys.exit(20)
+    if as_json:
+        import json
+        click.echo(json.dumps(body, indent=2))
+    else:
+        for result in body["results"]:
+            click.echo(format_result(result))
+    sys.exit(10 if any(r["completion_code"] == 2 for r in body["results"]) else 0)
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """One command's response in runmqsc's layout: the command, its objects as KEY(VALUE), messages."""
+    lines = [f"     {result['command']}"]
+    for obj in result.get("objects", []):
+        pairs = [f"{k}({v})" if not (isinstance(v, str) and v == k) else k for k, v in obj.items()]
+        for i in range(0, len(pairs), 2):
+            lines.append("   " + "".join(p.ljust(40) for p in pairs[i:i + 2]).rstrip())
+    for msg in result.get("messages", []):
+        lines.append(msg)
+    if result.get("completion_code"):
+        lines.append(f"reason {result['reason']} ({result.get('reason_name', '')})")
+    return "\n".join(lines)
+
+
+@main.command()
+@click.option("--qmgrs", default=3, show_default=True, help="How many queue managers")
+@click.option("--qsg", default="QSG1", show_default=True, help="Queue-sharing group name")
+@click.option("--base-port", default=9441, show_default=True, help="Port of QM1; the others follow")
+@_opt("redis-url", "Use this Redis instead of starting one")
+@click.option("--dir", "workdir", default=".qsg", show_default=True, help="Folder for the repository, logs and Redis")
+@click.option("--sample/--no-sample", default=True, show_default=True,
+              help="Define CFSTRUCT(APPL1) and shared queue APP.SHARED.Q on first start")
+def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool) -> None:
+    """Run a whole QSG on this machine; Ctrl-C stops everything."""
+    from app.local_group import run_local_group
+
+    sys.exit(run_local_group(qmgrs=qmgrs, qsg=qsg, base_port=base_port, redis_url=redis_url,
+                             workdir=Path(workdir), sample=sample))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

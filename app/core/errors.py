@@ -1,0 +1,37 @@
+"""The one exception of the domain: an MQI or command call that did not complete."""
+
+from __future__ import annotations
+
+from app.core.reasons import MQRC, CompCode, reason_name
+
+
+class MQError(Exception):
+    """A call ended with an IBM reason code.
+
+    ``comp`` is MQCC_FAILED unless the caller says otherwise; ``message`` is for people.
+    """
+
+    def __init__(self, reason: int, message: str = "", comp: int = CompCode.FAILED) -> None:
+        self.reason = int(reason)
+        self.comp = int(comp)
+        self.message = message or reason_name(self.reason)
+        super().__init__(f"{reason_name(self.reason)} ({self.reason}): {self.message}")
+
+    @property
+    def reason_name(self) -> str:
+        """IBM name of the reason code."""
+        return reason_name(self.reason)
+
+    def to_body(self) -> dict[str, object]:
+        """The error body of API.md."""
+        return {
+            "error": {
+                "completion_code": self.comp,
+                "reason": self.reason,
+                "reason_name": self.reason_name,
+                "message": self.message,
+            }
+        }
+
+
+__all__ = ["MQError", "MQRC", "CompCode"]

@@ -1,0 +1,136 @@
+"""The message descriptor (MQMD) of API.md: validation on put, defaults from the queue,
+unique MsgIds across the QSG."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from app.core.errors import MQError
+from app.core.reasons import MQRC, CompCode
+
+NO_ID = "0" * 48
+PERSISTENCE = ("PERSISTENT", "NOT_PERSISTENT", "AS_Q_DEF")
+MSG_TYPES = ("DATAGRAM", "REQUEST", "REPLY", "REPORT")
+REPORT_OPTIONS = frozenset({
+    "EXPIRATION", "EXPIRATION_WITH_DATA", "EXPIRATION_WITH_FULL_DATA", "EXCEPTION",
+    "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA", "COPY_MSG_ID_TO_CORREL_ID",
+    "PASS_CORREL_ID", "PASS_MSG_ID", "NEW_MSG_ID", "DISCARD_MSG",
+})
+# Fields an application sets; the context and output fields below are set by the queue manager.
+INPUT_FIELDS = frozenset({
+    "msg_id", "correl_id", "priority", "persistence", "expiry", "reply_to_q", "reply_to_qmgr",
+    "report", "msg_type", "feedback", "format",
+})
+OUTPUT_FIELDS = frozenset({"backout_count", "put_appl_name", "put_date_time", "put_qmgr"})
+MAX_PRIORITY = 9
+
+
+def _is_int(value: Any) -> bool:
+    # bool is an int subclass in Python; MQ fields must not accept true/false (DESIGN pitfall)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _hex_id(value: Any, field: str) -> str:
+    if not isinstance(value, str) or len(value) != 48:
+        raise MQError(MQRC.MD_ERROR, f"md.{field} must be 48 hexadecimal digits (24 bytes)")
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        raise MQError(MQRC.MD_ERROR, f"md.{field} must be 48 hexadecimal digits (24 bytes)") from None
+    return value.lower()
+
+
+def _name(value: Any, field: str, max_len: int) -> str:
+    if not isinstance(value, str) or len(value) > max_len:
+        raise MQError(MQRC.MD_ERROR, f"md.{field} must be a string of at most {max_len} characters")
+    return value.strip()
+
+
+def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
+    """Check the application's MQMD for MQPUT/MQPUT1.
+
+    Returns the normalised input fields and the warnings to report (IBM's 2049 when the
+    priority exceeds the maximum: the message is accepted at priority 9).
+    """
+    if md is None:
+        md = {}
+    if not isinstance(md, dict):
+        raise MQError(MQRC.MD_ERROR, "md must be an object")
+    unknown = set(md) - INPUT_FIELDS - OUTPUT_FIELDS
+    if unknown:
+        raise MQError(MQRC.MD_ERROR, f"unknown md field(s): {', '.join(sorted(unknown))}")
+    out: dict[str, Any] = {}
+    warnings: list[tuple[int, str]] = []
+    out["msg_id"] = _hex_id(md.get("msg_id", NO_ID), "msg_id")
+    out["correl_id"] = _hex_id(md.get("correl_id", NO_ID), "correl_id")
+
+    priority = md.get("priority", -1)
+    if not _is_int(priority) or priority < -1:
+        raise MQError(MQRC.PRIORITY_ERROR, "md.priority must be -1 (queue default) or 0-9")
+    if priority > MAX_PRIORITY:
+        warnings.append((MQRC.PRIORITY_EXCEEDS_MAXIMUM, f"priority {priority} exceeds 9; the message is put at 9"))
+        priority = MAX_PRIORITY
+    out["priority"] = priority
+
+    persistence = md.get("persistence", "AS_Q_DEF")
+    if persistence not in PERSISTENCE:
+        raise MQError(MQRC.PERSISTENCE_ERROR, f"md.persistence must be one of {', '.join(PERSISTENCE)}")
+    out["persistence"] = persistence
+
+    expiry = md.get("expiry", -1)
+    if not _is_int(expiry) or (expiry != -1 and expiry <= 0):
+        raise MQError(MQRC.EXPIRY_ERROR, "md.expiry must be -1 (unlimited) or a positive number of tenths of a second")
+    out["expiry"] = expiry
+
+    msg_type = md.get("msg_type", "DATAGRAM")
+    if msg_type not in MSG_TYPES:
+        raise MQError(MQRC.MSG_TYPE_ERROR, f"md.msg_type must be one of {', '.join(MSG_TYPES)}")
+    out["msg_type"] = msg_type
+
+    report = md.get("report", [])
+    if not isinstance(report, list) or any(r not in REPORT_OPTIONS for r in report):
+        raise MQError(MQRC.REPORT_OPTIONS_ERROR, f"md.report must be a list of {', '.join(sorted(REPORT_OPTIONS))}")
+    out["report"] = sorted(set(report))
+
+    feedback = md.get("feedback", 0)
+    if not _is_int(feedback):
+        raise MQError(MQRC.MD_ERROR, "md.feedback must be an integer")
+    out["feedback"] = feedback
+
+    out["format"] = _name(md.get("format", "MQSTR"), "format", 8)
+    out["reply_to_q"] = _name(md.get("reply_to_q", ""), "reply_to_q", 48)
+    out["reply_to_qmgr"] = _name(md.get("reply_to_qmgr", ""), "reply_to_qmgr", 48)
+    if msg_type == "REQUEST" and not out["reply_to_q"]:
+        raise MQError(MQRC.MISSING_REPLY_TO_Q, "a REQUEST message needs md.reply_to_q")
+    return out, warnings
+
+
+def format_put_time(ms: int) -> str:
+    """ISO-8601 UTC with milliseconds, as API.md's put_date_time."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+class MsgIdGenerator:
+    """MsgIds unique across the QSG, shaped like z/OS's: ``CSQ `` + QM name + a unique stamp.
+
+    The stamp is the generator's start time in nanoseconds and a counter, so a restarted queue
+    manager (QM names are unique in the group) never repeats an earlier id.
+    """
+
+    def __init__(self, qmgr: str) -> None:
+        self._prefix = b"CSQ " + qmgr.encode().ljust(4)
+        self._start = time.time_ns()
+        self._counter = itertools.count(1)
+
+    def next(self) -> str:
+        return (self._prefix + struct.pack(">QQ", self._start, next(self._counter))).hex()
+
+
+def warning_comp(warnings: list[tuple[int, str]]) -> int:
+    """Completion code of a call that produced these warnings."""
+    return CompCode.WARNING if warnings else CompCode.OK

@@ -1,0 +1,148 @@
+"""``qsg up``: a whole queue-sharing group on this machine with embedded defaults.
+
+Starts a Redis (the installed ``redis-server``) unless one is given, migrates a SQLite
+repository, runs one ``qsg serve`` process per queue manager, prints their URLs, and stops
+everything cleanly on Ctrl-C (SIGTERM to each queue manager, so they quiesce).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+SAMPLE_MQSC = """\
+DEFINE CFSTRUCT(APPL1) CFLEVEL(5) DESCR('Application structure of qsg up')
+DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) DESCR('Sample shared queue')
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(check, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not come up within {timeout_s:.0f}s")
+
+
+def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("no redis-server is installed: install Redis (e.g. apt-get install redis-server) "
+                           "or pass --redis-url redis://host:port/0")
+    port = _free_port()
+    data = workdir / "redis"
+    data.mkdir(parents=True, exist_ok=True)
+    # AOF with fsync always: persistent messages on shared queues survive a restart (README).
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data.resolve()),
+                             "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"redis://127.0.0.1:{port}/0"
+
+    def answers() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    _wait_for(answers, 10, "redis-server")
+    return proc, url
+
+
+def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: Path,
+                    sample: bool) -> int:
+    """Run the group until Ctrl-C; returns the exit status."""
+    from app.repository.db import upgrade
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    procs: list[subprocess.Popen] = []
+    redis_proc = None
+    try:
+        if redis_url is None:
+            redis_proc, redis_url = _start_redis(workdir)
+            print(f"coupling facility: redis-server at {redis_url} (data in {workdir / 'redis'})")
+        database_url = f"sqlite:///{(workdir / 'qsg.db').resolve()}"
+        upgrade(database_url)
+        print(f"shared repository: {database_url}")
+        urls = []
+        for i in range(1, qmgrs + 1):
+            name, port = f"QM{i}", base_port + i - 1
+            env = {**os.environ, "QSG_QMGR": name, "QSG_QSG": qsg, "QSG_PORT": str(port),
+                   "QSG_REDIS_URL": redis_url, "QSG_DATABASE_URL": database_url,
+                   "QSG_ACTIVITY_DIR": str((workdir / "activity").resolve()), "QSG_LOG_LEVEL": "warning"}
+            procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env))
+            urls.append((name, f"http://127.0.0.1:{port}"))
+        for (name, url), proc in zip(urls, procs):
+            _wait_for(lambda: _ready(url) or proc.poll() is not None, 60, name)
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with status {proc.returncode}")
+        if sample:
+            httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30)
+        print(f"queue-sharing group {qsg} is up:")
+        for name, url in urls:
+            print(f"  {name}  {url}   (API docs: {url}/docs)")
+        if sample:
+            print("sample shared queue APP.SHARED.Q on CFSTRUCT(APPL1) is defined; Ctrl-C stops the group")
+        _wait_for_interrupt(procs)
+        return 0
+    except RuntimeError as exc:
+        print(f"qsg up: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        _stop(procs)
+        if redis_proc is not None:
+            redis_proc.terminate()
+            redis_proc.wait(timeout=10)
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/v1/ready", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _wait_for_interrupt(procs: list[subprocess.Popen]) -> None:
+    stop = False
+
+    def _handler(_signum, _frame) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, _handler)
+    try:
+        while not stop:
+            for p in procs:
+                if p.poll() is not None:
+                    print(f"a queue manager process exited with status {p.returncode}", file=sys.stderr)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    print("stopping the queue-sharing group ...")
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()

@@ -1,0 +1,115 @@
+"""Group broadcast between queue managers (the XCF of z/OS) over Redis pub/sub.
+
+A sender publishes a JSON request on the group channel and waits until every receiver has
+acknowledged it (each pushes to a per-request list), so an MQSC command that changes a
+definition returns only when every active QM's cache has the change. A receiver that
+reconnects reloads everything, because messages published while it was away are lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from app.cf import keys
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict], Awaitable[None]]
+
+
+class Broadcaster:
+    """Publish-with-acknowledgement on the QSG's broadcast channel, and the receiving loop."""
+
+    def __init__(self, redis: aioredis.Redis, qsg: str, qmgr: str, *, on_message: Handler,
+                 on_reconnect: Callable[[], Awaitable[None]], timeout_ms: int) -> None:
+        self._redis = redis
+        self._qsg = qsg
+        self._qmgr = qmgr
+        self._on_message = on_message
+        self._on_reconnect = on_reconnect
+        self._timeout_s = timeout_ms / 1000
+        self._channel = keys.definitions_channel(qsg)
+        self._task: asyncio.Task | None = None
+        self._subscribed = asyncio.Event()
+
+    async def start(self) -> None:
+        """Start receiving; returns once subscribed so no broadcast is missed after start-up."""
+        self._task = asyncio.create_task(self._run(), name=f"broadcast-{self._qmgr}")
+        await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def publish(self, message: dict) -> int:
+        """Send ``message`` to every QM (this one included); return how many acknowledged in time."""
+        request_id = uuid.uuid4().hex
+        ack_key = keys.broadcast_ack_key(self._qsg, request_id)
+        payload = json.dumps({**message, "id": request_id, "origin": self._qmgr})
+        receivers = await self._redis.publish(self._channel, payload)
+        acked = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout_s
+        while acked < receivers:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                log.warning("broadcast %s: %d of %d queue managers acknowledged", message.get("kind"), acked, receivers)
+                break
+            # BLPOP's own timeout bounds the wait; the connection's socket timeout is longer.
+            got = await self._redis.blpop([ack_key], timeout=max(0.01, min(remaining, 1.0)))
+            if got is not None:
+                acked += 1
+        await self._redis.delete(ack_key)
+        return acked
+
+    async def _run(self) -> None:
+        first = True
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._channel)
+                if not first:
+                    await self._on_reconnect()
+                first = False
+                self._subscribed.set()
+                while True:
+                    msg = await pubsub.get_message(timeout=1.0)
+                    if msg is None or msg.get("type") != "message":
+                        continue
+                    await self._receive(msg["data"])
+            except asyncio.CancelledError:
+                await _close(pubsub)
+                raise
+            except (RedisError, OSError) as exc:
+                log.warning("broadcast channel lost (%s); reconnecting", exc)
+                await _close(pubsub)
+                await asyncio.sleep(0.5)
+
+    async def _receive(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            log.error("ignoring a malformed broadcast: %r", data[:200])
+            return
+        try:
+            await self._on_message(message)
+        except Exception:  # a failing handler must not stop the group's broadcasts
+            log.exception("broadcast handler failed for %s", message.get("kind"))
+        ack_key = keys.broadcast_ack_key(self._qsg, message.get("id", ""))
+        await self._redis.rpush(ack_key, self._qmgr)
+        await self._redis.pexpire(ack_key, 60_000)
+
+
+async def _close(pubsub) -> None:
+    try:
+        await pubsub.aclose()
+    except Exception:  # the connection may already be gone
+        pass

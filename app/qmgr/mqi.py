@@ -1,0 +1,448 @@
+"""The MQI verbs of one queue manager: MQCONN, MQDISC, MQOPEN, MQCLOSE, MQPUT, MQPUT1, MQGET,
+MQCMIT, MQBACK, MQINQ, MQSET.
+
+Connections and object handles live in this process (like a z/OS address space's thread
+state); everything a peer must recover (units of work, open counts) is in the coupling facility.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.cf.engine import GetResult, QueueStatus
+from app.core import attributes
+from app.core.errors import MQError
+from app.core.names import check_object_name
+from app.core.mqmd import NO_ID, MsgIdGenerator, format_put_time, validate_put_md
+from app.core.options import (
+    OpenOptions,
+    parse_get_options,
+    parse_open_options,
+    parse_put_options,
+    resolve_open_options,
+)
+from app.core.reasons import MQRC, CompCode
+from app.qmgr.definitions import ResolvedQueue
+
+if TYPE_CHECKING:
+    from app.qmgr.qmgr import QueueManager
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUFFER_LENGTH = 100 * 1024 * 1024
+
+
+@dataclass
+class Handle:
+    """An object handle (hobj) of a connection."""
+
+    hobj: str
+    resolved: ResolvedQueue
+    options: OpenOptions
+    gen: int
+    browse_cursor: str = ""
+    changed: bool = False
+
+
+@dataclass
+class Connection:
+    """A connection handle (hconn) and its unit of work."""
+
+    hconn: str
+    appl_name: str
+    handles: dict[str, Handle] = field(default_factory=dict)
+    uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
+    last_used: float = field(default_factory=time.monotonic)
+    busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
+    next_hobj: int = 1
+
+
+def decode_data(data: Any, encoding: Any) -> bytes:
+    """Message data of a put request: text as UTF-8 or base64 for binary bodies."""
+    if data is None:
+        return b""
+    if not isinstance(data, str):
+        raise MQError(MQRC.BUFFER_ERROR, "data must be a string (utf-8 text or base64)")
+    if encoding in (None, "utf-8"):
+        return data.encode("utf-8")
+    if encoding == "base64":
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise MQError(MQRC.BUFFER_ERROR, "data is not valid base64") from None
+    raise MQError(MQRC.BUFFER_ERROR, "data_encoding must be 'utf-8' or 'base64'")
+
+
+def encode_data(body: bytes, fmt: str) -> tuple[str, str]:
+    """Body of a get response: text when the format is MQSTR and it is valid UTF-8, else base64."""
+    if fmt.strip() == "MQSTR":
+        try:
+            return body.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            pass
+    return base64.b64encode(body).decode("ascii"), "base64"
+
+
+class Mqi:
+    """Connection table and MQI verbs of one queue manager."""
+
+    def __init__(self, qm: QueueManager) -> None:
+        self.qm = qm
+        self.connections: dict[str, Connection] = {}
+        self.msg_ids = MsgIdGenerator(qm.name)
+        self._reaper: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._reaper = asyncio.create_task(self._reap_idle(), name=f"idle-reaper-{self.qm.name}")
+
+    async def stop(self) -> None:
+        if self._reaper:
+            self._reaper.cancel()
+            await asyncio.gather(self._reaper, return_exceptions=True)
+
+    # ---- connections ----------------------------------------------------------------------
+
+    async def connect(self, appl_name: str | None) -> Connection:
+        """MQCONN."""
+        if appl_name is not None and (not isinstance(appl_name, str) or len(appl_name) > 28):
+            raise MQError(MQRC.OPTIONS_ERROR, "appl_name must be a string of at most 28 characters")
+        self._check_running()
+        hconn = f"{self.qm.name}-{secrets.token_hex(12)}"
+        conn = Connection(hconn, (appl_name or "").strip() or "REST CLIENT")
+        self.connections[hconn] = conn
+        return conn
+
+    def connection(self, hconn: str) -> Connection:
+        conn = self.connections.get(hconn)
+        if conn is None:
+            raise MQError(MQRC.HCONN_ERROR, f"connection handle '{hconn}' is not valid on {self.qm.name}")
+        conn.last_used = time.monotonic()
+        return conn
+
+    async def disconnect(self, hconn: str, *, commit: bool = True) -> None:
+        """MQDISC: close every handle and commit (or, for a broken connection, back out)."""
+        conn = self.connection(hconn)
+        del self.connections[hconn]
+        try:
+            if commit:
+                await self._commit(conn)
+            else:
+                await self._backout(conn)
+        finally:
+            for handle in list(conn.handles.values()):
+                await self._close_handle(conn, handle)
+
+    async def commit(self, hconn: str) -> None:
+        """MQCMIT."""
+        await self._commit(self.connection(hconn))
+
+    async def backout(self, hconn: str) -> None:
+        """MQBACK."""
+        await self._backout(self.connection(hconn))
+
+    async def _commit(self, conn: Connection) -> None:
+        # A unit of work spanning several structures commits each in turn; the order is
+        # recorded first so that a peer can finish an interrupted commit (roll forward).
+        tags = sorted(conn.uow_tags)
+        if len(tags) > 1:
+            await self.qm.cf.record_commit_intent(self.qm.name, conn.hconn, tags)
+        for tag in tags:
+            await self.qm.cf.commit(tag, self.qm.name, conn.hconn)
+            conn.uow_tags.discard(tag)
+        if len(tags) > 1:
+            await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
+
+    async def _backout(self, conn: Connection) -> None:
+        for tag in sorted(conn.uow_tags):
+            await self.qm.cf.backout(tag, self.qm.name, conn.hconn)
+            conn.uow_tags.discard(tag)
+
+    async def _reap_idle(self) -> None:
+        """End connections idle past the timeout; their unit of work is backed out."""
+        timeout = self.qm.settings.idle_timeout_s
+        while True:
+            await asyncio.sleep(min(timeout / 4, 5.0))
+            now = time.monotonic()
+            for conn in list(self.connections.values()):
+                if conn.busy == 0 and now - conn.last_used > timeout:
+                    log.info("connection %s (%s) idle for %.0fs: ending it and backing out its unit of work",
+                             conn.hconn, conn.appl_name, now - conn.last_used)
+                    try:
+                        await self.disconnect(conn.hconn, commit=False)
+                    except MQError as exc:
+                        log.warning("could not end idle connection %s: %s", conn.hconn, exc)
+
+    def _check_running(self) -> None:
+        if self.qm.status != "RUNNING":
+            raise MQError(MQRC.Q_MGR_QUIESCING if self.qm.status == "QUIESCING" else MQRC.Q_MGR_NOT_AVAILABLE,
+                          f"queue manager {self.qm.name} is {self.qm.status.lower()}")
+
+    # ---- handles ------------------------------------------------------------------------
+
+    def _resolve_target(self, object_name: Any, object_qmgr: Any) -> ResolvedQueue:
+        if not isinstance(object_name, str) or not object_name:
+            raise MQError(MQRC.OBJECT_NAME_ERROR, "object_name is required")
+        if not isinstance(object_qmgr, str):
+            raise MQError(MQRC.Q_MGR_NAME_ERROR, "object_qmgr must be a string")
+        target_qmgr = object_qmgr.strip()
+        if target_qmgr and target_qmgr not in (self.qm.name, self.qm.qsg):
+            # Another QM of the group is reached by intra-group queuing, which comes with IGQ.
+            raise MQError(MQRC.UNKNOWN_OBJECT_Q_MGR,
+                          f"queue manager '{target_qmgr}' cannot be reached from {self.qm.name}")
+        check_object_name(object_name)
+        return self.qm.cache.resolve_queue(object_name)
+
+    async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
+        """MQOPEN of a queue (local or alias)."""
+        conn = self.connection(hconn)
+        if not isinstance(options, list):
+            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
+        chosen = parse_open_options(options)
+        self._check_running()
+        resolved = self._resolve_target(object_name, object_qmgr)
+        base = resolved.base.attrs
+        opts = resolve_open_options(chosen, shareable=bool(base.get("SHARE", True)),
+                                    defsopt=str(base.get("DEFSOPT", "EXCL")))
+        hobj = str(conn.next_hobj)
+        opened = await self.qm.cf.open_queue(
+            resolved.location, self.qm.name, f"{conn.hconn}:{hobj}", input=opts.input, output=opts.output,
+            browse=opts.browse, inquire=opts.inquire, set=opts.set)
+        conn.next_hobj += 1
+        if resolved.opened.objtype == "QALIAS":
+            await self.qm.cf.alias_opened(self.qm.name, resolved.opened.name, f"{conn.hconn}:{hobj}")
+        handle = Handle(hobj, resolved, opts, opened.gen)
+        conn.handles[hobj] = handle
+        return handle
+
+    def handle(self, conn: Connection, hobj: str) -> Handle:
+        handle = conn.handles.get(hobj)
+        if handle is None:
+            raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is not valid for this connection")
+        if handle.changed:
+            raise MQError(MQRC.OBJECT_CHANGED, f"{handle.resolved.opened.name} was changed since it was opened")
+        return handle
+
+    async def close(self, hconn: str, hobj: str) -> None:
+        """MQCLOSE."""
+        conn = self.connection(hconn)
+        handle = conn.handles.get(hobj)
+        if handle is None:
+            raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is not valid for this connection")
+        await self._close_handle(conn, handle)
+
+    async def _close_handle(self, conn: Connection, handle: Handle) -> None:
+        conn.handles.pop(handle.hobj, None)
+        key = f"{conn.hconn}:{handle.hobj}"
+        await self.qm.cf.close_queue(handle.resolved.location, self.qm.name, key)
+        if handle.resolved.opened.objtype == "QALIAS":
+            await self.qm.cf.alias_closed(self.qm.name, handle.resolved.opened.name, key)
+
+    def invalidate(self, name: str) -> None:
+        """After ALTER ... FORCE of ``name``: its handles fail with MQRC_OBJECT_CHANGED next time."""
+        for conn in self.connections.values():
+            for handle in conn.handles.values():
+                if name in (handle.resolved.opened.name, handle.resolved.base.name):
+                    handle.changed = True
+
+    # ---- messages -----------------------------------------------------------------------
+
+    async def put(self, hconn: str, hobj: str, body: dict[str, Any]) -> dict[str, Any]:
+        """MQPUT on an open handle."""
+        conn = self.connection(hconn)
+        handle = self.handle(conn, hobj)
+        if not handle.options.output:
+            raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
+        return await self._put(conn, handle.resolved, body, gen=handle.gen)
+
+    async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
+        """MQPUT1: open for output, put, close, as one call."""
+        conn = self.connection(hconn)
+        self._check_running()
+        resolved = self._resolve_target(body.get("object_name"), body.get("object_qmgr", ""))
+        return await self._put(conn, resolved, body, gen=None)
+
+    async def _put(self, conn: Connection, resolved: ResolvedQueue, body: dict[str, Any], *,
+                   gen: int | None) -> dict[str, Any]:
+        options = body.get("options", [])
+        if not isinstance(options, list):
+            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQPMO_ names")
+        pmo = parse_put_options(options)
+        md, warnings = validate_put_md(body.get("md"))
+        data = decode_data(body.get("data"), body.get("data_encoding"))
+        self._check_running()
+        if resolved.opened.attrs.get("PUT") == "DISABLED":  # an alias inhibits on its own too
+            raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {resolved.opened.name}")
+        qm_maxmsgl = int(self.qm.attrs.get("MAXMSGL", 104857600))
+        if len(data) > qm_maxmsgl:
+            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR, f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
+        # Defaults come from the first definition in the resolution path (the alias if opened through one).
+        defaults = resolved.opened.attrs
+        if md["priority"] == -1:
+            md["priority"] = int(defaults.get("DEFPRTY", 0))
+        if md["persistence"] == "AS_Q_DEF":
+            md["persistence"] = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
+        if pmo.new_msg_id or md["msg_id"] == NO_ID:
+            md["msg_id"] = self.msg_ids.next()
+        if pmo.new_correl_id:
+            md["correl_id"] = self.msg_ids.next()
+        now = self.qm.clock.now_ms()
+        md.update(backout_count=0, put_appl_name=conn.appl_name, put_date_time=format_put_time(now),
+                  put_qmgr=self.qm.name)
+        loc = resolved.location
+        conn.busy += 1
+        try:
+            await self.qm.cf.put(
+                loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
+                priority=md["priority"], persistent=md["persistence"] == "PERSISTENT",
+                msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=json.dumps(md), body=data)
+        finally:
+            conn.busy -= 1
+        if pmo.syncpoint:
+            conn.uow_tags.add(loc.tag)
+        result: dict[str, Any] = {"md": md}
+        if warnings:
+            result.update(completion_code=CompCode.WARNING, reason=warnings[0][0], message=warnings[0][1])
+        return result
+
+    async def get(self, hconn: str, hobj: str, body: dict[str, Any]) -> dict[str, Any]:
+        """MQGET (destructive or browse) on an open handle."""
+        conn = self.connection(hconn)
+        handle = self.handle(conn, hobj)
+        options = body.get("options", [])
+        if not isinstance(options, list):
+            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQGMO_ names")
+        gmo = parse_get_options(options)
+        if gmo.browse and not handle.options.browse:
+            raise MQError(MQRC.NOT_OPEN_FOR_BROWSE, f"{handle.resolved.opened.name} is not open for browse")
+        if not gmo.browse and not handle.options.any_input:
+            raise MQError(MQRC.NOT_OPEN_FOR_INPUT, f"{handle.resolved.opened.name} is not open for input")
+        if gmo.mode == "MSG_UNDER_CURSOR" and not handle.browse_cursor:
+            raise MQError(MQRC.NO_MSG_UNDER_CURSOR, "no message has been browsed with this handle")
+        match = body.get("match") or {}
+        if not isinstance(match, dict) or set(match) - {"msg_id", "correl_id"}:
+            raise MQError(MQRC.MD_ERROR, "match may hold msg_id and correl_id only")
+        match_msg_id = _match_id(match.get("msg_id"), "msg_id")
+        match_correl_id = _match_id(match.get("correl_id"), "correl_id")
+        buffer_length = body.get("buffer_length", DEFAULT_BUFFER_LENGTH)
+        if isinstance(buffer_length, bool) or not isinstance(buffer_length, int) or buffer_length < 0:
+            raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
+        wait_ms = self._wait_ms(gmo.wait, body.get("wait_ms", 0))
+        self._check_running()
+        if handle.resolved.opened.attrs.get("GET") == "DISABLED":
+            raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
+        conn.busy += 1
+        try:
+            result: GetResult = await self.qm.cf.get(
+                handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
+                syncpoint=gmo.syncpoint, match_msg_id=match_msg_id, match_correl_id=match_correl_id,
+                cursor=handle.browse_cursor, buffer_length=buffer_length, accept_truncated=gmo.accept_truncated,
+                wait_ms=wait_ms, should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
+        finally:
+            conn.busy -= 1
+            conn.last_used = time.monotonic()
+        if gmo.browse:
+            handle.browse_cursor = result.cursor
+        elif gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and result.persistent):
+            conn.uow_tags.add(handle.resolved.location.tag)
+        md = json.loads(result.md_json)
+        md["backout_count"] = result.backout_count
+        data, encoding = encode_data(result.body, str(md.get("format", "")))
+        response: dict[str, Any] = {"md": md, "data": data, "data_encoding": encoding,
+                                    "data_length": result.data_length}
+        if result.truncated:
+            response.update(completion_code=CompCode.WARNING, reason=int(MQRC.TRUNCATED_MSG_ACCEPTED),
+                            message=f"message of {result.data_length} bytes truncated to {buffer_length}")
+        return response
+
+    def _wait_ms(self, wait: bool, wait_ms: Any) -> int:
+        if not wait:
+            return 0
+        if isinstance(wait_ms, bool) or not isinstance(wait_ms, int) or wait_ms < -1:
+            raise MQError(MQRC.WAIT_INTERVAL_ERROR, "wait_ms must be -1 (unlimited) or a non-negative integer")
+        limit = self.qm.settings.max_wait_ms
+        return limit if wait_ms == -1 else min(wait_ms, limit)
+
+    # ---- attributes ---------------------------------------------------------------------
+
+    async def inquire(self, hconn: str, hobj: str) -> dict[str, Any]:
+        """MQINQ: every attribute of the opened queue by MQSC name, with its live counts."""
+        conn = self.connection(hconn)
+        handle = self.handle(conn, hobj)
+        if not handle.options.inquire:
+            raise MQError(MQRC.NOT_OPEN_FOR_INQUIRE, f"{handle.resolved.opened.name} is not open for inquire")
+        opened = self.qm.cache.queue(handle.resolved.opened.name) or handle.resolved.opened
+        out = display_object(opened)
+        if opened.objtype == "QLOCAL":
+            status = await self.qm.cf.queue_status(handle.resolved.location)
+            out.update(live_counts(status, self.qm.name))
+        return out
+
+    async def set(self, hconn: str, hobj: str, changes: Any) -> dict[str, Any]:
+        """MQSET of the attributes IBM lets an application change (needs MQOO_SET)."""
+        conn = self.connection(hconn)
+        handle = self.handle(conn, hobj)
+        if not handle.options.set:
+            raise MQError(MQRC.NOT_OPEN_FOR_SET, f"{handle.resolved.opened.name} is not open for set")
+        if not isinstance(changes, dict) or not changes:
+            raise MQError(MQRC.SELECTOR_ERROR, "give the attributes to set as an object, e.g. {\"PUT\": \"DISABLED\"}")
+        keywords = []
+        for name, value in changes.items():
+            key = str(name).upper()
+            if key not in attributes.MQSET_ATTRS:
+                raise MQError(MQRC.SELECTOR_ERROR, f"{name} cannot be set by MQSET (allowed: {', '.join(sorted(attributes.MQSET_ATTRS))})")
+            if key == "TRIGGER":
+                if not isinstance(value, bool):
+                    raise MQError(MQRC.INHIBIT_VALUE_ERROR if key in ("GET", "PUT") else MQRC.SELECTOR_ERROR,
+                                  "TRIGGER takes true or false")
+                keywords.append(("TRIGGER" if value else "NOTRIGGER", None))
+            else:
+                keywords.append((key, str(value) if not isinstance(value, str) else value))
+        from app.mqsc.executor import apply_mqset
+        try:
+            updated = await apply_mqset(self.qm, handle.resolved.opened, keywords)
+        except MQError as exc:
+            if exc.reason == MQRC.MQRCCF_ATTR_VALUE_ERROR:
+                raise MQError(MQRC.INHIBIT_VALUE_ERROR if any(k in ("GET", "PUT") for k, _ in keywords)
+                              else MQRC.SELECTOR_ERROR, exc.message) from None
+            raise
+        return display_object(updated)
+
+
+def _match_id(value: Any, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) != 48:
+        raise MQError(MQRC.MD_ERROR, f"match.{name} must be 48 hexadecimal digits")
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        raise MQError(MQRC.MD_ERROR, f"match.{name} must be 48 hexadecimal digits") from None
+    return "" if value == NO_ID else value.lower()
+
+
+def display_object(obj) -> dict[str, Any]:
+    """An object definition keyed by MQSC attribute names, as DISPLAY and MQINQ show it."""
+    key = {"QLOCAL": "QUEUE", "QALIAS": "QUEUE", "PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}[obj.objtype]
+    out: dict[str, Any] = {key: obj.name, "TYPE": obj.objtype}
+    if obj.objtype != "CFSTRUCT":
+        out["QSGDISP"] = obj.qsgdisp
+    for spec in attributes.specs(obj.objtype).values():
+        out[spec.name] = attributes.display_value(spec, obj.attrs.get(spec.name, spec.default))
+    if obj.altered is not None:
+        out["ALTDATE"] = obj.altered.strftime("%Y-%m-%d")
+        out["ALTTIME"] = obj.altered.strftime("%H.%M.%S")
+    return out
+
+
+def live_counts(status: QueueStatus, qmgr: str) -> dict[str, int]:
+    """CURDEPTH and this QM's IPPROCS/OPPROCS from the coupling facility's queue status."""
+    mine = status.opens.get(qmgr, {})
+    return {"CURDEPTH": status.depth, "IPPROCS": int(mine.get("ipprocs", 0)), "OPPROCS": int(mine.get("opprocs", 0))}

@@ -1,0 +1,136 @@
+"""One queue manager of the group: its repository, coupling facility, caches and life cycle.
+
+Every definition change, whether MQSC or MQSET, goes through ``change_definitions`` here:
+repository first, then the queue's runtime attributes in the coupling facility, then the
+acknowledged broadcast that refreshes every QM's cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+
+from app.cf.engine import CouplingFacility
+from app.core import attributes
+from app.core.clock import Clock, SystemClock
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+from app.qmgr.broadcast import Broadcaster
+from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
+from app.qmgr.mqi import Mqi
+from app.repository.store import ObjectDef, Repository
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class QueueManager:
+    """State and services of one running queue manager."""
+
+    def __init__(self, settings: Settings, repo: Repository, redis: aioredis.Redis,
+                 clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.name = settings.qmgr
+        self.qsg = settings.qsg
+        self.repo = repo
+        self.redis = redis
+        self.clock = clock or SystemClock()
+        self.cf = CouplingFacility(redis, self.qsg, self.clock)
+        self.cache = DefinitionCache(self.qsg, self.name)
+        self.attrs: dict[str, Any] = {}
+        self.status = "STARTING"
+        self.mqi = Mqi(self)
+        self.broadcaster = Broadcaster(redis, self.qsg, self.name, on_message=self._on_broadcast,
+                                       on_reconnect=self.reload_definitions,
+                                       timeout_ms=settings.broadcast_timeout_ms)
+
+    # ---- life cycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Register in the QSG, load definitions, make sure every local queue has CF state."""
+        self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
+        await self.cf.start()
+        await self.broadcaster.start()
+        await self.reload_definitions()
+        await self._refresh_group_copies()
+        await self._reconcile_queue_state()
+        self.mqi.start()
+        self.status = "RUNNING"
+        log.info("queue manager %s of %s is running", self.name, self.qsg)
+
+    async def stop(self) -> None:
+        self.status = "STOPPING"
+        await self.mqi.stop()
+        await self.broadcaster.stop()
+        await self.cf.stop()
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a repository call in a worker thread (SQL never blocks the event loop)."""
+        return await asyncio.to_thread(fn, *args)
+
+    async def reload_definitions(self) -> None:
+        self.cache.replace_all(await self.db(self.repo.visible_to, self.name))
+        self.attrs = await self.db(self.repo.qmgr_attrs, self.name)
+
+    async def _refresh_group_copies(self) -> None:
+        """As z/OS does at start-up: a GROUP object with no COPY on this QM gets one."""
+        for group_obj in await self.db(self.repo.group_objects):
+            own = await self.db(self.repo.find, group_obj.objclass, group_obj.name, self.name)
+            if own is None:
+                copy = ObjectDef(group_obj.objtype, group_obj.name, "COPY", self.name, dict(group_obj.attrs))
+                try:
+                    await self.db(self.repo.insert, copy)
+                except MQError:
+                    continue  # created meanwhile by a concurrent DEFINE
+        await self.reload_definitions()
+
+    async def _reconcile_queue_state(self) -> None:
+        """Give every local queue this QM can use runtime state in the CF (self-healing after a
+        lost Redis or a change that reached SQL but not Redis)."""
+        for obj in self.cache.all("QUEUE"):
+            if obj.objtype == "QLOCAL" and obj.location != "@GROUP":
+                await self.sync_queue_state(obj)
+
+    # ---- definition changes ---------------------------------------------------------------
+
+    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False) -> None:
+        """Write a local queue's runtime attributes into its CF state (created if missing)."""
+        cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
+        loc = queue_location(self.qsg, obj)
+        await self.cf.define_queue(loc, runtime_attrs(obj, cfstruct))
+        if bump_gen:
+            await self.cf.alter_queue(loc, {}, bump_gen=True)
+
+    async def announce(self, changed: list[tuple[str, str]], *, invalidate: bool = False) -> int:
+        """Broadcast that definitions of these (class, name) pairs changed; wait for the acks.
+
+        ``invalidate`` tells every QM to fail open handles on those names with
+        MQRC_OBJECT_CHANGED (an ALTER ... FORCE).
+        """
+        return await self.broadcaster.publish(
+            {"kind": "defs", "names": [list(c) for c in changed], "invalidate": invalidate})
+
+    async def _on_broadcast(self, message: dict) -> None:
+        if message.get("kind") == "defs":
+            for objclass, name in message.get("names", []):
+                self.cache.replace_name(objclass, name, await self.db(self.repo.visible_to, self.name, objclass, name))
+                if message.get("invalidate"):
+                    self.invalidate_handles(objclass, name)
+        elif message.get("kind") == "qmgr" and message.get("qmgr") == self.name:
+            self.attrs = await self.db(self.repo.qmgr_attrs, self.name)
+
+    def invalidate_handles(self, objclass: str, name: str) -> None:
+        """Fail this QM's open handles on ``name`` with MQRC_OBJECT_CHANGED on their next use."""
+        if objclass == "QUEUE":
+            self.mqi.invalidate(name)
+
+    def info(self) -> dict[str, Any]:
+        """GET /v1/qmgr: name, QSG, status and the QMGR attributes."""
+        shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))
+                 for spec in attributes.specs("QMGR").values()}
+        return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown}

@@ -1,0 +1,82 @@
+"""Tables of the shared repository (the Db2 of z/OS).
+
+Object definitions of every disposition are kept here:
+
+* ``SHARED`` and ``GROUP`` definitions belong to the QSG (location ``@SHARED`` / ``@GROUP``);
+* ``QMGR`` and ``COPY`` definitions belong to one queue manager (location = its name), which
+  stands in for that queue manager's page set zero. The unique key on (qsg, class, name,
+  location) gives z/OS's namespace rules: one queue of a name per page set, whatever its type,
+  while a shared or group queue may carry the same name as a private one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import JSON, DateTime, ForeignKeyConstraint, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class QSGRow(Base):
+    """A queue-sharing group."""
+
+    __tablename__ = "qsg"
+
+    name: Mapped[str] = mapped_column(String(4), primary_key=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class QMgrRow(Base):
+    """A queue manager of a QSG with its QMGR attributes (PERFMEV, TRIGINT, ...)."""
+
+    __tablename__ = "qmgr"
+    __table_args__ = (ForeignKeyConstraint(["qsg"], ["qsg.name"]),)
+
+    qsg: Mapped[str] = mapped_column(String(4), primary_key=True)
+    name: Mapped[str] = mapped_column(String(4), primary_key=True)
+    attrs: Mapped[dict] = mapped_column(JSON, default=dict)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __mapper_args__ = {"version_id_col": version}
+
+
+class ObjectRow(Base):
+    """One object definition: QLOCAL, QALIAS, PROCESS or CFSTRUCT."""
+
+    __tablename__ = "object_def"
+    __table_args__ = (
+        UniqueConstraint("qsg", "objclass", "name", "location", name="uq_object_def_location"),
+        ForeignKeyConstraint(["qsg"], ["qsg.name"]),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    qsg: Mapped[str] = mapped_column(String(4), index=True)
+    objclass: Mapped[str] = mapped_column(String(8))  # QUEUE, PROCESS, CFSTRUCT
+    objtype: Mapped[str] = mapped_column(String(8))  # QLOCAL, QALIAS, PROCESS, CFSTRUCT
+    name: Mapped[str] = mapped_column(String(48))
+    qsgdisp: Mapped[str] = mapped_column(String(6))  # QMGR, COPY, GROUP, SHARED
+    location: Mapped[str] = mapped_column(String(8))  # the QM's name, or @GROUP / @SHARED
+    attrs: Mapped[dict] = mapped_column(JSON, default=dict)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __mapper_args__ = {"version_id_col": version}

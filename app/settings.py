@@ -1,0 +1,42 @@
+"""Settings of one queue manager process, each read from a ``QSG_`` environment variable.
+
+The CLI flags of API.md map one to one onto these fields (``--redis-url`` is ``QSG_REDIS_URL``).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.core.names import validate_qmgr_name
+
+
+class Settings(BaseSettings):
+    """Configuration of a queue manager (``qsg serve``) and of the CLI."""
+
+    model_config = SettingsConfigDict(env_prefix="QSG_", extra="ignore")
+
+    qmgr: str = Field("QM1", description="Queue manager name (1-4 chars, z/OS rules)")
+    qsg: str = Field("QSG1", description="Queue-sharing group name (1-4 chars, z/OS rules)")
+    host: str = Field("127.0.0.1", description="Address the REST API listens on")
+    port: int = Field(9441, ge=0, le=65535, description="Port the REST API listens on")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="The coupling facility")
+    database_url: str = Field("sqlite:///qsg.db", description="The shared repository")
+    activity_dir: str = Field("./activity", description="Where activity logs are written")
+    idle_timeout_s: float = Field(
+        600.0, gt=0, description="A connection idle this long ends and its unit of work is backed out"
+    )
+    max_wait_ms: int = Field(
+        300_000, gt=0, description="Upper bound of a get-with-wait (also for wait_ms -1)"
+    )
+    broadcast_timeout_ms: int = Field(
+        2000, gt=0, description="How long a definition change waits for the other QMs' acknowledgements"
+    )
+    heartbeat_interval_s: float = Field(1.0, gt=0, description="How often this QM heartbeats")
+    heartbeat_ttl_s: float = Field(5.0, gt=0, description="A QM whose heartbeat is older is failed")
+    log_level: str = Field("info", description="Log level of the server")
+
+    @field_validator("qmgr", "qsg")
+    @classmethod
+    def _zos_name(cls, value: str) -> str:
+        return validate_qmgr_name(value)

@@ -1,0 +1,147 @@
+"""A real queue-sharing group for tests: ``qsg serve`` processes sharing one real Redis and one
+real repository (SQLite file or a fresh PostgreSQL database), talked to over real HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.repository.db import upgrade
+
+PG_ADMIN_URL = os.environ.get("QSG_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def create_pg_database() -> tuple[str, str]:
+    """A fresh PostgreSQL database for one test run: (url, name)."""
+    import psycopg
+
+    name = f"qsg_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}", name
+
+
+def drop_pg_database(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@dataclass
+class QmProcess:
+    """One queue manager server process."""
+
+    name: str
+    port: int
+    env: dict[str, str]
+    proc: subprocess.Popen | None = None
+    log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, wait: bool = True) -> None:
+        assert self.log_path is not None
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=self.env,
+                                     stdout=log, stderr=subprocess.STDOUT)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{self.log()}")
+            try:
+                if httpx.get(f"{self.url}/v1/ready", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name} not ready in {timeout_s}s:\n{self.log()}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:] if self.log_path and self.log_path.exists() else ""
+
+
+@dataclass
+class Cluster:
+    """Several queue managers of one QSG on one Redis and one repository."""
+
+    redis_url: str
+    database_url: str
+    workdir: Path
+    qsg: str = "QSG1"
+    qms: dict[str, QmProcess] = field(default_factory=dict)
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def add(self, name: str, start: bool = True) -> QmProcess:
+        port = free_port()
+        env = {**os.environ, "QSG_QMGR": name, "QSG_QSG": self.qsg, "QSG_PORT": str(port),
+               "QSG_REDIS_URL": self.redis_url, "QSG_DATABASE_URL": self.database_url,
+               "QSG_ACTIVITY_DIR": str(self.workdir / "activity"), "QSG_LOG_LEVEL": "warning", **self.extra_env}
+        qm = QmProcess(name, port, env, log_path=self.workdir / f"{name}.log")
+        self.qms[name] = qm
+        if start:
+            qm.start()
+        return qm
+
+    def start(self, names: list[str]) -> None:
+        upgrade(self.database_url)
+        for name in names:
+            self.add(name, start=False).start(wait=False)
+        for name in names:
+            self.qms[name].wait_ready()
+
+    def stop(self) -> None:
+        for qm in self.qms.values():
+            qm.stop()
+
+    def url(self, name: str) -> str:
+        return self.qms[name].url
+
+    def mqsc(self, name: str, script: str) -> list[dict[str, Any]]:
+        """Run MQSC on a QM; returns the per-command results."""
+        r = httpx.post(f"{self.url(name)}/v1/admin/mqsc", json={"script": script}, timeout=60)
+        assert r.status_code == 200, r.text
+        return r.json()["results"]
+
+    def mqsc_ok(self, name: str, script: str) -> list[dict[str, Any]]:
+        """Run MQSC and insist every command completed."""
+        results = self.mqsc(name, script)
+        failed = [r for r in results if r["completion_code"] != 0]
+        assert not failed, failed
+        return results

@@ -1,0 +1,84 @@
+"""Shared test fixtures.
+
+Redis fixtures (this block is self-contained; add other fixtures below it):
+``redis_server`` - one real redis-server per test session (tests.redis_server.RedisServer);
+``redis_url`` - its URL, with the server FLUSHALLed before each test.
+Fault tests that stop, kill or restart Redis start their own ``RedisServer`` instead.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_ROOT = Path(__file__).resolve().parents[1]
+if str(_ROOT) not in sys.path:  # import app/ and tests/ without an installed package
+    sys.path.insert(0, str(_ROOT))
+
+from tests.redis_server import RedisServer  # noqa: E402
+
+
+def _flushall(port: int) -> None:
+    """FLUSHALL over a raw socket (no client library state shared between tests)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5.0) as s:
+        s.sendall(b"*1\r\n$8\r\nFLUSHALL\r\n")
+        reply = s.recv(64)
+    if not reply.startswith(b"+OK"):
+        raise RuntimeError(f"FLUSHALL failed: {reply!r}")
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server for the whole session (no persistence)."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """URL of the session's redis-server, emptied before the test."""
+    if redis_server.proc is None or redis_server.proc.poll() is not None:
+        redis_server.start()  # a test stopped it: bring it back for the next ones
+    _flushall(redis_server.port)
+    return redis_server.url
+
+
+# ---- queue-sharing groups of real `qsg serve` processes ------------------------------------
+
+from tests.cluster import Cluster, create_pg_database, drop_pg_database  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def make_cluster(tmp_path_factory):
+    """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...})`` starts
+    a group with its own redis-server and a fresh repository; all are stopped at module end."""
+    made: list[tuple[Cluster, RedisServer, str | None]] = []
+
+    def factory(names: list[str], database: str = "sqlite", env: dict[str, str] | None = None) -> Cluster:
+        workdir = tmp_path_factory.mktemp("qsg")
+        server = RedisServer()
+        server.start()
+        pg_name = None
+        if database == "postgresql":
+            url, pg_name = create_pg_database()
+        else:
+            url = f"sqlite:///{workdir / 'qsg.db'}"
+        cluster = Cluster(server.url, url, workdir, extra_env=env or {})
+        made.append((cluster, server, pg_name))
+        cluster.start(names)
+        return cluster
+
+    yield factory
+    for cluster, server, pg_name in made:
+        cluster.stop()
+        server.cleanup()
+        if pg_name:
+            drop_pg_database(pg_name)
