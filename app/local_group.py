@@ -125,15 +125,16 @@ def _wait_for_interrupt(procs: list[subprocess.Popen]) -> None:
         nonlocal stop
         stop = True
 
+    # Installed explicitly: a process started in the background inherits SIGINT ignored.
     signal.signal(signal.SIGTERM, _handler)
-    try:
-        while not stop:
-            for p in procs:
-                if p.poll() is not None:
-                    print(f"a queue manager process exited with status {p.returncode}", file=sys.stderr)
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+    signal.signal(signal.SIGINT, _handler)
+    reported: set[int] = set()
+    while not stop:
+        for p in procs:
+            if p.poll() is not None and p.pid not in reported:
+                reported.add(p.pid)
+                print(f"a queue manager process exited with status {p.returncode}", file=sys.stderr)
+        time.sleep(0.5)
     print("stopping the queue-sharing group ...")
 
 
