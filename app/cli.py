@@ -55,8 +55,21 @@ def serve(**given: Any) -> None:
     except StartupError as exc:
         click.echo(f"qsg serve: {settings.qmgr}: {exc}", err=True)
         sys.exit(2)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
-                timeout_graceful_shutdown=10)
+    app = create_app(settings)
+
+    class QueueManagerServer(uvicorn.Server):
+        """Quiesce the queue manager the moment SIGTERM/SIGINT arrives, before uvicorn lets the
+        in-flight calls finish: waiting gets and FAIL_IF_QUIESCING calls end with 2161."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            qm = getattr(app.state, "qm", None)
+            if qm is not None:
+                qm.begin_quiesce()
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
+                            timeout_graceful_shutdown=10)
+    QueueManagerServer(config).run()
 
 
 @main.group()

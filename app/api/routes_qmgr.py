@@ -14,7 +14,8 @@ router = APIRouter(prefix="/v1", tags=["queue manager"])
 
 @router.get("/qmgr", summary="This queue manager: name, QSG, status and QMGR attributes")
 async def get_qmgr(request: Request) -> Response:
-    return json_response(request.app.state.qm.info())
+    qm = request.app.state.qm
+    return json_response({**qm.info(), "members": await qm.group_info()})
 
 
 @router.get("/health", summary="200 while the process runs")

@@ -38,7 +38,7 @@ from app.cf.keys import QueueKeys, QueueLocation
 from app.cf.scripts import ScriptRegistry
 from app.core.clock import Clock
 from app.core.errors import MQError
-from app.core.reasons import MQRC
+from app.core.reasons import MQRC, CompCode
 
 log = logging.getLogger(__name__)
 
@@ -220,12 +220,13 @@ class QueueStatus:
 class TruncatedMessageError(MQError):
     """MQRC_TRUNCATED_MSG_FAILED: the message is longer than the buffer and stays on the queue.
 
-    Carries what IBM returns with it: the MQMD and the full data length.
+    Carries what IBM returns with it: the MQMD and the full data length. As IBM documents it,
+    the completion code is MQCC_WARNING (the call did not complete, nothing was removed).
     """
 
     def __init__(self, message: str, *, md_json: bytes, data_length: int, backout_count: int,
                  persistent: bool, cursor: str) -> None:
-        super().__init__(MQRC.TRUNCATED_MSG_FAILED, message)
+        super().__init__(MQRC.TRUNCATED_MSG_FAILED, message, comp=CompCode.WARNING)
         self.md_json = md_json
         self.data_length = data_length
         self.backout_count = backout_count
@@ -528,6 +529,10 @@ class CouplingFacility:
 
     async def stop(self) -> None:
         await self.listener.stop()
+
+    def wake_all_waiters(self) -> None:
+        """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""
+        self.listener.wake_all()
 
     def channel(self, loc: QueueLocation) -> str:
         """The queue's availability channel."""

@@ -54,7 +54,8 @@ def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
     """Check the application's MQMD for MQPUT/MQPUT1.
 
     Returns the normalised input fields and the warnings to report (IBM's 2049 when the
-    priority exceeds the maximum: the message is accepted at priority 9).
+    priority exceeds the maximum: the message is queued at priority 9, but its MQMD keeps the
+    priority the application gave).
     """
     if md is None:
         md = {}
@@ -72,8 +73,7 @@ def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
     if not _is_int(priority) or priority < -1:
         raise MQError(MQRC.PRIORITY_ERROR, "md.priority must be -1 (queue default) or 0-9")
     if priority > MAX_PRIORITY:
-        warnings.append((MQRC.PRIORITY_EXCEEDS_MAXIMUM, f"priority {priority} exceeds 9; the message is put at 9"))
-        priority = MAX_PRIORITY
+        warnings.append((MQRC.PRIORITY_EXCEEDS_MAXIMUM, f"priority {priority} exceeds 9; the message is queued at 9"))
     out["priority"] = priority
 
     persistence = md.get("persistence", "AS_Q_DEF")

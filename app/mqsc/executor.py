@@ -78,7 +78,8 @@ class Executor:
         table |= {("DELETE", t): self.delete for t in DEFINABLE}
         table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QUEUE", "PROCESS", "CFSTRUCT")}
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
-                  ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal}
+                  ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
+                  ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
@@ -324,6 +325,10 @@ class Executor:
         attributes.apply_keywords("QMGR", {**attributes.defaults("QMGR"), **self.qm.attrs}, keywords)  # validate first
         self.qm.attrs = await self.qm.db(self.qm.repo.alter_qmgr, self.qm.name, lambda cur: attributes.apply_keywords(
             "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+
+    async def display_group(self, cmd: Command) -> list[dict[str, Any]]:
+        """DISPLAY GROUP: the queue managers of the QSG and their state (CSQ5100I-style)."""
+        return [{"QSGNAME": self.qm.qsg, **m} for m in await self.qm.group_info()]
 
     async def display_qmgr(self, cmd: Command) -> list[dict[str, Any]]:
         info = self.qm.info()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import json
 import logging
 import secrets
@@ -62,6 +63,7 @@ class Connection:
     uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
+    calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
     next_hobj: int = 1
 
 
@@ -128,9 +130,19 @@ class Mqi:
         return conn
 
     async def disconnect(self, hconn: str, *, commit: bool = True) -> None:
-        """MQDISC: close every handle and commit (or, for a broken connection, back out)."""
+        """MQDISC: close every handle and commit (or, for a broken connection, back out).
+
+        Calls still in progress on the connection finish first, so that their work is part of
+        what is committed or backed out (never left in a unit of work nobody owns); a get that
+        waits is woken and ends with MQRC_CONNECTION_BROKEN.
+        """
         conn = self.connection(hconn)
         del self.connections[hconn]
+        for handle in conn.handles.values():
+            self.qm.cf.listener.wake(self.qm.cf.channel(handle.resolved.location))
+        while conn.busy:
+            conn.calls_done.clear()
+            await conn.calls_done.wait()
         try:
             if commit:
                 await self._commit(conn)
@@ -180,10 +192,49 @@ class Mqi:
                     except MQError as exc:
                         log.warning("could not end idle connection %s: %s", conn.hconn, exc)
 
-    def _check_running(self) -> None:
-        if self.qm.status != "RUNNING":
-            raise MQError(MQRC.Q_MGR_QUIESCING if self.qm.status == "QUIESCING" else MQRC.Q_MGR_NOT_AVAILABLE,
-                          f"queue manager {self.qm.name} is {self.qm.status.lower()}")
+    @contextlib.contextmanager
+    def _in_call(self, conn: Connection):
+        """Mark a call in progress on ``conn`` (MQDISC and the idle timeout wait for it)."""
+        conn.busy += 1
+        try:
+            yield
+        finally:
+            conn.busy -= 1
+            conn.last_used = time.monotonic()
+            if conn.busy == 0:
+                conn.calls_done.set()
+
+    def _current(self, opened):
+        """The opened object's definition now: attributes changed since MQOPEN (PUT/GET
+        inhibit of an alias, DEFPRTY, DEFPSIST) apply to open handles at once, as on z/OS."""
+        try:
+            current = self.qm.cache.queue(opened.name)
+        except MQError:
+            return opened
+        if current is None or (current.objtype, current.qsgdisp) != (opened.objtype, opened.qsgdisp):
+            return opened
+        return current
+
+    def _check_running(self, fail_if_quiescing: bool = True) -> None:
+        """New work is refused while the QM quiesces; a call that did not ask FAIL_IF_QUIESCING
+        may still finish what its connection started (commit, close, non-quiescing puts)."""
+        status = self.qm.status
+        if status == "RUNNING":
+            return
+        if status in ("QUIESCING", "STOPPING"):
+            if fail_if_quiescing:
+                raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing")
+            return
+        raise MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"queue manager {self.qm.name} is {status.lower()}")
+
+    async def end_all_connections(self) -> None:
+        """Shutdown: every connection ends abnormally, so its unit of work is backed out and its
+        handles closed - nothing is left for peer recovery."""
+        for hconn in list(self.connections):
+            try:
+                await self.disconnect(hconn, commit=False)
+            except MQError as exc:
+                log.warning("could not end connection %s at shutdown: %s", hconn, exc)
 
     # ---- handles ------------------------------------------------------------------------
 
@@ -206,7 +257,7 @@ class Mqi:
         if not isinstance(options, list):
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)
-        self._check_running()
+        self._check_running("FAIL_IF_QUIESCING" in chosen)
         resolved = self._resolve_target(object_name, object_qmgr)
         base = resolved.base.attrs
         opts = resolve_open_options(chosen, shareable=bool(base.get("SHARE", True)),
@@ -265,7 +316,6 @@ class Mqi:
     async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
-        self._check_running()
         resolved = self._resolve_target(body.get("object_name"), body.get("object_qmgr", ""))
         return await self._put(conn, resolved, body, gen=None)
 
@@ -277,14 +327,16 @@ class Mqi:
         pmo = parse_put_options(options)
         md, warnings = validate_put_md(body.get("md"))
         data = decode_data(body.get("data"), body.get("data_encoding"))
-        self._check_running()
-        if resolved.opened.attrs.get("PUT") == "DISABLED":  # an alias inhibits on its own too
+        self._check_running(pmo.fail_if_quiescing)
+        opened = self._current(resolved.opened)
+        if opened.attrs.get("PUT") == "DISABLED":  # an alias inhibits on its own too
             raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {resolved.opened.name}")
         qm_maxmsgl = int(self.qm.attrs.get("MAXMSGL", 104857600))
         if len(data) > qm_maxmsgl:
             raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR, f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
-        # Defaults come from the first definition in the resolution path (the alias if opened through one).
-        defaults = resolved.opened.attrs
+        # Defaults come from the first definition in the resolution path (the alias if opened
+        # through one), as it is at the time of the put.
+        defaults = opened.attrs
         if md["priority"] == -1:
             md["priority"] = int(defaults.get("DEFPRTY", 0))
         if md["persistence"] == "AS_Q_DEF":
@@ -297,16 +349,14 @@ class Mqi:
         md.update(backout_count=0, put_appl_name=conn.appl_name, put_date_time=format_put_time(now),
                   put_qmgr=self.qm.name)
         loc = resolved.location
-        conn.busy += 1
-        try:
+        with self._in_call(conn):
             await self.qm.cf.put(
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
-                priority=md["priority"], persistent=md["persistence"] == "PERSISTENT",
+                # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
+                priority=min(md["priority"], 9), persistent=md["persistence"] == "PERSISTENT",
                 msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=json.dumps(md), body=data)
-        finally:
-            conn.busy -= 1
-        if pmo.syncpoint:
-            conn.uow_tags.add(loc.tag)
+            if pmo.syncpoint:
+                conn.uow_tags.add(loc.tag)
         result: dict[str, Any] = {"md": md}
         if warnings:
             result.update(completion_code=CompCode.WARNING, reason=warnings[0][0], message=warnings[0][1])
@@ -335,23 +385,28 @@ class Mqi:
         if isinstance(buffer_length, bool) or not isinstance(buffer_length, int) or buffer_length < 0:
             raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
         wait_ms = self._wait_ms(gmo.wait, body.get("wait_ms", 0))
-        self._check_running()
-        if handle.resolved.opened.attrs.get("GET") == "DISABLED":
+        self._check_running(gmo.fail_if_quiescing)
+        if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
             raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
-        conn.busy += 1
-        try:
-            result: GetResult = await self.qm.cf.get(
-                handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
-                syncpoint=gmo.syncpoint, match_msg_id=match_msg_id, match_correl_id=match_correl_id,
-                cursor=handle.browse_cursor, buffer_length=buffer_length, accept_truncated=gmo.accept_truncated,
-                wait_ms=wait_ms, should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
-        finally:
-            conn.busy -= 1
-            conn.last_used = time.monotonic()
-        if gmo.browse:
-            handle.browse_cursor = result.cursor
-        elif gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and result.persistent):
-            conn.uow_tags.add(handle.resolved.location.tag)
+        with self._in_call(conn):
+            try:
+                result: GetResult = await self.qm.cf.get(
+                    handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
+                    syncpoint=gmo.syncpoint, match_msg_id=match_msg_id, match_correl_id=match_correl_id,
+                    cursor=handle.browse_cursor, buffer_length=buffer_length, accept_truncated=gmo.accept_truncated,
+                    wait_ms=wait_ms, should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
+            except MQError as exc:
+                if exc.reason == MQRC.NO_MSG_AVAILABLE and wait_ms and self.qm.status != "RUNNING":
+                    raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing") from None
+                if exc.reason == MQRC.NO_MSG_AVAILABLE and conn.hconn not in self.connections:
+                    raise MQError(MQRC.CONNECTION_BROKEN,
+                                  f"connection {conn.hconn} ended while the get was in progress") from None
+                raise
+            # Enlisted before the call counts as finished: MQDISC resolves it with the rest.
+            if gmo.browse:
+                handle.browse_cursor = result.cursor
+            elif gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and result.persistent):
+                conn.uow_tags.add(handle.resolved.location.tag)
         md = json.loads(result.md_json)
         md["backout_count"] = result.backout_count
         data, encoding = encode_data(result.body, str(md.get("format", "")))

@@ -15,12 +15,14 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 
 from app.cf.engine import CouplingFacility
+from app.cf.keys import shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
+from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
 from app.repository.store import ObjectDef, Repository
 from app.settings import Settings
@@ -45,6 +47,10 @@ class QueueManager:
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
         self.mqi = Mqi(self)
+        self.membership = Membership(
+            redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
+            url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
+            ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags)
         self.broadcaster = Broadcaster(redis, self.qsg, self.name, on_message=self._on_broadcast,
                                        on_reconnect=self.reload_definitions,
                                        timeout_ms=settings.broadcast_timeout_ms)
@@ -52,22 +58,52 @@ class QueueManager:
     # ---- life cycle ---------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Register in the QSG, load definitions, make sure every local queue has CF state."""
+        """Join the QSG, load definitions, recover what a failed previous incarnation left,
+        make sure every local queue has CF state, then serve.
+
+        Raises ``NameInUse`` when another live process already is this queue manager.
+        """
+        previous_failed = await self.membership.join()
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
         await self.cf.start()
         await self.broadcaster.start()
         await self.reload_definitions()
+        if previous_failed:
+            # Serialization with peer recovery: shared work of the failed incarnation is resolved
+            # (by a peer, or here) before this QM serves, so nothing is processed out of order.
+            await self.membership.recover_peer(self.name, wait=True)
+        backed_out, committed, _ = await self.membership.recover_own_private_work()
+        if backed_out or committed:
+            log.info("%s: restart recovery of private queues: %d unit(s) of work backed out, %d committed",
+                     self.name, backed_out, committed)
         await self._refresh_group_copies()
         await self._reconcile_queue_state()
         self.mqi.start()
+        await self.membership.start_watching()
         self.status = "RUNNING"
         log.info("queue manager %s of %s is running", self.name, self.qsg)
 
+    def begin_quiesce(self) -> None:
+        """SIGTERM: no new work; waiting gets and FAIL_IF_QUIESCING calls end with 2161."""
+        if self.status == "RUNNING":
+            self.status = "QUIESCING"
+            log.info("queue manager %s is quiescing", self.name)
+            self.cf.wake_all_waiters()
+
     async def stop(self) -> None:
+        """Clean shutdown: end every connection (backing out its unit of work, closing its
+        handles), then leave the group as STOPPED, so nothing is left for peer recovery."""
+        self.begin_quiesce()
         self.status = "STOPPING"
         await self.mqi.stop()
+        await self.mqi.end_all_connections()
+        await self.membership.leave()
         await self.broadcaster.stop()
         await self.cf.stop()
+
+    def shared_tags(self) -> list[str]:
+        """Hash tags of every CF structure of the group (where shared units of work can be)."""
+        return [shared_tag(self.qsg, cf.name) for cf in self.cache.all("CFSTRUCT")]
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a repository call in a worker thread (SQL never blocks the event loop)."""
@@ -134,3 +170,7 @@ class QueueManager:
         shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))
                  for spec in attributes.specs("QMGR").values()}
         return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown}
+
+    async def group_info(self) -> list[dict[str, Any]]:
+        """The members of the QSG and their state (DISPLAY GROUP, /v1/qmgr)."""
+        return [m.as_dict() for m in await self.membership.members()]
