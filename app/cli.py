@@ -72,6 +72,25 @@ def serve(**given: Any) -> None:
     QueueManagerServer(config).run()
 
 
+@main.command()
+@_opt("host", "Address to listen on")
+@click.option("--port", envvar="QSG_GATEWAY_PORT", show_envvar=True, default=9440, show_default=True, type=int,
+              help="Port of the entry point")
+@click.option("--upstreams", envvar="QSG_UPSTREAMS", show_envvar=True, required=True,
+              help="The queue managers: QM1=http://qm1:9441,QM2=http://qm2:9441")
+def gateway(host: str | None, port: int, upstreams: str) -> None:
+    """One entry point for the group: connections spread over the QMs, calls follow their hconn."""
+    import uvicorn
+
+    from app.gateway import create_gateway, parse_upstreams
+
+    try:
+        targets = parse_upstreams(upstreams)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
+
+
 @main.group()
 def db() -> None:
     """The shared repository."""

@@ -94,9 +94,15 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
                 raise RuntimeError(f"{name} exited with status {proc.returncode}")
         if sample:
             httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30)
+        gateway_url = f"http://127.0.0.1:{base_port - 1}"
+        upstreams = ",".join(f"{name}={url}" for name, url in urls)
+        procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(base_port - 1),
+                                       "--upstreams", upstreams]))
+        _wait_for(lambda: _ready(gateway_url), 30, "the entry point")
         print(f"queue-sharing group {qsg} is up:")
+        print(f"  any QM  {gateway_url}   (entry point: connections spread over the queue managers)")
         for name, url in urls:
-            print(f"  {name}  {url}   (API docs: {url}/docs)")
+            print(f"  {name}     {url}   (API docs: {url}/docs)")
         if sample:
             print("sample shared queue APP.SHARED.Q on CFSTRUCT(APPL1) is defined; Ctrl-C stops the group")
         _wait_for_interrupt(procs)

@@ -31,9 +31,11 @@ def test_compose_services_use_real_commands_and_settings():
     ours = {name: svc for name, svc in compose["services"].items() if "build" in svc}
     assert {"migrate", "qm1", "qm2", "qm3"} <= set(ours)
     for name, svc in ours.items():
-        _resolve(svc["command"])
+        command = _resolve(svc["command"])
+        # what the command really reads: its options' variables and the queue manager settings
+        known = fields | {p.envvar for p in command.params if isinstance(p.envvar, str)}
         for var in svc.get("environment", {}):
-            assert var in fields, f"{name}: {var} is not a setting"
+            assert var in known, f"{name}: {var} is read by neither 'qsg {' '.join(svc['command'][1:])}' nor the settings"
     qm_names = sorted(svc["environment"]["QSG_QMGR"] for n, svc in ours.items() if n.startswith("qm"))
     assert qm_names == ["QM1", "QM2", "QM3"]
     assert "--appendfsync" in compose["services"]["redis"]["command"]  # the durability the README promises
@@ -43,3 +45,78 @@ def test_dockerfile_runs_qsg_serve():
     text = (ROOT / "Dockerfile").read_text()
     assert 'CMD ["qsg", "serve"]' in text
     _resolve(["qsg", "serve"])
+
+
+def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
+    """Start the compose file's own commands with its own variables (addresses made local) and
+    use the group through its single entry point."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.cluster import QmProcess, create_pg_database, drop_pg_database, free_port
+    from tests.mqclient import MQ
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    db_url, db_name = create_pg_database()
+    ports = {name: free_port() for name in services if name.startswith("qm")}
+
+    def local_env(env: dict) -> dict[str, str]:
+        out = {**os.environ}
+        for key, value in env.items():
+            value = str(value).replace("redis://redis:6379", redis_server.url.rsplit("/", 1)[0])
+            if key == "QSG_DATABASE_URL":
+                value = db_url
+            for svc, port in ports.items():
+                value = value.replace(f"http://{svc}:9441", f"http://127.0.0.1:{port}")
+            out[key] = value
+        return out
+
+    def argv(cmd: list[str]) -> list[str]:
+        return [sys.executable, "-m", "app.cli", *cmd[1:]]
+
+    started: list[subprocess.Popen] = []
+    try:
+        migrate = services["migrate"]
+        done = subprocess.run(argv(migrate["command"]), env=local_env(migrate["environment"]),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        qms = []
+        for name, port in ports.items():
+            env = {**local_env(services[name]["environment"]), "QSG_PORT": str(port)}
+            qm = QmProcess(services[name]["environment"]["QSG_QMGR"], port, env, log_path=tmp_path / f"{name}.log")
+            qm.proc = subprocess.Popen(argv(services[name]["command"]), env=env,
+                                       stdout=open(qm.log_path, "wb"), stderr=subprocess.STDOUT)
+            started.append(qm.proc)
+            qms.append(qm)
+        for qm in qms:
+            qm.wait_ready()
+        gw_port = free_port()
+        gw_env = {**local_env(services["mq"]["environment"]), "QSG_GATEWAY_PORT": str(gw_port), "QSG_HOST": "127.0.0.1"}
+        gw = QmProcess("MQ", gw_port, gw_env, log_path=tmp_path / "mq.log")
+        gw.proc = subprocess.Popen(argv(services["mq"]["command"]), env=gw_env,
+                                   stdout=open(gw.log_path, "wb"), stderr=subprocess.STDOUT)
+        started.append(gw.proc)
+        gw.wait_ready()
+        results = MQ(gw.url, connect=False).call("POST", "/v1/admin/mqsc", {"script": (
+            "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\nDEFINE QLOCAL(COMPOSE.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\n"
+            "DISPLAY GROUP")})["results"]
+        assert all(r["completion_code"] == 0 for r in results), results
+        assert {o["QMNAME"] for o in results[2]["objects"]} == {"QM1", "QM2", "QM3"}
+        # connections are spread over the queue managers; each call follows its connection
+        clients = [MQ(gw.url, f"APP{i}") for i in range(3)]
+        assert {c.hconn.split("-")[0] for c in clients} == {"QM1", "QM2", "QM3"}
+        for i, c in enumerate(clients):
+            c.put(c.open("COMPOSE.Q", ["OUTPUT"]), f"via gateway {i}")
+        reader = clients[0]
+        assert sorted(reader.drain(reader.open("COMPOSE.Q", ["INPUT_SHARED"]))) == [f"via gateway {i}" for i in range(3)]
+    finally:
+        for p in started:
+            p.terminate()
+        for p in started:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        drop_pg_database(db_name)

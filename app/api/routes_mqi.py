@@ -58,14 +58,20 @@ async def close_object(request: Request, hconn: str, hobj: str) -> Response:
     return json_response({"completion_code": 0, "reason": 0})
 
 
+def _put_response(result: dict[str, Any]) -> Response:
+    """201 for a put that completed; a warning (completion code 1, e.g. MQRC 2049) is a 200
+    whose body carries completion_code and reason (API.md "Errors")."""
+    return json_response(result, 200 if result.get("completion_code") else 201)
+
+
 @router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT")
 async def put(request: Request, hconn: str, hobj: str, body: PutRequest) -> Response:
-    return json_response(await _mqi(request).put(hconn, hobj, body.model_dump()), 201)
+    return _put_response(await _mqi(request).put(hconn, hobj, body.model_dump()))
 
 
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1")
 async def put1(request: Request, hconn: str, body: Put1Request) -> Response:
-    return json_response(await _mqi(request).put1(hconn, body.model_dump()), 201)
+    return _put_response(await _mqi(request).put1(hconn, body.model_dump()))
 
 
 @router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)")
