@@ -114,10 +114,12 @@ def display_depth(group, qm: str, q: str) -> int:
     return res["objects"][0]["CURDEPTH"]
 
 
-def wait_for_waiter(group, q: str, struct: str = "APPL1") -> None:
-    """Return once a getter waits on shared queue ``q`` (its CF waiters key exists)."""
+def wait_for_waiter(group, q: str, struct: str = "APPL1", private_of: str | None = None) -> None:
+    """Return once a getter waits on queue ``q`` (its CF waiters key exists): a shared queue
+    of ``struct``, or the private queue of queue manager ``private_of``."""
     client = redis.Redis.from_url(group.redis_url)
-    key = QueueKeys(QueueLocation(shared_tag("QSG1", struct), q)).waiters
+    tag = private_tag("QSG1", private_of) if private_of else shared_tag("QSG1", struct)
+    key = QueueKeys(QueueLocation(tag, q)).waiters
     deadline = time.monotonic() + 20
     try:
         while not client.exists(key):
@@ -135,6 +137,7 @@ def test_mqconn_and_mqdisc_commit_the_unit_of_work_and_close_handles(group, conn
     url = group.url("QM1")
     r = httpx.post(f"{url}/v1/connections", json={"appl_name": "PAYROLL"})
     assert r.status_code == 201 and r.json()["qmgr"] == "QM1" and r.json()["hconn"]
+    assert httpx.delete(f"{url}/v1/connections/{r.json()['hconn']}").status_code == 200
     r = httpx.post(f"{url}/v1/connections")  # no body: a default appl_name
     assert r.status_code == 201
     httpx.delete(f"{url}/v1/connections/{r.json()['hconn']}")
@@ -268,6 +271,11 @@ def test_open_option_and_name_errors(group, connect):
         assert_error(request(m, "POST", path, {"object_name": q, "options": options}), 2046, 400)
     for options in ("OUTPUT", [7], None, {"OUTPUT": True}):  # malformed: still MQRC_OPTIONS_ERROR
         assert_error(request(m, "POST", path, {"object_name": q, "options": options}), 2046, 400)
+    for qmgr in ("", "QM1", "QSG1"):  # this QM, by no name, its own name or the group's
+        r = request(m, "POST", path, {"object_name": q, "object_qmgr": qmgr, "options": ["OUTPUT"]})
+        assert r.status_code == 201 and r.json()["resolved_qmgr"] == "QSG1", r.text
+    r = request(m, "POST", path, {"object_name": base, "options": ["OUTPUT"]})
+    assert r.status_code == 201 and (r.json()["resolved_qmgr"], r.json()["qsgdisp"]) == ("QM1", "QMGR")
     err = assert_error(request(m, "POST", path, {"object_name": "NO.SUCH.Q", "options": ["OUTPUT"]}), 2085, 404)
     assert "NO.SUCH.Q" in err["message"]
     for name in ("BAD NAME", "BAD*", "X" * 49, ""):
@@ -594,6 +602,11 @@ def test_unit_of_work_spanning_shared_and_private_queues(group, connect):
         with mq_reason(2033, 404):
             m.get(h)
     assert display_depth(group, "QM1", shared) == 0 and display_depth(group, "QM1", private) == 0
+    # MQDISC commits both structures of the unit of work too
+    put_exact(m, hs, "S2", options=[])
+    put_exact(m, hp, "P2", options=[])
+    m.disconnect()
+    assert other.get(os_)["data"] == "S2" and other.get(op)["data"] == "P2"
 
 
 # ---- MQMD ------------------------------------------------------------------------------------
@@ -775,6 +788,14 @@ def test_put_inhibited_by_definition_mqset_and_alias(group, connect):
     group.mqsc_ok("QM1", f"ALTER QALIAS({alias}) PUT(DISABLED)")
     with mq_reason(2051, 409):
         m1.put(ha, "an open handle sees the alias change")
+    # MQSET through an alias changes the alias, not its base queue
+    hs = m1.open(alias, ["SET", "OUTPUT"])  # the alias is QM1's own (QSGDISP QMGR)
+    assert m1.set(hs, {"PUT": "ENABLED"})["PUT"] == "ENABLED"
+    m1.put(hs, "alias enabled by MQSET")
+    m1.set(hs, {"PUT": "DISABLED"})
+    with mq_reason(2051, 409):
+        m1.put(hs, "x")
+    m2.put1(base, "base still enabled")
 
 
 def test_get_inhibited(group, connect):
@@ -846,6 +867,13 @@ def test_truncated_message_failed_and_accepted(group, connect):
     assert (body["completion_code"], body["reason"], body["data"], body["data_length"]) == (1, 2079, "0123", 10)
     with mq_reason(2033, 404):
         m2.get(h)  # the truncated message was removed
+    m1.put1(q, "restored whole")
+    r = request(m2, "POST", f"/v1/connections/{{h}}/objects/{h}/get",
+                {"options": ["ACCEPT_TRUNCATED_MSG", "SYNCPOINT"], "buffer_length": 3})
+    assert (r.status_code, r.json()["reason"], r.json()["data"]) == (200, 2079, "res")
+    m2.backout()
+    got = m2.get(h)
+    assert (got["data"], got["md"]["backout_count"]) == ("restored whole", 1)
     m1.put1(q, "exact")
     assert m2.get(h, buffer_length=5)["data"] == "exact"  # a buffer of exactly the length is enough
 
@@ -903,6 +931,41 @@ def test_waiting_get_woken_by_put_on_another_queue_manager(group, connect, pool)
     assert got["data"] == "wake up" and got["md"]["put_qmgr"] == "QM2"
 
 
+def test_waiting_get_on_a_private_queue_woken_by_another_connection(group, connect, pool):
+    q = private_q(group, "QM2")
+    getter, putter = connect("QM2"), connect("QM2")
+    hin = getter.open(q, ["INPUT_SHARED"])
+    wait_ms = 4000
+    started = time.monotonic()
+    future = pool.submit(getter.get, hin, ["WAIT", "SYNCPOINT"], wait_ms)
+    wait_for_waiter(group, q, private_of="QM2")
+    put_exact(putter, putter.open(q, ["OUTPUT"]), "private", options=[])
+    putter.commit()
+    got = future.result(timeout=30)
+    assert time.monotonic() - started < wait_ms / 1000
+    assert got["data"] == "private"
+    getter.backout()
+    assert getter.get(hin)["md"]["backout_count"] == 1
+
+
+def test_waiting_get_with_match_waits_for_the_matching_message(group, connect, pool):
+    q = shared_q(group)
+    getter, putter = connect("QM2"), connect("QM3")
+    hin = getter.open(q, ["INPUT_SHARED"])
+    hout = putter.open(q, ["OUTPUT"])
+    wanted = "5a" * 24
+    wait_ms = 4000
+    started = time.monotonic()
+    future = pool.submit(getter.get, hin, ["WAIT", "NO_SYNCPOINT"], wait_ms, {"correl_id": wanted})
+    wait_for_waiter(group, q)
+    putter.put(hout, "other", md={"correl_id": "77" * 24})
+    putter.put(hout, "wanted", md={"correl_id": wanted})
+    got = future.result(timeout=30)
+    assert time.monotonic() - started < wait_ms / 1000
+    assert got["data"] == "wanted" and got["md"]["correl_id"] == wanted
+    assert getter.drain(hin) == ["other"]
+
+
 def test_waiting_get_woken_by_commit_on_another_queue_manager(group, connect, pool):
     q = shared_q(group)
     getter, putter = connect("QM3"), connect("QM2")
@@ -948,7 +1011,7 @@ def test_waiting_get_ended_by_mqdisc_keeps_later_messages(group, connect, pool):
     putter.put(putter.open(q, ["OUTPUT"]), "after disconnect")
     with pytest.raises(MQFailed) as info:
         future.result(timeout=30)
-    assert info.value.reason == 2009, info.value.body  # MQRC_CONNECTION_BROKEN
+    assert (info.value.reason, info.value.status) == (2009, 503), info.value.body  # MQRC_CONNECTION_BROKEN
     assert time.monotonic() - started < 4, "the waiting get did not end with its connection"
     reader = connect("QM2")
     got = reader.get(reader.open(q, ["INPUT_SHARED"]), options=["WAIT"], wait_ms=2000)
@@ -1046,21 +1109,31 @@ def test_malformed_json_bodies_get_mq_error_bodies(group, connect):
 def test_idle_connection_is_ended_and_its_unit_of_work_backed_out(make_cluster):
     idle_group = make_cluster(["QM1", "QM2"], env={"QSG_IDLE_TIMEOUT_S": "2"})
     idle_group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
-    q = shared_q(idle_group)
-    idle, watcher = MQ(idle_group.url("QM1")), MQ(idle_group.url("QM2"))
+    q, empty = shared_q(idle_group), shared_q(idle_group)
+    idle, watcher, busy = MQ(idle_group.url("QM1")), MQ(idle_group.url("QM2")), MQ(idle_group.url("QM1"))
     try:
         idle.put(idle.open(q, ["OUTPUT"]), "in doubt")
         hin = idle.open(q, ["INPUT_SHARED"])
         assert idle.get(hin, options=["SYNCPOINT"])["data"] == "in doubt"
         # The idle connection's uncommitted get is backed out when the timeout ends it.
         hw = watcher.open(q, ["INPUT_SHARED"])
-        got = watcher.get(hw, options=["WAIT", "NO_SYNCPOINT"], wait_ms=30000)
-        assert got["data"] == "in doubt" and got["md"]["backout_count"] == 1
+        # meanwhile a connection busy in a get-with-wait longer than the timeout is not idle
+        with ThreadPoolExecutor(max_workers=1) as executor:
+            long_wait = executor.submit(busy.get, busy.open(empty, ["INPUT_SHARED"]), ["WAIT"], 3000)
+            got = watcher.get(hw, options=["WAIT", "NO_SYNCPOINT"], wait_ms=30000)
+            assert got["data"] == "in doubt" and got["md"]["backout_count"] == 1
+            with mq_reason(2033, 404):
+                long_wait.result(timeout=30)
+        busy.commit()  # still connected
         with mq_reason(2018, 404):
             idle.get(hin)
         with mq_reason(2018, 404):
             idle.commit()
     finally:
         idle.http.close()
-        watcher.disconnect()
-        watcher.http.close()
+        for m in (watcher, busy):
+            try:
+                m.disconnect()
+            except MQFailed:
+                pass
+            m.http.close()
