@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 
 import orjson
-import redis.asyncio as aioredis
 from fastapi import FastAPI, Request
 from starlette.responses import Response
+
+from app.cf.redisconn import make_redis
 
 PUT = """
 local seq = redis.call('INCR', KEYS[1] .. ':seq')
@@ -30,7 +31,7 @@ return {0, md, body}
 """
 
 app = FastAPI()
-redis = aioredis.Redis.from_url(os.environ["BARE_REDIS_URL"], protocol=2)
+redis = make_redis(os.environ["BARE_REDIS_URL"])  # the same client as the queue managers'
 put_script = redis.register_script(PUT)
 get_script = redis.register_script(GET)
 KEY = "{bare}:q:BENCH"

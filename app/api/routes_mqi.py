@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Request
 from starlette.responses import Response
 
+from app.api.body import documented, parse_body
 from app.api.errors import json_response
 from app.api.schemas import ConnectRequest, GetRequest, OpenRequest, Put1Request, PutRequest
 
@@ -64,19 +65,23 @@ def _put_response(result: dict[str, Any]) -> Response:
     return json_response(result, 200 if result.get("completion_code") else 201)
 
 
-@router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT")
-async def put(request: Request, hconn: str, hobj: str, body: PutRequest) -> Response:
+@router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT", openapi_extra=documented(PutRequest))
+async def put(request: Request, hconn: str, hobj: str) -> Response:
+    body = await parse_body(request, PutRequest)
     return _put_response(await _mqi(request).put(hconn, hobj, body.model_dump()))
 
 
-@router.post("/{hconn}/put1", status_code=201, summary="MQPUT1")
-async def put1(request: Request, hconn: str, body: Put1Request) -> Response:
+@router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
+async def put1(request: Request, hconn: str) -> Response:
+    body = await parse_body(request, Put1Request)
     return _put_response(await _mqi(request).put1(hconn, body.model_dump()))
 
 
-@router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)")
-async def get(request: Request, hconn: str, hobj: str, body: GetRequest | None = None) -> Response:
-    return json_response(await _mqi(request).get(hconn, hobj, (body or GetRequest()).model_dump()))
+@router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)",
+             openapi_extra=documented(GetRequest, required=False))
+async def get(request: Request, hconn: str, hobj: str) -> Response:
+    body = await parse_body(request, GetRequest)
+    return json_response(await _mqi(request).get(hconn, hobj, body.model_dump()))
 
 
 @router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ")

@@ -13,7 +13,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import hiredis
 from redis.asyncio import Redis
+from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -25,6 +29,24 @@ SOCKET_TIMEOUT_S = 5.0
 BLOCKING_MARGIN_S = 5.0
 #: An idle pooled connection is PINGed before reuse after this many seconds.
 HEALTH_CHECK_INTERVAL_S = 30
+
+
+class HiredisPackingConnection(Connection):
+    """A connection that packs commands with hiredis's C packer.
+
+    redis-py's asyncio connection always packs in Python, one encode per argument: about a
+    tenth of an MQPUT's cost, whose script takes some twenty arguments. hiredis packs
+    str/bytes/int/float arguments identically, and is installed with redis[hiredis].
+    """
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if isinstance(args[0], str) and " " in args[0]:  # "CONFIG RESETSTAT" style names
+            args = (*args[0].split(), *args[1:])
+        try:
+            return [hiredis.pack_command(tuple(bytes(a) if isinstance(a, (bytearray, memoryview)) else a
+                                                for a in args))]
+        except TypeError:
+            return super().pack_command(*args)  # a type hiredis does not pack: redis-py's own rules
 
 
 def no_retry() -> Retry:
@@ -52,4 +74,5 @@ def make_redis(url: str, *, blocking_timeout_s: float | None = None) -> Redis:
         socket_keepalive=True,
         health_check_interval=HEALTH_CHECK_INTERVAL_S,
         decode_responses=False,
+        connection_class=HiredisPackingConnection,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,6 +30,14 @@ def _option_set(options: Iterable[str], allowed: frozenset[str], reason: int, wh
             raise MQError(reason, f"unknown {what} option '{opt}' (allowed: {', '.join(sorted(allowed))})")
         chosen.add(name)
     return frozenset(chosen)
+
+
+def _cached(parse, options: Iterable[str], what: str):
+    """Parse through an LRU cache (the same few option lists come on every MQPUT/MQGET)."""
+    try:
+        return parse(tuple(options))
+    except TypeError:  # an unhashable entry is no option name
+        raise MQError(MQRC.OPTIONS_ERROR, f"{what} options must be a list of names") from None
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,11 @@ class PutOptions:
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
     """MQPMO_ options; as on z/OS, neither SYNCPOINT nor NO_SYNCPOINT means inside the unit of work."""
+    return _cached(_parse_put_options, options, "PMO")
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
     chosen = _option_set(options, PUT_OPTIONS, MQRC.OPTIONS_ERROR, "PMO")
     if {"SYNCPOINT", "NO_SYNCPOINT"} <= chosen:
         raise MQError(MQRC.OPTIONS_ERROR, "SYNCPOINT and NO_SYNCPOINT are mutually exclusive")
@@ -125,6 +139,11 @@ def parse_get_options(options: Iterable[str]) -> GetOptions:
     As on z/OS, a destructive get naming no syncpoint option is inside the unit of work; a
     browse is never part of one.
     """
+    return _cached(_parse_get_options, options, "GMO")
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
     chosen = _option_set(options, GET_OPTIONS, MQRC.OPTIONS_ERROR, "GMO")
     sync = chosen & {"SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT"}
     if len(sync) > 1:

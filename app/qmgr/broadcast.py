@@ -18,6 +18,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from app.cf import keys
+from app.qmgr.tasks import stop_task
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class Broadcaster:
         self._channel = keys.definitions_channel(qsg)
         self._task: asyncio.Task | None = None
         self._subscribed = asyncio.Event()
+        self._stopping = asyncio.Event()
 
     async def start(self) -> None:
         """Start receiving; returns once subscribed so no broadcast is missed after start-up."""
@@ -45,9 +47,7 @@ class Broadcaster:
         await asyncio.wait_for(self._subscribed.wait(), timeout=10)
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await stop_task(self._task, self._stopping)
 
     async def publish(self, message: dict) -> int:
         """Send ``message`` to every QM (this one included); return how many acknowledged in time."""
@@ -72,7 +72,7 @@ class Broadcaster:
 
     async def _run(self) -> None:
         first = True
-        while True:
+        while not self._stopping.is_set():
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._channel)
@@ -80,18 +80,16 @@ class Broadcaster:
                     await self._on_reconnect()
                 first = False
                 self._subscribed.set()
-                while True:
+                while not self._stopping.is_set():
                     msg = await pubsub.get_message(timeout=1.0)
                     if msg is None or msg.get("type") != "message":
                         continue
                     await self._receive(msg["data"])
-            except asyncio.CancelledError:
-                await _close(pubsub)
-                raise
             except (RedisError, OSError) as exc:
                 log.warning("broadcast channel lost (%s); reconnecting", exc)
-                await _close(pubsub)
                 await asyncio.sleep(0.5)
+            finally:
+                await _close(pubsub)
 
     async def _receive(self, data: bytes) -> None:
         try:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from redis.exceptions import RedisError
 from app.cf import keys
 from app.cf.engine import CouplingFacility
 from app.core.clock import Clock
+from app.qmgr.tasks import stop_task
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,7 @@ class Membership:
         self.shared_tags = shared_tags
         self.on_recovered = on_recovered
         self._task: asyncio.Task | None = None
+        self._stopping = asyncio.Event()
         self._claim = redis.register_script(_CLAIM)
         self._renew = redis.register_script(_RENEW)
 
@@ -108,9 +111,7 @@ class Membership:
 
     async def leave(self) -> None:
         """Clean shutdown: STOPPED, lease given up; nothing is left for peer recovery."""
-        if self._task:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await stop_task(self._task, self._stopping)
         try:
             await self._record("STOPPED", recovered=True)
             hb = keys.heartbeat_key(self.qsg, self.qmgr)
@@ -150,7 +151,7 @@ class Membership:
 
     async def _watch(self) -> None:
         hb = keys.heartbeat_key(self.qsg, self.qmgr)
-        while True:
+        while not self._stopping.is_set():
             try:
                 if not await self._renew([hb], [self.instance, self.ttl_ms]):
                     # The lease lapsed (e.g. Redis restarted): claim it back unless someone else has it.
@@ -168,7 +169,8 @@ class Membership:
                 log.warning("membership of %s: %s", self.qmgr, exc)
             except Exception:  # keep heartbeating whatever one recovery pass did
                 log.exception("membership of %s", self.qmgr)
-            await asyncio.sleep(self.interval_s)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=self.interval_s)
 
     async def recover_peer(self, failed: str, *, wait: bool = False) -> bool:
         """Resolve ``failed``'s shared units of work if this QM wins the recovery lock.

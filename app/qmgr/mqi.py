@@ -11,7 +11,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import json
+import orjson
 import logging
 import secrets
 import time
@@ -354,7 +354,7 @@ class Mqi:
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
                 # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
                 priority=min(md["priority"], 9), persistent=md["persistence"] == "PERSISTENT",
-                msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=json.dumps(md), body=data)
+                msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data)
             if pmo.syncpoint:
                 conn.uow_tags.add(loc.tag)
         result: dict[str, Any] = {"md": md}
@@ -407,7 +407,7 @@ class Mqi:
                 handle.browse_cursor = result.cursor
             elif gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and result.persistent):
                 conn.uow_tags.add(handle.resolved.location.tag)
-        md = json.loads(result.md_json)
+        md = orjson.loads(result.md_json)
         md["backout_count"] = result.backout_count
         data, encoding = encode_data(result.body, str(md.get("format", "")))
         response: dict[str, Any] = {"md": md, "data": data, "data_encoding": encoding,

@@ -95,11 +95,13 @@ class QueueManager:
         handles), then leave the group as STOPPED, so nothing is left for peer recovery."""
         self.begin_quiesce()
         self.status = "STOPPING"
-        await self.mqi.stop()
-        await self.mqi.end_all_connections()
-        await self.membership.leave()
-        await self.broadcaster.stop()
-        await self.cf.stop()
+        for step in (self.mqi.stop, self.mqi.end_all_connections, self.membership.leave,
+                     self.broadcaster.stop, self.cf.stop):
+            try:
+                # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
+                await asyncio.wait_for(step(), timeout=5)
+            except asyncio.TimeoutError:
+                log.error("%s: shutdown step %s did not finish in 5s; continuing", self.name, step.__qualname__)
 
     def shared_tags(self) -> list[str]:
         """Hash tags of every CF structure of the group (where shared units of work can be)."""
