@@ -1,53 +1,61 @@
-"""The benchmark's yardstick: a bare FastAPI app whose put/get endpoints each run one Lua script
-doing the same essential Redis work as an MQPUT/MQGET (store, index, depth; pop, fetch, delete)."""
+"""The benchmark's yardstick: a bare FastAPI app whose put/get endpoints each run the very same
+Lua script as an MQPUT/MQGET (app/cf/lua/put.lua, get.lua) with arguments built inline - no
+queue manager, no MQI rules, no handles, no MQMD. What the queue manager adds on top of this is
+what the benchmark's percentage measures."""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import orjson
 from fastapi import FastAPI, Request
 from starlette.responses import Response
 
+from app.cf import keys
+from app.cf.engine import CouplingFacility
+from app.cf.keys import QueueKeys, QueueLocation
 from app.cf.redisconn import make_redis
+from app.cf.scripts import ScriptRegistry
+from app.core.clock import SystemClock
 
-PUT = """
-local seq = redis.call('INCR', KEYS[1] .. ':seq')
-redis.call('HSET', KEYS[1] .. ':md', seq, ARGV[1])
-redis.call('HSET', KEYS[1] .. ':body', seq, ARGV[2])
-redis.call('ZADD', KEYS[1] .. ':idx', seq, seq)
-return redis.call('HINCRBY', KEYS[1] .. ':ctl', 'depth', 1)
-"""
-GET = """
-local top = redis.call('ZPOPMIN', KEYS[1] .. ':idx')
-if #top == 0 then return {2033} end
-local id = top[1]
-local md = redis.call('HGET', KEYS[1] .. ':md', id)
-local body = redis.call('HGET', KEYS[1] .. ':body', id)
-redis.call('HDEL', KEYS[1] .. ':md', id)
-redis.call('HDEL', KEYS[1] .. ':body', id)
-redis.call('HINCRBY', KEYS[1] .. ':ctl', 'depth', -1)
-return {0, md, body}
-"""
-
-app = FastAPI()
 redis = make_redis(os.environ["BARE_REDIS_URL"])  # the same client as the queue managers'
-put_script = redis.register_script(PUT)
-get_script = redis.register_script(GET)
-KEY = "{bare}:q:BENCH"
+scripts = ScriptRegistry(redis)
+LOC = QueueLocation("BARE.CF.APPL1", "BENCH")
+QK = QueueKeys(LOC)
+KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag)]
+CHANNEL = keys.availability_channel("BARE", LOC.tag, LOC.name)
+
+
+@asynccontextmanager
+async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    await CouplingFacility(redis, "BARE", SystemClock()).define_queue(LOC, {
+        "put": "ENABLED", "get": "ENABLED", "maxdepth": 999999999, "maxmsgl": 4194304,
+        "msgdlvsq": "PRIORITY", "defprty": 0, "usage": "NORMAL", "offload": "1"})
+    yield
+
+
+app = FastAPI(lifespan=lifespan)
 
 
 @app.post("/put")
 async def put(request: Request) -> Response:
-    body = await request.json()
-    depth = await put_script(keys=[KEY], args=[orjson.dumps(body.get("md") or {}), body["data"].encode()])
-    return Response(orjson.dumps({"depth": depth}), status_code=201, media_type="application/json")
+    body = orjson.loads(await request.body())
+    now = str(time.time_ns() // 1_000_000)
+    reply = await scripts.put(keys=KEYS, args=[
+        QK.queue_prefix, LOC.name, "BARE", "h", "", "0", "0", "0", "", "",
+        orjson.dumps(body.get("md") or {}), body["data"].encode(), now, CHANNEL, ""])
+    return Response(orjson.dumps({"depth": reply[1]}), status_code=201, media_type="application/json")
 
 
 @app.post("/get")
 async def get(request: Request) -> Response:
     await request.body()
-    reply = await get_script(keys=[KEY], args=[])
+    now = str(time.time_ns() // 1_000_000)
+    reply = await scripts.get(keys=KEYS, args=[
+        QK.queue_prefix, LOC.name, "BARE", "h", "", "GET", "NO", "", "", "", "-1", "0", now, "0"])
     if reply[0] != 0:
         return Response(b'{"error":{"reason":2033}}', status_code=404, media_type="application/json")
     return Response(orjson.dumps({"md": orjson.loads(reply[1]), "data": reply[2].decode()}),
