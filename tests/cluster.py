@@ -107,6 +107,7 @@ class Cluster:
     qsg: str = "QSG1"
     qms: dict[str, QmProcess] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
+    redis_server: Any = None  # the tests' RedisServer, for fault tests
 
     def add(self, name: str, start: bool = True) -> QmProcess:
         port = free_port()

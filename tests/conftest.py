@@ -58,13 +58,15 @@ from tests.cluster import Cluster, create_pg_database, drop_pg_database  # noqa:
 
 @pytest.fixture(scope="module")
 def make_cluster(tmp_path_factory):
-    """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...})`` starts
-    a group with its own redis-server and a fresh repository; all are stopped at module end."""
+    """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...}, aof=False)``
+    starts a group with its own redis-server (``cluster.redis_server``; AOF with fsync always
+    when ``aof``) and a fresh repository; all are stopped at module end."""
     made: list[tuple[Cluster, RedisServer, str | None]] = []
 
-    def factory(names: list[str], database: str = "sqlite", env: dict[str, str] | None = None) -> Cluster:
+    def factory(names: list[str], database: str = "sqlite", env: dict[str, str] | None = None,
+                aof: bool = False) -> Cluster:
         workdir = tmp_path_factory.mktemp("qsg")
-        server = RedisServer()
+        server = RedisServer(aof=aof)
         server.start()
         pg_name = None
         if database == "postgresql":
@@ -72,6 +74,7 @@ def make_cluster(tmp_path_factory):
         else:
             url = f"sqlite:///{workdir / 'qsg.db'}"
         cluster = Cluster(server.url, url, workdir, extra_env=env or {})
+        cluster.redis_server = server
         made.append((cluster, server, pg_name))
         cluster.start(names)
         return cluster

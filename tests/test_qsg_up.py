@@ -1,0 +1,58 @@
+"""`qsg up`, the README's run command: a local group whose printed URLs work, stopped by Ctrl-C."""
+
+from __future__ import annotations
+
+import random
+import signal
+import socket
+import subprocess
+import sys
+
+from tests.mqclient import MQ
+
+
+def _free_block(n: int) -> int:
+    """A base port with n consecutive free ports (the entry point, then QM1..QMn-1)."""
+    for _ in range(50):
+        base = random.randint(20000, 40000)
+        try:
+            socks = []
+            for p in range(base, base + n):
+                s = socket.socket()
+                s.bind(("127.0.0.1", p))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free port block")
+
+
+def test_qsg_up_runs_a_group_and_stops_on_ctrl_c(tmp_path):
+    base = _free_block(4)
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--dir", str(tmp_path / "qsg"),
+                             "--base-port", str(base + 1)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "Ctrl-C stops the group" in line:
+                break
+        text = "".join(lines)
+        urls = {ln.split()[0]: next(w for w in ln.split() if w.startswith("http"))
+                for ln in lines if ln.strip().startswith(("QM", "any"))}
+        assert set(urls) == {"any", "QM1", "QM2", "QM3"}, text
+        put_side, get_side = MQ(urls["QM1"]), MQ(urls["QM2"])
+        put_side.put(put_side.open("APP.SHARED.Q", ["OUTPUT"]), "put on QM1")
+        assert get_side.get(get_side.open("APP.SHARED.Q", ["INPUT_SHARED"]))["data"] == "put on QM1"
+        via_entry_point = MQ(urls["any"])
+        assert via_entry_point.hconn.split("-")[0] in ("QM1", "QM2", "QM3")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "stopping the queue-sharing group" in out
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "qsg")], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""  # its redis-server is gone too
