@@ -5,6 +5,8 @@ The CLI flags of API.md map one to one onto these fields (``--redis-url`` is ``Q
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -23,6 +25,17 @@ class Settings(BaseSettings):
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="The coupling facility")
     database_url: str = Field("sqlite:///qsg.db", description="The shared repository")
     activity_dir: str = Field("./activity", description="Where activity logs are written")
+    activity_enabled: bool = Field(True, description="Record every MQI call and happening in the activity log")
+    activity_store: str = Field(
+        "", description="Where closed activity files go: a folder or a URI (s3://, hdfs://, ...); "
+                        "empty = activity_dir")
+    activity_rotate_s: float = Field(600.0, gt=0, description="An activity file is closed and shipped after this many seconds")
+    activity_rotate_mb: float = Field(64.0, gt=0, description="... or when it reaches this size (MB)")
+    activity_buffer: int = Field(20_000, gt=0, description="Activity records held in memory at most")
+    activity_overflow: Literal["wait", "drop"] = Field(
+        "wait", description="When the buffer is full (disk too slow): calls wait for room, or records "
+                            "are dropped and counted")
+    reports_dir: str = Field("./reports", description="Analytics output served at /reports (qsg analytics run --output)")
     idle_timeout_s: float = Field(
         600.0, gt=0, description="A connection idle this long ends and its unit of work is backed out"
     )

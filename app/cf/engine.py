@@ -126,6 +126,7 @@ class GetResult:
     depth: int
     truncated: bool
     info: dict[str, Any]
+    expiry_at_ms: int = 0  # when the message expires (0 = never): md.expiry on get is what remains
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,9 @@ class PutRequest:
     md_json: str | bytes
     body: bytes
     offload: bool | None = None
+    expiry_at_ms: int = 0  # when the message expires (ms since the epoch); 0 = unlimited
+    report: int = 0  # expiration report asked for: 0 none, 1, 2 (100 bytes of data), 3 (all data)
+    report_qmgr: str = ""  # the queue manager an expiration report goes to ("" = the putter)
 
 
 @dataclass(frozen=True)
@@ -522,6 +526,8 @@ class CouplingFacility:
         self.scripts = ScriptRegistry(redis)
         self.listener = AvailabilityListener(listener_redis or redis, keys.availability_pattern(qsg))
         self.recheck_s = recheck_s
+        # Called with a structure's tag when a call queued expiration reports there.
+        self.on_reports: Callable[[str], None] | None = None
 
     async def start(self) -> bool:
         """Start the availability listener; True when it is subscribed."""
@@ -546,11 +552,13 @@ class CouplingFacility:
         qk = QueueKeys(loc)
         offload = "" if r.offload is None else ("1" if r.offload else "0")
         return (
-            [qk.ctl, keys.uow_key(loc.tag, r.qmgr, r.hconn), keys.uow_registry(loc.tag)],
+            [qk.ctl, keys.uow_key(loc.tag, r.qmgr, r.hconn), keys.uow_registry(loc.tag),
+             keys.expiry_queues(loc.tag)],
             [qk.queue_prefix, loc.name, r.qmgr, r.hconn, "" if r.gen is None else str(r.gen),
              "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
              _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
-             str(self.clock.now_ms()), self.channel(loc), offload],
+             str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
+             r.report_qmgr or r.qmgr],
         )
 
     @staticmethod
@@ -567,18 +575,22 @@ class CouplingFacility:
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
                   correl_id: str | None, md_json: str | bytes, body: bytes,
-                  offload: bool | None = None) -> PutResult:
+                  offload: bool | None = None, expiry_at_ms: int = 0, report: int = 0,
+                  report_qmgr: str = "") -> PutResult:
         """MQPUT one message (one script call).
 
         ``gen``: the definition generation the handle was opened with (MQRC_OBJECT_CHANGED if
         it changed, MQRC_Q_DELETED if the queue is gone); None for MQPUT1-style calls
         (MQRC_UNKNOWN_OBJECT_NAME if the queue is gone). ``priority``: 0-9, already resolved.
         ``msg_id``/``correl_id``: 48 hex digits (all zeros / None = none). ``offload``: None
-        uses the queue's ``offload`` attribute; True/False overrides it.
+        uses the queue's ``offload`` attribute; True/False overrides it. ``expiry_at_ms``: when
+        the message expires (0 = never); ``report``/``report_qmgr``: the expiration report it
+        asked for and the queue manager that report goes to.
         Raises MQError 2085/2052/2041/2051/2030/2053/2050.
         """
         k, a = self._put_call(loc, PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent,
-                                              msg_id, correl_id, md_json, body, offload))
+                                              msg_id, correl_id, md_json, body, offload,
+                                              expiry_at_ms, report, report_qmgr))
         with _cf_access(loc.tag):
             reply = await self.scripts.put(k, a)
         return self._put_result(reply, loc)
@@ -628,7 +640,7 @@ class CouplingFacility:
         a: list[Any] = [qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
                         mode.value, sp.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
                         _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                        str(self.clock.now_ms()), "0"]
+                        str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag)]
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
             return await self._get_once(loc, k, a)
 
@@ -671,18 +683,65 @@ class CouplingFacility:
             self.listener.unwatch(channel, woken)
 
     async def _get_once(self, loc: QueueLocation, k: list[str], a: list[Any]) -> GetResult:
-        with _cf_access(loc.tag):
-            reply = await self.scripts.get(k, a)
-        _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
-        code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync = reply
+        while True:
+            with _cf_access(loc.tag):
+                reply = await self.scripts.get(k, a)
+            code = int(reply[0])
+            if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
+                self._reports_queued(loc.tag, int(reply[1]))
+                if code == -1:
+                    continue  # a batch of expired messages was discarded: look again
+            elif code in (0, MQRC.TRUNCATED_MSG_ACCEPTED, MQRC.TRUNCATED_MSG_FAILED):
+                self._reports_queued(loc.tag, int(reply[13]))
+            _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
+            break
+        code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync, exp = reply[:13]
         browse = a[5] not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
         return GetResult(
             md_json=bytes(md), body=bytes(data), data_length=int(length),
             backout_count=int(bo), persistent=bool(pers), cursor=_text(cursor), depth=int(depth),
-            truncated=int(code) == MQRC.TRUNCATED_MSG_ACCEPTED,
+            truncated=int(code) == MQRC.TRUNCATED_MSG_ACCEPTED, expiry_at_ms=int(exp),
             info={"depth_before": int(before), "depth_after": int(depth),
                   "available": int(available), "msg_seq": int(seq), "browse": browse,
                   "syncpoint": bool(sync), "reason": int(code)})
+
+    def _reports_queued(self, tag: str, n: int) -> None:
+        if n and self.on_reports is not None:
+            self.on_reports(tag)
+
+    # -- expiry --
+
+    async def expiry_candidates(self, tag: str) -> list[str]:
+        """Queues of a structure worth an expiry scan now: some message's expiry has passed."""
+        with _cf_access(tag):
+            names = await self.redis.zrangebyscore(keys.expiry_queues(tag), "-inf", self.clock.now_ms())
+        return [_text(n) for n in names]
+
+    async def scan_expired(self, loc: QueueLocation, qmgr: str) -> int:
+        """Discard a queue's expired messages (EXPRYINT scan, REFRESH QMGR TYPE(EXPIRY)); returns
+        how many. Their expiration reports are queued for sending."""
+        qk = QueueKeys(loc)
+        total = 0
+        while True:
+            with _cf_access(loc.tag):
+                n, reports, more = await self.scripts.scan(
+                    [qk.ctl, keys.expiry_queues(loc.tag)],
+                    [qk.queue_prefix, loc.name, qmgr, str(self.clock.now_ms()), keys.structure_prefix(loc.tag)])
+            total += int(n)
+            self._reports_queued(loc.tag, int(reports))
+            if not int(more):
+                return total
+
+    async def take_reports(self, tag: str, qmgr: str, count: int = 100) -> list[tuple[bytes, bytes]]:
+        """Take up to ``count`` expiration reports queued in a structure for ``qmgr``:
+        (MQMD JSON of the expired message, the data the report carries)."""
+        with _cf_access(tag):
+            raw = await self.redis.lpop(keys.expiration_reports(tag, qmgr), count)
+        out = []
+        for item in raw or []:
+            n, _, rest = bytes(item).partition(b":")
+            out.append((rest[:int(n)], rest[int(n):]))
+        return out
 
     # -- units of work --
 

@@ -123,6 +123,16 @@ def structure_queues(tag: str) -> str:
     return f"{structure_prefix(tag)}queues"
 
 
+def expiry_queues(tag: str) -> str:
+    """Sorted set of a structure's queues with expiring messages, score = earliest expiry (ms)."""
+    return f"{structure_prefix(tag)}expq"
+
+
+def expiration_reports(tag: str, qmgr: str) -> str:
+    """List of expiration reports waiting in a structure for the queue manager that sends them."""
+    return f"{structure_prefix(tag)}expreports:{qmgr}"
+
+
 def uow_key(tag: str, qmgr: str, hconn: str) -> str:
     """List: the operations of one connection's unit of work within one structure."""
     return f"{structure_prefix(tag)}uow:{qmgr}:{hconn}"

@@ -24,6 +24,7 @@ _INCLUDE = re.compile(r"^--@include\s+(\S+)\s*$", re.MULTILINE)
 #: Every script the engine calls (file ``<name>.lua``).
 SCRIPT_NAMES: tuple[str, ...] = (
     "put",
+    "scan",
     "get",
     "commit",
     "backout",
@@ -78,6 +79,7 @@ class ScriptRegistry:
     clear: AsyncScript
     status: AsyncScript
     reset_stats: AsyncScript
+    scan: AsyncScript
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import struct
 import time
 from datetime import datetime, timezone
@@ -24,10 +25,14 @@ REPORT_OPTIONS = frozenset({
 # Fields an application sets; the context and output fields below are set by the queue manager.
 INPUT_FIELDS = frozenset({
     "msg_id", "correl_id", "priority", "persistence", "expiry", "reply_to_q", "reply_to_qmgr",
-    "report", "msg_type", "feedback", "format",
+    "report", "msg_type", "feedback", "format", "properties",
 })
 OUTPUT_FIELDS = frozenset({"backout_count", "put_appl_name", "put_date_time", "put_qmgr"})
 MAX_PRIORITY = 9
+# Message properties (MQSETMP / JMS user properties, the IBM REST API's ibm-mq-usr-*): a flat
+# object of name -> string, number, boolean or null, as the usr folder of an MQRFH2 holds.
+_PROPERTY_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]{0,254}")
+MAX_PROPERTIES = 100
 
 
 def _is_int(value: Any) -> bool:
@@ -108,7 +113,22 @@ def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
     out["reply_to_qmgr"] = _name(md.get("reply_to_qmgr", ""), "reply_to_qmgr", 48)
     if msg_type == "REQUEST" and not out["reply_to_q"]:
         raise MQError(MQRC.MISSING_REPLY_TO_Q, "a REQUEST message needs md.reply_to_q")
+    if "properties" in md:
+        properties = _properties(md["properties"])
+        if properties:  # kept out of the MQMD when empty, so MQMDs stay the shape they always were
+            out["properties"] = properties
     return out, warnings
+
+
+def _properties(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or len(value) > MAX_PROPERTIES:
+        raise MQError(MQRC.MD_ERROR, f"md.properties must be an object of at most {MAX_PROPERTIES} properties")
+    for name, prop in value.items():
+        if not _PROPERTY_NAME.fullmatch(name):
+            raise MQError(MQRC.MD_ERROR, f"md.properties: '{name}' is not a valid property name")
+        if prop is not None and not isinstance(prop, (str, int, float, bool)):
+            raise MQError(MQRC.MD_ERROR, f"md.properties.{name} must be a string, number, boolean or null")
+    return dict(value)
 
 
 @functools.lru_cache(maxsize=4)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 DEFINABLE = ("QLOCAL", "QALIAS", "PROCESS", "CFSTRUCT")
 # Keywords of the commands themselves rather than of the object's attributes.
 COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
-                    "ALL", "TYPE", "WHERE"}
+                    "ALL", "TYPE", "WHERE", "NAME"}
 QSGDISP_FOR = {
     "QLOCAL": ("QMGR", "COPY", "GROUP", "SHARED"),
     "QALIAS": ("QMGR", "COPY", "GROUP"),
@@ -79,7 +79,8 @@ class Executor:
         table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QUEUE", "PROCESS", "CFSTRUCT")}
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
                   ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
-                  ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group}
+                  ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,
+                  ("REFRESH", "QMGR"): self.refresh_qmgr}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
@@ -325,6 +326,15 @@ class Executor:
         attributes.apply_keywords("QMGR", {**attributes.defaults("QMGR"), **self.qm.attrs}, keywords)  # validate first
         self.qm.attrs = await self.qm.db(self.qm.repo.alter_qmgr, self.qm.name, lambda cur: attributes.apply_keywords(
             "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+
+    async def refresh_qmgr(self, cmd: Command) -> None:
+        """REFRESH QMGR TYPE(EXPIRY) NAME(generic name): discard expired messages now."""
+        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else ""
+        if kind != "EXPIRY":
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"REFRESH QMGR TYPE({kind}) is not supported; use TYPE(EXPIRY)")
+        pattern = check_generic_name(cmd.get("NAME").value or "*") if cmd.get("NAME") else "*"
+        scanned, discarded = await self.qm.expiry.refresh(pattern)
+        self.messages.append(f"{scanned} queue(s) scanned, {discarded} expired message(s) discarded")
 
     async def display_group(self, cmd: Command) -> list[dict[str, Any]]:
         """DISPLAY GROUP: the queue managers of the QSG and their state (CSQ5100I-style)."""

@@ -74,7 +74,7 @@ class Membership:
     def __init__(self, redis: aioredis.Redis, cf: CouplingFacility, clock: Clock, *, qsg: str, qmgr: str,
                  url: str, interval_s: float, ttl_s: float,
                  shared_tags: Callable[[], list[str]],
-                 on_recovered: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 on_recovered: Callable[[str, tuple[int, int, int]], Awaitable[None]] | None = None) -> None:
         self.redis = redis
         self.cf = cf
         self.clock = clock
@@ -199,7 +199,7 @@ class Membership:
             log.info("%s: peer recovery of %s complete: %d unit(s) of work backed out, %d committed, "
                      "%d handle(s) cleared", self.qmgr, failed, *counts)
             if self.on_recovered:
-                await self.on_recovered(failed)
+                await self.on_recovered(failed, counts)  # (backed out, committed, handles cleared)
             return True
         finally:
             await self.redis.delete(lock)

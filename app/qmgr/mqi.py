@@ -22,6 +22,7 @@ from app.cf.engine import GetResult, QueueStatus
 from app.core import attributes
 from app.core.errors import MQError
 from app.core.names import check_object_name
+from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.mqmd import NO_ID, MsgIdGenerator, format_put_time, validate_put_md
 from app.core.options import (
     OpenOptions,
@@ -100,6 +101,7 @@ class Mqi:
         self.qm = qm
         self.connections: dict[str, Connection] = {}
         self.msg_ids = MsgIdGenerator(qm.name)
+        self._system = Connection(f"{qm.name}-SYSTEM", qm.name)  # not in the table: never reaped
         self._reaper: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -313,6 +315,13 @@ class Mqi:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
         return await self._put(conn, handle.resolved, body, gen=handle.gen)
 
+    async def put_system(self, queue: str, md: dict[str, Any], data: bytes) -> dict[str, Any]:
+        """A put by the queue manager itself (expiration reports, dead letters): outside any
+        unit of work, with the queue manager's name as PutApplName."""
+        body = {"md": md, "options": ["NO_SYNCPOINT"], "data": base64.b64encode(data).decode(),
+                "data_encoding": "base64"}
+        return await self._put(self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
+
     async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
@@ -345,6 +354,8 @@ class Mqi:
             md["msg_id"] = self.msg_ids.next()
         if pmo.new_correl_id:
             md["correl_id"] = self.msg_ids.next()
+        if md["reply_to_q"] and not md["reply_to_qmgr"]:
+            md["reply_to_qmgr"] = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
         now = self.qm.clock.now_ms()
         md.update(backout_count=0, put_appl_name=conn.appl_name, put_date_time=format_put_time(now),
                   put_qmgr=self.qm.name)
@@ -354,7 +365,9 @@ class Mqi:
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
                 # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
                 priority=min(md["priority"], 9), persistent=md["persistence"] == "PERSISTENT",
-                msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data)
+                msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data,
+                expiry_at_ms=expiry_at(md["expiry"], now), report=report_kind(md["report"]),
+                report_qmgr=md["reply_to_qmgr"])
             if pmo.syncpoint:
                 conn.uow_tags.add(loc.tag)
         result: dict[str, Any] = {"md": md}
@@ -409,6 +422,7 @@ class Mqi:
                 conn.uow_tags.add(handle.resolved.location.tag)
         md = orjson.loads(result.md_json)
         md["backout_count"] = result.backout_count
+        md["expiry"] = remaining_tenths(result.expiry_at_ms, self.qm.clock.now_ms())
         data, encoding = encode_data(result.body, str(md.get("format", "")))
         response: dict[str, Any] = {"md": md, "data": data, "data_encoding": encoding,
                                     "data_length": result.data_length}

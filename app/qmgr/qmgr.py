@@ -8,12 +8,14 @@ acknowledged broadcast that refreshes every QM's cache.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 
+from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
 from app.cf.keys import shared_tag
 from app.core import attributes
@@ -22,6 +24,7 @@ from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
+from app.qmgr.expiry import ExpiryService
 from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
 from app.repository.store import ObjectDef, Repository
@@ -46,11 +49,13 @@ class QueueManager:
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
+        self.activity = ActivityLog.from_settings(settings, self.clock)
         self.mqi = Mqi(self)
+        self.expiry = ExpiryService(self)
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
             url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
-            ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags)
+            ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered)
         self.broadcaster = Broadcaster(redis, self.qsg, self.name, on_message=self._on_broadcast,
                                        on_reconnect=self.reload_definitions,
                                        timeout_ms=settings.broadcast_timeout_ms)
@@ -64,6 +69,7 @@ class QueueManager:
         Raises ``NameInUse`` when another live process already is this queue manager.
         """
         previous_failed = await self.membership.join()
+        await self.activity.start()  # after join: only the one live process of this name uses its spool
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
         await self.cf.start()
         await self.broadcaster.start()
@@ -79,6 +85,7 @@ class QueueManager:
         await self._refresh_group_copies()
         await self._reconcile_queue_state()
         self.mqi.start()
+        self.expiry.start()
         await self.membership.start_watching()
         self.status = "RUNNING"
         log.info("queue manager %s of %s is running", self.name, self.qsg)
@@ -95,13 +102,25 @@ class QueueManager:
         handles), then leave the group as STOPPED, so nothing is left for peer recovery."""
         self.begin_quiesce()
         self.status = "STOPPING"
-        for step in (self.mqi.stop, self.mqi.end_all_connections, self.membership.leave,
+        for step in (self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop, self.membership.leave,
                      self.broadcaster.stop, self.cf.stop):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)
             except asyncio.TimeoutError:
                 log.error("%s: shutdown step %s did not finish in 5s; continuing", self.name, step.__qualname__)
+        try:
+            # Last, so that the records of the connections ended above are in it too.
+            await asyncio.wait_for(self.activity.stop(), timeout=30)
+        except asyncio.TimeoutError:
+            log.error("%s: the activity log was not fully written within 30s", self.name)
+
+    async def _peer_recovered(self, failed: str, counts: tuple[int, int, int]) -> None:
+        """Activity record of a peer recovery this QM did (of ``failed``, maybe itself)."""
+        backed_out, committed, cleared = counts
+        self.activity.emit(Verb.PEER_RECOVERY, object=failed, count=backed_out + committed,
+                           detail=json.dumps({"backed_out": backed_out, "committed": committed,
+                                              "handles_cleared": cleared}))
 
     def shared_tags(self) -> list[str]:
         """Hash tags of every CF structure of the group (where shared units of work can be)."""

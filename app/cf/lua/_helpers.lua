@@ -13,6 +13,7 @@
     big:<id> string      message data > 64512 bytes (the z/OS offload)
     bigs     set         ids that have a big:<id> key (so delete/clear never scan)
     meta     hash        id -> packed metadata, see parse_meta
+    exp      sorted set  id -> expiry time (ms): only messages put with an expiry (the scan index)
     waiters  string      exists (with a PEXPIRE) while some getter waits for a message
     opens    hash        "<QM>:<kind>" -> open count
     stats    hash        "<QM>:<stat>" -> statistics
@@ -35,16 +36,23 @@ local function score16(x)
 end
 
 --[[ meta value: "<score16>|<persistent 0/1>|<backout count>|<big 0/1>|<data length>|<put ms>|<msg_id hex or empty>|<correl_id hex or empty>" ]]
+-- exp: expiry time in ms since the epoch, "0" = unlimited; rep: expiration report asked for,
+-- "0" none, "1" EXPIRATION, "2" _WITH_DATA (first 100 bytes), "3" _WITH_FULL_DATA;
+-- rq: the queue manager a report goes to (the message's ReplyToQMgr).
 local function parse_meta(s)
-  local sc, pers, bo, big, len, putms, mid, cid =
-    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)$")
+  local sc, pers, bo, big, len, putms, mid, cid, exp, rep, rq =
+    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)|(%d+)|(%d)|([^|]*)$")
   return { score = sc, pers = pers, bo = tonumber(bo), big = big, len = tonumber(len),
-           putms = putms, mid = mid, cid = cid }
+           putms = putms, mid = mid, cid = cid, exp = exp, rep = rep, rq = rq }
 end
 
 local function make_meta(m)
   return table.concat({ m.score, m.pers, fmt_int(m.bo), m.big, fmt_int(m.len), m.putms,
-                        m.mid, m.cid }, "|")
+                        m.mid, m.cid, m.exp, m.rep, m.rq }, "|")
+end
+
+local function expired(m, now)
+  return m.exp ~= "0" and tonumber(m.exp) <= now
 end
 
 -- Make a message visible: delivery index and match indexes.
@@ -72,6 +80,7 @@ end
 local function delete_data(qp, id, m)
   redis.call("HDEL", qp .. "md", id)
   redis.call("HDEL", qp .. "meta", id)
+  if m.exp ~= "0" then redis.call("ZREM", qp .. "exp", id) end
   if m.big == "1" then
     redis.call("UNLINK", qp .. "big:" .. id)
     redis.call("SREM", qp .. "bigs", id)
@@ -81,6 +90,30 @@ local function delete_data(qp, id, m)
 end
 
 -- Wake waiting getters on every QM, but only when somebody waits: a put costs one EXISTS.
+-- Discard an expired, available message (never part of a unit of work): out of the indexes,
+-- data gone, depth down, counted in this QM's statistics; when it asked for an expiration
+-- report, the report's material is queued in the structure for the reply-to queue manager
+-- ("<len of md>:<md><data>" on list <sp>expreports:<QM>), so no report is lost with a crash.
+local function discard_expired(sp, qp, ctl, id, m, qmgr)
+  local report = nil
+  if m.rep ~= "0" then
+    local md = redis.call("HGET", qp .. "md", id)
+    local data = ""
+    if m.rep ~= "1" then
+      if m.big == "1" then data = redis.call("GET", qp .. "big:" .. id)
+      else data = redis.call("HGET", qp .. "body", id) end
+      if m.rep == "2" then data = string.sub(data, 1, 100) end
+    end
+    report = #md .. ":" .. md .. data
+  end
+  index_remove(qp, id, m)
+  delete_data(qp, id, m)
+  local depth = redis.call("HINCRBY", ctl, "depth", -1)
+  redis.call("HINCRBY", qp .. "stats", qmgr .. ":expired", 1)
+  if report then redis.call("RPUSH", sp .. "expreports:" .. m.rq, report) end
+  return depth
+end
+
 local function notify(qp, channel)
   if redis.call("EXISTS", qp .. "waiters") == 1 then
     redis.call("PUBLISH", channel, "1")

@@ -21,17 +21,20 @@
     ARGV[11] buffer length in bytes, -1 = unlimited
     ARGV[12] accept truncated message: "1" / "0"
     ARGV[13] now, ms since the epoch
+    ARGV[15] structure prefix "{tag}:" (expiration reports are queued there)
     ARGV[14] waiter registration ms: when > 0 and no message matches, keep the queue's waiters
              key alive at least that long so puts and commits publish the availability channel
 
   Output:
     {code}   2085 not defined (no gen given), 2052 deleted (gen given), 2041 generation
-             changed, 2016 get inhibited, 2033 no message, 2034 no message under cursor
+             changed, 2016 get inhibited
+    {code, reports}  2033 no message, 2034 no message under cursor, -1 call again (a batch of
+             expired messages was discarded); reports = expiration reports queued by this call
     {code, md, data, data_length, backout_count, persistent, cursor, depth_after, depth_before,
-     available_after, id, syncpoint}
+     available_after, id, syncpoint, expiry_ms, reports}
              code 0, 2079 (truncated, accepted) or 2080 (truncated, not accepted: nothing changed,
              data is empty); cursor = the message's score16; syncpoint 1 when the get is in the
-             unit of work (data kept until commit).
+             unit of work (data kept until commit); expiry_ms the message's expiry time, 0 none.
 ]]
 --@include _helpers.lua
 
@@ -86,36 +89,65 @@ local function find(mid, cid, after)
   end
 end
 
-local id
+-- Expired messages are never returned: one that the call would have returned is discarded
+-- there and then (outside any unit of work) and the search goes on (IBM's discard rule: for
+-- a FIFO get every expired message ahead of the first unexpired one; on a priority queue those
+-- of higher priority and the earlier ones of equal priority). At most DISCARD_BATCH per call.
+local DISCARD_BATCH = 500
+local now = tonumber(ARGV[13])
+local sp = ARGV[15]
+local qm = ARGV[3]
+local reports = 0
+
+local function discard(id, m)
+  depth = discard_expired(sp, qp, ctl, id, m, qm)
+  if m.rep ~= "0" then reports = reports + 1 end
+end
+
+local id, m
 if mode == "MSG_UNDER_CURSOR" or mode == "BROWSE_UNDER_CURSOR" then
   -- The id is the score's low 49 bits; the message must still be available at that score.
-  if ARGV[10] == "" then return { 2034 } end
+  if ARGV[10] == "" then return { 2034, 0 } end
   local sc = tonumber(ARGV[10])
   id = fmt_int(sc % PRIO_UNIT)
   local zs = redis.call("ZSCORE", idx, id)
-  if not zs or tonumber(zs) ~= sc then return { 2034 } end
+  if not zs or tonumber(zs) ~= sc then return { 2034, 0 } end
+  m = parse_meta(redis.call("HGET", qp .. "meta", id))
+  if expired(m, now) then
+    discard(id, m)
+    return { 2034, reports }
+  end
 else
   local after = nil
   if mode == "BROWSE_NEXT" and ARGV[10] ~= "" then after = ARGV[10] end
-  id = find(ARGV[8], ARGV[9], after)
+  local discarded = 0
+  while true do
+    id = find(ARGV[8], ARGV[9], after)
+    if not id then break end
+    m = parse_meta(redis.call("HGET", qp .. "meta", id))
+    if not expired(m, now) then break end
+    discard(id, m)
+    discarded = discarded + 1
+    if discarded >= DISCARD_BATCH then return { -1, reports } end  -- the caller calls again
+  end
   if not id then
     local w = tonumber(ARGV[14])
     if w > 0 then
       local wk = qp .. "waiters"
       if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
     end
-    return { 2033 }
+    return { 2033, reports }
   end
 end
 
-local m = parse_meta(redis.call("HGET", qp .. "meta", id))
 local md = redis.call("HGET", qp .. "md", id)
 local avail = redis.call("ZCARD", idx)
 local buflen = tonumber(ARGV[11])
 local truncated = buflen >= 0 and m.len > buflen
 if truncated and ARGV[12] ~= "1" then
   -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move.
-  return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0 }
+  return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+           reports }
 end
 
 local data
@@ -135,15 +167,14 @@ local code = 0
 if truncated then code = 2079 end
 
 if mode ~= "GET" and mode ~= "MSG_UNDER_CURSOR" then
-  return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0 }
+  return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+           reports }
 end
 
 -- Destructive: out of the indexes now (nobody else can get it), depth down (IBM CURDEPTH).
 index_remove(qp, id, m)
 local depth_after = redis.call("HINCRBY", ctl, "depth", -1)
-local sp = ARGV[7]
-local sync = sp == "YES" or (sp == "IF_PERSISTENT" and m.pers == "1")
-local qm = ARGV[3]
+local sync = ARGV[7] == "YES" or (ARGV[7] == "IF_PERSISTENT" and m.pers == "1")
 if sync then
   redis.call("HINCRBY", ctl, "uncom", 1)
   redis.call("RPUSH", KEYS[2], "G:" .. id .. ":" .. ARGV[2])
@@ -156,4 +187,4 @@ redis.call("HINCRBY", st, qm .. ":deq", 1)
 redis.call("HSET", st, qm .. ":lastget", ARGV[13])
 
 return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth_after, depth, avail - 1, id,
-         sync and 1 or 0 }
+         sync and 1 or 0, m.exp, reports }

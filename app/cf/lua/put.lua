@@ -6,6 +6,7 @@
     KEYS[1]  {tag}:q:<NAME>:ctl          queue control hash
     KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
     KEYS[3]  {tag}:uows                   unit-of-work registry (written only under syncpoint)
+    KEYS[4]  {tag}:expq                   queues with expiring messages, score = earliest expiry
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -22,6 +23,9 @@
     ARGV[13] now, ms since the epoch
     ARGV[14] availability channel of the queue (published only when getters wait)
     ARGV[15] offload override: "1" / "0", "" = use the queue's ctl "offload" attribute
+    ARGV[16] expiry time, ms since the epoch; "0" = unlimited
+    ARGV[17] expiration report asked for: "0" none, "1", "2" with 100 bytes, "3" with all data
+    ARGV[18] queue manager an expiration report goes to (the ReplyToQMgr)
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
@@ -59,7 +63,13 @@ if a[5] == "FIFO" then p = tonumber(a[6]) or 0 end
 local seq = redis.call("HINCRBY", ctl, "seq", 1)
 local id = fmt_int(seq)
 local m = { score = score16((9 - p) * PRIO_UNIT + seq), pers = ARGV[8], bo = 0, big = "0",
-            len = len, putms = ARGV[13], mid = ARGV[9], cid = ARGV[10] }
+            len = len, putms = ARGV[13], mid = ARGV[9], cid = ARGV[10], exp = ARGV[16],
+            rep = ARGV[17], rq = ARGV[18] }
+if m.exp ~= "0" then
+  -- Only expiring messages pay for the scan index (the periodic EXPRYINT scan reads it).
+  redis.call("ZADD", qp .. "exp", m.exp, id)
+  redis.call("ZADD", KEYS[4], "LT", m.exp, ARGV[2])
+end
 
 redis.call("HSET", qp .. "md", id, ARGV[11])
 if len > BIG_LIMIT then

@@ -1,0 +1,47 @@
+--[[
+  EXPRYINT scan (and REFRESH QMGR TYPE(EXPIRY)) of one queue: discard the expired messages that
+  are available, outside any unit of work, queuing their expiration reports.
+
+  Input:
+    KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:expq      queues with expiring messages, score = earliest expiry (ms)
+
+    ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  queue name
+    ARGV[3]  queue manager doing the scan (statistics)
+    ARGV[4]  now, ms since the epoch
+    ARGV[5]  structure prefix "{tag}:"
+
+  Output:
+    {discarded, reports, more}
+             more = 1 when a whole batch was discarded (call again); messages locked by an
+             uncommitted get or put are left for a later scan.
+]]
+--@include _helpers.lua
+
+local BATCH = 500
+local ctl = KEYS[1]
+local qp = ARGV[1]
+if redis.call("EXISTS", ctl) == 0 then
+  redis.call("ZREM", KEYS[2], ARGV[2])  -- the queue was deleted
+  return { 0, 0, 0 }
+end
+local ids = redis.call("ZRANGEBYSCORE", qp .. "exp", "-inf", ARGV[4], "LIMIT", 0, BATCH)
+local n, reports = 0, 0
+for i = 1, #ids do
+  local id = ids[i]
+  if redis.call("ZSCORE", qp .. "idx", id) then  -- committed and not held by a get
+    local m = parse_meta(redis.call("HGET", qp .. "meta", id))
+    discard_expired(ARGV[5], qp, ctl, id, m, ARGV[3])
+    n = n + 1
+    if m.rep ~= "0" then reports = reports + 1 end
+  end
+end
+-- Keep the structure's note of this queue right: its earliest remaining expiry, or nothing.
+local first = redis.call("ZRANGE", qp .. "exp", 0, 0, "WITHSCORES")
+if first[1] then
+  redis.call("ZADD", KEYS[2], first[2], ARGV[2])
+else
+  redis.call("ZREM", KEYS[2], ARGV[2])
+end
+return { n, reports, n >= BATCH and 1 or 0 }
