@@ -85,3 +85,19 @@ def make_cluster(tmp_path_factory):
         server.cleanup()
         if pg_name:
             drop_pg_database(pg_name)
+
+
+# ---- Spark (analytics job tests) -----------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole run (a session takes 6-9 s to start here)."""
+    import os
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from spark_jobs.activity_daily import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()

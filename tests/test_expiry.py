@@ -232,17 +232,17 @@ async def test_an_undeliverable_report_goes_to_the_dead_letter_queue(qm):
 
 
 async def test_refresh_qmgr_type_expiry_discards_without_a_get(qm):
-    await mqsc(qm, "DEFINE QLOCAL(S1.Q)\nDEFINE QLOCAL(S2.Q)\n"
-                   "DEFINE QLOCAL(SH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\nDEFINE QLOCAL(OTHER.Q)")
+    await mqsc(qm, "DEFINE QLOCAL(RF1.Q)\nDEFINE QLOCAL(RF2.Q)\n"
+                   "DEFINE QLOCAL(RFSH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\nDEFINE QLOCAL(OTHER.Q)")
     app = await App.connect(qm)
-    for name in ("S1.Q", "S2.Q", "SH.Q", "OTHER.Q"):
+    for name in ("RF1.Q", "RF2.Q", "RFSH.Q", "OTHER.Q"):
         out = await app.open(name, ["OUTPUT"])
         await app.put(out, "soon", expiry=10)
         await app.put(out, "later", expiry=1000)
     qm.clock.advance(2_000)
-    (res,) = await mqsc(qm, "REFRESH QMGR TYPE(EXPIRY) NAME(S*)")
+    (res,) = await mqsc(qm, "REFRESH QMGR TYPE(EXPIRY) NAME(RF*)")
     assert "3 queue(s) scanned, 3 expired message(s) discarded" in res["messages"][0]
-    assert [await depth(qm, q) for q in ("S1.Q", "S2.Q", "SH.Q", "OTHER.Q")] == [1, 1, 1, 2]
+    assert [await depth(qm, q) for q in ("RF1.Q", "RF2.Q", "RFSH.Q", "OTHER.Q")] == [1, 1, 1, 2]
 
 
 async def test_exprint_scan_only_visits_queues_worth_it(qm):

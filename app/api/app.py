@@ -8,11 +8,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import routes_admin, routes_mqi, routes_qmgr
+from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr
 from app.api.errors import register_error_handlers
 from app.cf.redisconn import make_redis
 from app.core.clock import Clock
 from app.qmgr.qmgr import QueueManager
+from app.reports import routes as routes_reports
 from app.repository.db import make_engine
 from app.repository.store import Repository
 from app.settings import Settings
@@ -44,7 +45,10 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     register_error_handlers(app)
+    app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
     app.include_router(routes_mqi.router)
     app.include_router(routes_admin.router)
+    app.include_router(routes_reports.router)
+    app.include_router(routes_ibm.router)
     return app

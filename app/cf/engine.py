@@ -327,7 +327,7 @@ def _pairs(values: Mapping[str, str | int], what: str) -> list[str]:
     """Attribute mapping as flat name/value strings for HSET; counters are not attributes."""
     out: list[str] = []
     for name, value in values.items():
-        if name in COUNTER_FIELDS:
+        if name.lstrip("?") in COUNTER_FIELDS:
             raise ValueError(f"{what}: '{name}' is a counter owned by the coupling facility")
         if isinstance(value, bool):
             raise ValueError(f"{what}: '{name}' must be a string or an integer, not a bool")
@@ -528,6 +528,10 @@ class CouplingFacility:
         self.recheck_s = recheck_s
         # Called with a structure's tag when a call queued expiration reports there.
         self.on_reports: Callable[[str], None] | None = None
+        # Called when a put/get/scan fired a performance event (the queue, its reason code).
+        self.on_event: Callable[[QueueLocation, int], None] | None = None
+        # Whether this QM has PERFMEV(ENABLED): its private queues switch event flags only then.
+        self.perfmev_enabled: Callable[[], bool] = lambda: False
 
     async def start(self) -> bool:
         """Start the availability listener; True when it is subscribed."""
@@ -539,6 +543,20 @@ class CouplingFacility:
     def wake_all_waiters(self) -> None:
         """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""
         self.listener.wake_all()
+
+    def _perf(self, loc: QueueLocation) -> str:
+        """Performance-event mode of a script call: a shared queue switches its event attributes
+        whatever this QM's PERFMEV (document 001); a private one only while PERFMEV is ENABLED."""
+        if ".CF." in loc.tag:
+            return "S"
+        return "E" if self.perfmev_enabled() else "D"
+
+    def _fired(self, loc: QueueLocation, *reasons: Any) -> None:
+        if self.on_event is None:
+            return
+        for reason in reasons:
+            if int(reason):
+                self.on_event(loc, int(reason))
 
     def channel(self, loc: QueueLocation) -> str:
         """The queue's availability channel."""
@@ -558,19 +576,21 @@ class CouplingFacility:
              "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
              _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
              str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-             r.report_qmgr or r.qmgr],
+             r.report_qmgr or r.qmgr, self._perf(loc)],
         )
 
-    @staticmethod
-    def _put_result(reply: Sequence[Any], loc: QueueLocation) -> PutResult:
+    def _put_result(self, reply: Sequence[Any], loc: QueueLocation) -> PutResult:
+        if int(reply[0]) == MQRC.Q_FULL and len(reply) > 1:
+            self._fired(loc, reply[1])  # a Queue Full event fires with the refusal
         _check(reply, loc)
-        _, depth, seq, before, available, ipprocs, opprocs, visible = reply
+        _, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event = reply
+        self._fired(loc, depth_event, service_event)
         return PutResult(
             msg_seq=int(seq), depth=int(depth),
             info={"depth_before": int(before), "depth_after": int(depth),
                   "available": int(available), "visible": bool(visible),
                   "first": int(before) == 0, "ipprocs": int(ipprocs), "opprocs": int(opprocs),
-                  "msg_seq": int(seq)})
+                  "msg_seq": int(seq), "events": [int(e) for e in (depth_event, service_event) if int(e)]})
 
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
@@ -640,7 +660,7 @@ class CouplingFacility:
         a: list[Any] = [qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
                         mode.value, sp.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
                         _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                        str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag)]
+                        str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc)]
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
             return await self._get_once(loc, k, a)
 
@@ -689,10 +709,12 @@ class CouplingFacility:
             code = int(reply[0])
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, int(reply[1]))
+                self._fired(loc, reply[2])
                 if code == -1:
                     continue  # a batch of expired messages was discarded: look again
             elif code in (0, MQRC.TRUNCATED_MSG_ACCEPTED, MQRC.TRUNCATED_MSG_FAILED):
                 self._reports_queued(loc.tag, int(reply[13]))
+                self._fired(loc, reply[14], reply[15])
             _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
             break
         code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync, exp = reply[:13]
@@ -724,11 +746,13 @@ class CouplingFacility:
         total = 0
         while True:
             with _cf_access(loc.tag):
-                n, reports, more = await self.scripts.scan(
+                n, reports, more, depth_event = await self.scripts.scan(
                     [qk.ctl, keys.expiry_queues(loc.tag)],
-                    [qk.queue_prefix, loc.name, qmgr, str(self.clock.now_ms()), keys.structure_prefix(loc.tag)])
+                    [qk.queue_prefix, loc.name, qmgr, str(self.clock.now_ms()), keys.structure_prefix(loc.tag),
+                     self._perf(loc)])
             total += int(n)
             self._reports_queued(loc.tag, int(reports))
+            self._fired(loc, depth_event)
             if not int(more):
                 return total
 

@@ -14,7 +14,7 @@ issue or error code from IBM MQ", 503 queue manager not running.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -204,9 +204,10 @@ def from_mq_error(exc: MQError, *, action: str, target: str, qmgr: str | None = 
 
 
 def from_exception(exc: BaseException, *, qmgr: str | None = None) -> IbmRestError:
-    """Any other failure inside an IBM REST call (the coupling facility, the repository, a bug)."""
+    """Any failure inside an IBM REST call as IBM's error (the coupling facility, the
+    repository, a bug included). ``qmgr``: the administrative API reports the queue manager."""
     if isinstance(exc, IbmRestError):
-        return exc
+        return exc if exc.qmgr_name or not qmgr else replace(exc, qmgr_name=qmgr)
     if isinstance(exc, MQError):
         return from_mq_error(exc, action="use", target="the queue", qmgr=qmgr)
     if isinstance(exc, RedisError):

@@ -280,8 +280,21 @@ def response_headers(version: str, md: Mapping[str, Any]) -> dict[str, str]:
     if is_v3(version):
         out[MD_PRIORITY] = str(md.get("priority", 0))
         for name, value in (md.get("properties") or {}).items():
-            out[USR_PREFIX + name] = value if isinstance(value, str) else json.dumps(value)
+            out[USR_PREFIX + name] = _usr_value(value)
     return out
+
+
+def _usr_value(value: Any) -> str:
+    """A property as a header value that ``user_properties`` reads back with its type: a plain
+    string stays bare unless it would read as JSON (``"12"``, ``"true"``) or is not ASCII."""
+    if not isinstance(value, str):
+        return json.dumps(value)
+    try:
+        json.loads(value)
+    except ValueError:
+        if value.isascii() and value == value.strip():
+            return value
+    return json.dumps(value)
 
 
 def format_expiry(tenths: int) -> str:

@@ -19,7 +19,7 @@ from app.core.errors import MQError
 from app.core.names import check_generic_name, check_object_name, matches
 from app.core.reasons import MQRC
 from app.mqsc.parser import Command, ParseFailure, parse_script
-from app.qmgr.definitions import queue_location
+from app.qmgr.definitions import EVENT_SWITCHES, queue_location
 from app.qmgr.mqi import display_object, live_counts
 from app.repository.store import GROUP_LOCATION, OBJECT_CLASS, ObjectDef, location_of
 
@@ -80,7 +80,7 @@ class Executor:
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
                   ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
                   ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,
-                  ("REFRESH", "QMGR"): self.refresh_qmgr}
+                  ("REFRESH", "QMGR"): self.refresh_qmgr, ("RESET", "QSTATS"): self.reset_qstats}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
@@ -121,10 +121,11 @@ class Executor:
     async def _find(self, objtype: str, name: str, location: str) -> ObjectDef | None:
         return await self.qm.db(self.qm.repo.find, OBJECT_CLASS[objtype], name, location)
 
-    async def _queue_state_changed(self, objs: list[ObjectDef], *, bump_gen: bool = False) -> None:
+    async def _queue_state_changed(self, objs: list[ObjectDef], *, bump_gen: bool = False,
+                                   set_switches: bool = False) -> None:
         for obj in objs:
             if obj.objtype == "QLOCAL" and obj.location != GROUP_LOCATION:
-                await self.qm.sync_queue_state(obj, bump_gen=bump_gen)
+                await self.qm.sync_queue_state(obj, bump_gen=bump_gen, set_switches=set_switches)
 
     def _check_shared_queue(self, objtype: str, qsgdisp: str, attrs: dict) -> None:
         if objtype == "QLOCAL" and qsgdisp == "SHARED":
@@ -161,7 +162,8 @@ class Executor:
         changed = [saved]
         if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
             changed += await self._make_copies(saved)
-        await self._queue_state_changed(changed)
+        # DEFINE ... REPLACE sets the event switches as given; a new queue gets them anyway
+        await self._queue_state_changed(changed, set_switches=existing is not None)
         await self.qm.announce([(saved.objclass, name)])
 
     async def _like_attrs(self, cmd: Command, objtype: str, qsgdisp: str, name: str) -> dict[str, Any]:
@@ -221,7 +223,8 @@ class Executor:
         changed = [saved]
         if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
             changed += await self._make_copies(saved)
-        await self._queue_state_changed(changed, bump_gen=forced)
+        switches = any(k.name in EVENT_SWITCHES for k in cmd.keywords)  # only when named
+        await self._queue_state_changed(changed, bump_gen=forced, set_switches=switches)
         await self.qm.announce([(saved.objclass, name)], invalidate=forced)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
@@ -326,6 +329,23 @@ class Executor:
         attributes.apply_keywords("QMGR", {**attributes.defaults("QMGR"), **self.qm.attrs}, keywords)  # validate first
         self.qm.attrs = await self.qm.db(self.qm.repo.alter_qmgr, self.qm.name, lambda cur: attributes.apply_keywords(
             "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+
+    async def reset_qstats(self, cmd: Command) -> list[dict[str, Any]]:
+        """RESET QSTATS: this QM's statistics of each matching local queue since the last reset
+        (or event message), which start again now."""
+        pattern = self._name(cmd, generic=True)
+        out = []
+        for d in self.qm.cache.all("QUEUE"):
+            if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
+                continue
+            stats = await self.qm.cf.reset_stats(queue_location(self.qm.qsg, d), self.qm.name)
+            since = stats.reset_ms or self.qm.started_ms
+            out.append({"QSTATS": d.name, "QSGDISP": d.qsgdisp, "MSGIN": stats.enq, "MSGOUT": stats.deq,
+                        "HIQDEPTH": stats.hiq,
+                        "TIMESINCERESET": max(0, (self.qm.clock.now_ms() - since) // 1000)})
+        if not out and "*" not in pattern:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
+        return out
 
     async def refresh_qmgr(self, cmd: Command) -> None:
         """REFRESH QMGR TYPE(EXPIRY) NAME(generic name): discard expired messages now."""

@@ -14,7 +14,11 @@ from app.core.reasons import MQRC
 from app.repository.store import GROUP_LOCATION, ObjectDef
 
 # Attributes the coupling facility needs on every put/get; written into the queue's ``ctl`` hash.
-RUNTIME_ATTRS = ("PUT", "GET", "MAXDEPTH", "MAXMSGL", "MSGDLVSQ", "DEFPRTY", "USAGE")
+RUNTIME_ATTRS = ("PUT", "GET", "MAXDEPTH", "MAXMSGL", "MSGDLVSQ", "DEFPRTY", "USAGE", "QDEPTHHI", "QDEPTHLO",
+                 "QSVCINT")
+# Performance event switches: the queue manager flips them itself when an event fires (in the
+# CF, atomically with the put or get), so the CF's copy is the live one.
+EVENT_SWITCHES = ("QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV")
 MAX_SHARED_MSG_WITHOUT_OFFLOAD = 63 * 1024
 
 
@@ -27,14 +31,19 @@ def queue_location(qsg: str, obj: ObjectDef) -> QueueLocation:
     return QueueLocation(private_tag(qsg, obj.owner_qmgr), obj.name)
 
 
-def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None) -> dict[str, str | int]:
+def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *, set_switches: bool = False) -> dict[str, str | int]:
     """The ``ctl`` fields of a local queue.
+
+    The event switches are written only where the queue has none yet, unless ``set_switches``
+    (DEFINE REPLACE, or an ALTER naming them): re-applying a definition must not undo a switch.
 
     ``offload`` says whether messages over 63 KB may be stored: always for private queues; for
     shared queues only when the structure is CFLEVEL(4) or higher, as on z/OS (the body then
     goes to separate Redis keys, the counterpart of Db2 / SMDS offload).
     """
     out: dict[str, str | int] = {k.lower(): obj.attrs[k] for k in RUNTIME_ATTRS}
+    for k in EVENT_SWITCHES:
+        out[("" if set_switches else "?") + k.lower()] = obj.attrs[k]
     if obj.qsgdisp == "SHARED":
         level = int(cfstruct.attrs.get("CFLEVEL", 3)) if cfstruct else 0
         out["offload"] = "1" if level >= 4 else "0"

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.activity import Verb, note, recorded
 from app.cf.engine import GetResult, QueueStatus
 from app.core import attributes
 from app.core.errors import MQError
@@ -32,7 +33,7 @@ from app.core.options import (
     resolve_open_options,
 )
 from app.core.reasons import MQRC, CompCode
-from app.qmgr.definitions import ResolvedQueue
+from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue
 
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
@@ -84,9 +85,14 @@ def decode_data(data: Any, encoding: Any) -> bytes:
     raise MQError(MQRC.BUFFER_ERROR, "data_encoding must be 'utf-8' or 'base64'")
 
 
+# Formats whose bodies are text: MQSTR, and the queue manager's own messages, whose bodies this
+# emulator writes as JSON (events MQEVENT, trigger messages MQTRIG, dead letters MQDEAD).
+TEXT_FORMATS = frozenset({"MQSTR", "MQEVENT", "MQTRIG", "MQDEAD"})
+
+
 def encode_data(body: bytes, fmt: str) -> tuple[str, str]:
-    """Body of a get response: text when the format is MQSTR and it is valid UTF-8, else base64."""
-    if fmt.strip() == "MQSTR":
+    """Body of a get response: text for a text format when valid UTF-8, else base64."""
+    if fmt.strip() in TEXT_FORMATS:
         try:
             return body.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
@@ -114,6 +120,7 @@ class Mqi:
 
     # ---- connections ----------------------------------------------------------------------
 
+    @recorded(Verb.CONN)
     async def connect(self, appl_name: str | None) -> Connection:
         """MQCONN."""
         if appl_name is not None and (not isinstance(appl_name, str) or len(appl_name) > 28):
@@ -131,6 +138,7 @@ class Mqi:
         conn.last_used = time.monotonic()
         return conn
 
+    @recorded(Verb.DISC)
     async def disconnect(self, hconn: str, *, commit: bool = True) -> None:
         """MQDISC: close every handle and commit (or, for a broken connection, back out).
 
@@ -154,10 +162,12 @@ class Mqi:
             for handle in list(conn.handles.values()):
                 await self._close_handle(conn, handle)
 
+    @recorded(Verb.CMIT)
     async def commit(self, hconn: str) -> None:
         """MQCMIT."""
         await self._commit(self.connection(hconn))
 
+    @recorded(Verb.BACK)
     async def backout(self, hconn: str) -> None:
         """MQBACK."""
         await self._backout(self.connection(hconn))
@@ -253,6 +263,7 @@ class Mqi:
         check_object_name(object_name)
         return self.qm.cache.resolve_queue(object_name)
 
+    @recorded(Verb.OPEN)
     async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
         """MQOPEN of a queue (local or alias)."""
         conn = self.connection(hconn)
@@ -283,6 +294,7 @@ class Mqi:
             raise MQError(MQRC.OBJECT_CHANGED, f"{handle.resolved.opened.name} was changed since it was opened")
         return handle
 
+    @recorded(Verb.CLOSE)
     async def close(self, hconn: str, hobj: str) -> None:
         """MQCLOSE."""
         conn = self.connection(hconn)
@@ -307,6 +319,7 @@ class Mqi:
 
     # ---- messages -----------------------------------------------------------------------
 
+    @recorded(Verb.PUT)
     async def put(self, hconn: str, hobj: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT on an open handle."""
         conn = self.connection(hconn)
@@ -322,6 +335,7 @@ class Mqi:
                 "data_encoding": "base64"}
         return await self._put(self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
 
+    @recorded(Verb.PUT1)
     async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
@@ -361,13 +375,14 @@ class Mqi:
                   put_qmgr=self.qm.name)
         loc = resolved.location
         with self._in_call(conn):
-            await self.qm.cf.put(
+            done = await self.qm.cf.put(
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
                 # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
                 priority=min(md["priority"], 9), persistent=md["persistence"] == "PERSISTENT",
                 msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data,
                 expiry_at_ms=expiry_at(md["expiry"], now), report=report_kind(md["report"]),
                 report_qmgr=md["reply_to_qmgr"])
+            note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
             if pmo.syncpoint:
                 conn.uow_tags.add(loc.tag)
         result: dict[str, Any] = {"md": md}
@@ -375,6 +390,7 @@ class Mqi:
             result.update(completion_code=CompCode.WARNING, reason=warnings[0][0], message=warnings[0][1])
         return result
 
+    @recorded(Verb.GET)  # a browse is recorded as BROWSE
     async def get(self, hconn: str, hobj: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQGET (destructive or browse) on an open handle."""
         conn = self.connection(hconn)
@@ -422,6 +438,7 @@ class Mqi:
                 conn.uow_tags.add(handle.resolved.location.tag)
         md = orjson.loads(result.md_json)
         md["backout_count"] = result.backout_count
+        note(conn.hconn, depth=result.depth)  # activity record
         md["expiry"] = remaining_tenths(result.expiry_at_ms, self.qm.clock.now_ms())
         data, encoding = encode_data(result.body, str(md.get("format", "")))
         response: dict[str, Any] = {"md": md, "data": data, "data_encoding": encoding,
@@ -441,6 +458,7 @@ class Mqi:
 
     # ---- attributes ---------------------------------------------------------------------
 
+    @recorded(Verb.INQ)
     async def inquire(self, hconn: str, hobj: str) -> dict[str, Any]:
         """MQINQ: every attribute of the opened queue by MQSC name, with its live counts."""
         conn = self.connection(hconn)
@@ -454,6 +472,7 @@ class Mqi:
             out.update(live_counts(status, self.qm.name))
         return out
 
+    @recorded(Verb.SET)
     async def set(self, hconn: str, hobj: str, changes: Any) -> dict[str, Any]:
         """MQSET of the attributes IBM lets an application change (needs MQOO_SET)."""
         conn = self.connection(hconn)
@@ -511,7 +530,13 @@ def display_object(obj) -> dict[str, Any]:
     return out
 
 
-def live_counts(status: QueueStatus, qmgr: str) -> dict[str, int]:
-    """CURDEPTH and this QM's IPPROCS/OPPROCS from the coupling facility's queue status."""
+def live_counts(status: QueueStatus, qmgr: str) -> dict[str, Any]:
+    """What the coupling facility knows live: CURDEPTH, this QM's IPPROCS/OPPROCS, and the
+    event switches as the queue manager last flipped them."""
     mine = status.opens.get(qmgr, {})
-    return {"CURDEPTH": status.depth, "IPPROCS": int(mine.get("ipprocs", 0)), "OPPROCS": int(mine.get("opprocs", 0))}
+    live: dict[str, Any] = {"CURDEPTH": status.depth, "IPPROCS": int(mine.get("ipprocs", 0)),
+                            "OPPROCS": int(mine.get("opprocs", 0))}
+    for name in EVENT_SWITCHES:
+        if name.lower() in status.attributes:
+            live[name] = status.attributes[name.lower()]
+    return live

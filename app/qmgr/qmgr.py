@@ -24,6 +24,7 @@ from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
+from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
@@ -52,6 +53,8 @@ class QueueManager:
         self.activity = ActivityLog.from_settings(settings, self.clock)
         self.mqi = Mqi(self)
         self.expiry = ExpiryService(self)
+        self.events = EventService(self)
+        self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
             url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
@@ -83,6 +86,7 @@ class QueueManager:
             log.info("%s: restart recovery of private queues: %d unit(s) of work backed out, %d committed",
                      self.name, backed_out, committed)
         await self._refresh_group_copies()
+        await self.events.ensure_event_queue()
         await self._reconcile_queue_state()
         self.mqi.start()
         self.expiry.start()
@@ -152,16 +156,30 @@ class QueueManager:
         for obj in self.cache.all("QUEUE"):
             if obj.objtype == "QLOCAL" and obj.location != "@GROUP":
                 await self.sync_queue_state(obj)
+                if obj.qsgdisp != "SHARED" and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
+                    # document 000: at start-up the timer is set to start-up time if messages wait
+                    await self.start_service_timer(queue_location(self.qsg, obj))
 
     # ---- definition changes ---------------------------------------------------------------
 
-    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False) -> None:
-        """Write a local queue's runtime attributes into its CF state (created if missing)."""
+    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False, set_switches: bool = False) -> None:
+        """Write a local queue's runtime attributes into its CF state (created if missing).
+
+        ``set_switches``: the event switches as defined replace the live ones; a service
+        interval switched on starts its timer when messages are waiting.
+        """
         cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
         loc = queue_location(self.qsg, obj)
-        await self.cf.define_queue(loc, runtime_attrs(obj, cfstruct))
+        await self.cf.define_queue(loc, runtime_attrs(obj, cfstruct, set_switches=set_switches))
+        if set_switches and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
+            await self.start_service_timer(loc)
         if bump_gen:
             await self.cf.alter_queue(loc, {}, bump_gen=True)
+
+    async def start_service_timer(self, loc) -> None:
+        """The service timer runs from now while the queue holds messages, else it is OFF."""
+        depth = await self.cf.queue_depth(loc)
+        await self.cf.alter_queue(loc, {"svctimer": str(self.clock.now_ms()) if depth else ""})
 
     async def announce(self, changed: list[tuple[str, str]], *, invalidate: bool = False) -> int:
         """Broadcast that definitions of these (class, name) pairs changed; wait for the acks.
@@ -178,8 +196,8 @@ class QueueManager:
                 self.cache.replace_name(objclass, name, await self.db(self.repo.visible_to, self.name, objclass, name))
                 if message.get("invalidate"):
                     self.invalidate_handles(objclass, name)
-        elif message.get("kind") == "qmgr" and message.get("qmgr") == self.name:
-            self.attrs = await self.db(self.repo.qmgr_attrs, self.name)
+        elif message.get("kind") == "perfm" and message.get("origin") != self.name:
+            await self.events.answer(message)
 
     def invalidate_handles(self, objclass: str, name: str) -> None:
         """Fail this QM's open handles on ``name`` with MQRC_OBJECT_CHANGED on their next use."""

@@ -114,6 +114,47 @@ local function discard_expired(sp, qp, ctl, id, m, qmgr)
   return depth
 end
 
+-- Performance events (documents 000, 001). perf: "S" shared queue (depth events switch whatever
+-- the QM's PERFMEV; no service interval events), "E" private queue of a QM with PERFMEV enabled,
+-- "D" private queue of a QM with PERFMEV disabled (nothing switches).
+
+-- Queue Depth Low after messages left the queue (a get, or expired messages discarded).
+local function depth_low(ctl, perf, depth_after)
+  if perf == "D" then return 0 end
+  local f = redis.call("HMGET", ctl, "qdploev", "qdepthlo", "maxdepth")
+  if f[1] == "ENABLED" and depth_after * 100 <= (tonumber(f[2]) or 20) * (tonumber(f[3]) or 999999999) then
+    redis.call("HSET", ctl, "qdploev", "DISABLED", "qdphiev", "ENABLED", "qdpmaxev", "ENABLED")
+    return 2225
+  end
+  return 0
+end
+
+-- Service interval after a destructive get: High when the service time exceeds QSVCINT, OK when
+-- within it (each switching to the other); the timer restarts, or goes OFF on an empty queue.
+local function service_interval_get(ctl, perf, now, depth_after)
+  if perf ~= "E" then return 0 end
+  local f = redis.call("HMGET", ctl, "qsvciev", "qsvcint", "svctimer")
+  if not f[1] or f[1] == "NONE" then return 0 end
+  local ev = 0
+  if f[3] and f[3] ~= "" then
+    local elapsed = now - tonumber(f[3])
+    local limit = tonumber(f[2]) or 999999999
+    if f[1] == "HIGH" and elapsed > limit then
+      redis.call("HSET", ctl, "qsvciev", "OK")
+      ev = 2226
+    elseif f[1] == "OK" and elapsed <= limit then
+      redis.call("HSET", ctl, "qsvciev", "HIGH")
+      ev = 2227
+    end
+  end
+  if depth_after > 0 then
+    redis.call("HSET", ctl, "svctimer", fmt_int(now))
+  else
+    redis.call("HSET", ctl, "svctimer", "")
+  end
+  return ev
+end
+
 local function notify(qp, channel)
   if redis.call("EXISTS", qp .. "waiters") == 1 then
     redis.call("PUBLISH", channel, "1")

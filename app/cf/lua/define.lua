@@ -11,7 +11,9 @@
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
     ARGV[3]  availability channel of the queue (waiters retry: GET may have been enabled)
-    ARGV[4..] attribute name, value, name, value, ...
+    ARGV[4..] attribute name, value, name, value, ...; a name starting with "?" is set only
+              when the queue has no value for it yet (event switches that the queue manager
+              changes itself: re-applying a definition must not undo a switch)
 
   Output:
     {gen, created}   created 1 when the queue had no state before
@@ -28,8 +30,13 @@ if not gen then
   redis.call("HDEL", KEYS[3], ARGV[2])
   created = 1
 end
-if #ARGV > 3 then
-  redis.call("HSET", ctl, unpack(ARGV, 4))
+for i = 4, #ARGV, 2 do
+  local name = ARGV[i]
+  if string.sub(name, 1, 1) == "?" then
+    redis.call("HSETNX", ctl, string.sub(name, 2), ARGV[i + 1])
+  else
+    redis.call("HSET", ctl, name, ARGV[i + 1])
+  end
 end
 redis.call("SADD", KEYS[2], ARGV[2])
 notify(ARGV[1], ARGV[3])

@@ -26,11 +26,14 @@
     ARGV[16] expiry time, ms since the epoch; "0" = unlimited
     ARGV[17] expiration report asked for: "0" none, "1", "2" with 100 bytes, "3" with all data
     ARGV[18] queue manager an expiration report goes to (the ReplyToQMgr)
+    ARGV[19] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
              2041 generation changed, 2051 put inhibited, 2030 too big, 2053 queue full
-    {0, depth_after, seq, depth_before, available_after, ipprocs, opprocs, visible}
+    {0, depth_after, seq, depth_before, available_after, ipprocs, opprocs, visible, depth_event,
+     service_event}  events: 0 or the reason of the performance event that fired (2224, 2226);
+             a refused put returns {2053, 2053} when a Queue Full event fired
              seq is the message's id; available_after counts committed available messages;
              ipprocs/opprocs are the group-wide open counts; visible is 1 when committed now.
 ]]
@@ -39,7 +42,9 @@
 local ctl = KEYS[1]
 local qp = ARGV[1]
 local a = redis.call("HMGET", ctl, "gen", "put", "maxmsgl", "maxdepth", "msgdlvsq", "defprty",
-                     "offload", "depth", "ipprocs", "opprocs")
+                     "offload", "depth", "ipprocs", "opprocs", "qdepthhi", "qdphiev", "qdpmaxev",
+                     "qsvciev", "qsvcint", "svctimer")
+local perf = ARGV[19]
 if not a[1] then
   if ARGV[5] == "" then return { 2085 } end
   return { 2052 }
@@ -54,7 +59,15 @@ local offload = ARGV[15]
 if offload == "" then offload = a[7] end
 if len > BIG_LIMIT and offload ~= "1" then return { 2030 } end
 local depth = tonumber(a[8]) or 0
-if depth >= (tonumber(a[4]) or 999999999) then return { 2053 } end
+local maxdepth = tonumber(a[4]) or 999999999
+if depth >= maxdepth then
+  -- Queue Full: the event switches itself off and Queue Depth Low on.
+  if perf ~= "D" and a[13] == "ENABLED" then
+    redis.call("HSET", ctl, "qdpmaxev", "DISABLED", "qdploev", "ENABLED")
+    return { 2053, 2053 }
+  end
+  return { 2053, 0 }
+end
 
 -- FIFO queues order every message at the default priority (IBM's rule when MSGDLVSQ changes).
 local p = tonumber(ARGV[7])
@@ -93,6 +106,24 @@ else
   redis.call("HSET", st, qm .. ":lastput", ARGV[13])
 end
 
+-- Queue Depth High (counting uncommitted work, as IBM does) and the service interval.
+local depth_event, service_event = 0, 0
+if perf ~= "D" then
+  if a[12] == "ENABLED" and depth_after * 100 >= (tonumber(a[11]) or 80) * maxdepth then
+    redis.call("HSET", ctl, "qdphiev", "DISABLED", "qdploev", "ENABLED", "qdpmaxev", "ENABLED")
+    depth_event = 2224
+  end
+  if perf == "E" and a[14] and a[14] ~= "NONE" then
+    if depth == 0 then
+      redis.call("HSET", ctl, "svctimer", ARGV[13])  -- a put to an empty queue starts the timer
+    elseif a[14] == "HIGH" and a[16] and a[16] ~= "" and
+           tonumber(ARGV[13]) - tonumber(a[16]) > (tonumber(a[15]) or 999999999) then
+      redis.call("HSET", ctl, "qsvciev", "OK")
+      service_event = 2226
+    end
+  end
+end
+
 local visible = 0
 if ARGV[6] == "1" then
   -- Invisible to everybody (the putter included) until commit.
@@ -106,4 +137,4 @@ else
 end
 
 return { 0, depth_after, seq, depth, redis.call("ZCARD", qp .. "idx"),
-         tonumber(a[9]) or 0, tonumber(a[10]) or 0, visible }
+         tonumber(a[9]) or 0, tonumber(a[10]) or 0, visible, depth_event, service_event }

@@ -11,9 +11,10 @@
     ARGV[3]  queue manager doing the scan (statistics)
     ARGV[4]  now, ms since the epoch
     ARGV[5]  structure prefix "{tag}:"
+    ARGV[6]  performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
 
   Output:
-    {discarded, reports, more}
+    {discarded, reports, more, depth_event}
              more = 1 when a whole batch was discarded (call again); messages locked by an
              uncommitted get or put are left for a later scan.
 ]]
@@ -27,12 +28,12 @@ if redis.call("EXISTS", ctl) == 0 then
   return { 0, 0, 0 }
 end
 local ids = redis.call("ZRANGEBYSCORE", qp .. "exp", "-inf", ARGV[4], "LIMIT", 0, BATCH)
-local n, reports = 0, 0
+local n, reports, depth = 0, 0, 0
 for i = 1, #ids do
   local id = ids[i]
   if redis.call("ZSCORE", qp .. "idx", id) then  -- committed and not held by a get
     local m = parse_meta(redis.call("HGET", qp .. "meta", id))
-    discard_expired(ARGV[5], qp, ctl, id, m, ARGV[3])
+    depth = discard_expired(ARGV[5], qp, ctl, id, m, ARGV[3])
     n = n + 1
     if m.rep ~= "0" then reports = reports + 1 end
   end
@@ -44,4 +45,6 @@ if first[1] then
 else
   redis.call("ZREM", KEYS[2], ARGV[2])
 end
-return { n, reports, n >= BATCH and 1 or 0 }
+local depth_event = 0
+if n > 0 then depth_event = depth_low(ctl, ARGV[6], depth) end
+return { n, reports, n >= BATCH and 1 or 0, depth_event }

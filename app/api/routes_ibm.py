@@ -1,0 +1,152 @@
+"""IBM MQ REST API compatibility (API.md "IBM MQ messaging REST compatibility"): the messaging
+resources and the MQSC resource of the administrative API, under ``/ibmmq/rest/v1|v2|v3``.
+
+Thin: check the CSRF header, hand a call that names another queue manager to the forwarder,
+parse, call ``app.ibmrest``, answer. Every failure on these paths leaves as IBM's error body
+(``app.ibmrest.errors``), never as the ``/v1`` one: ``IbmRoute`` converts exceptions here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import orjson
+from fastapi import APIRouter, Request
+from fastapi.routing import APIRoute
+from starlette.responses import Response
+
+from app.api.errors import json_response
+from app.core.errors import MQError
+from app.ibmrest import errors as ibm_errors
+from app.ibmrest.headers import RESPONSE_CONTENT_TYPE, VERSIONS
+from app.ibmrest.messaging import Messaging
+from app.ibmrest.mqsc import run_command
+from app.ibmrest.routing import Forwarder
+
+log = logging.getLogger(__name__)
+
+# IBM: "When you use HTTP POST, PATCH, or DELETE methods, you must provide extra authentication"
+# - the ibm-mq-rest-csrf-token header, whose value can be anything, including blank.
+CSRF_METHODS = frozenset({"POST", "PATCH", "DELETE"})
+TAG = "IBM MQ REST API"
+
+
+class IbmRoute(APIRoute):
+    """A route whose failures all answer with IBM's error body (the /v1 handlers would give
+    API.md's body instead)."""
+
+    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+        handler = super().get_route_handler()
+        admin = "/admin/" in self.path
+
+        async def run(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:  # every failure of an IBM call becomes IBM's error body
+                if not isinstance(exc, (ibm_errors.IbmRestError, MQError)):
+                    log.exception("IBM REST call %s %s failed", request.method, request.url.path)
+                qmgr = request.app.state.qm.name if admin else None
+                return ibm_error_response(ibm_errors.from_exception(exc, qmgr=qmgr))
+
+        return run
+
+
+router = APIRouter(route_class=IbmRoute, tags=[TAG])
+
+
+def ibm_error_response(err: ibm_errors.IbmRestError) -> Response:
+    return json_response(err.to_body(), err.status)
+
+
+def _require_csrf(request: Request) -> None:
+    if request.method in CSRF_METHODS and ibm_errors.CSRF_HEADER not in request.headers:
+        raise ibm_errors.csrf_missing()
+
+
+async def _forward(request: Request, qmgr: str, body: bytes, *, admin: bool = False) -> Response:
+    """Answer with what queue manager ``qmgr`` answers (until IGQ: see app.ibmrest.routing)."""
+    wait = request.query_params.get("wait", "")
+    raw_path = request.scope.get("raw_path") or request.url.path.encode()
+    answer = await Forwarder(request.app.state.qm).forward(
+        qmgr, method=request.method, path=raw_path.decode("latin-1"), query=request.url.query,
+        headers=dict(request.headers), body=body, wait_ms=int(wait) if wait.isdigit() else 0, admin=admin)
+    response = Response(content=answer.body, status_code=answer.status)
+    for key, value in answer.headers:
+        response.headers.append(key, value)
+    return response
+
+
+def _message_routes(version: str) -> None:
+    """The messaging resources of one API version."""
+    base = f"/ibmmq/rest/{version}/messaging/qmgr/{{qmgr}}/queue/{{queue:path}}"
+
+    async def post_message(request: Request, qmgr: str, queue: str) -> Response:
+        _require_csrf(request)
+        body = await request.body()
+        if not Forwarder(request.app.state.qm).is_local(qmgr):
+            return await _forward(request, qmgr, body)
+        headers = await Messaging(request.app.state.qm).post(
+            version, queue, dict(request.headers), request.headers.get("content-type"), body)
+        return Response(status_code=201, headers=headers)
+
+    async def receive(request: Request, qmgr: str, queue: str, *, destructive: bool) -> Response:
+        _require_csrf(request)
+        if not Forwarder(request.app.state.qm).is_local(qmgr):
+            return await _forward(request, qmgr, await request.body())
+        message = await Messaging(request.app.state.qm).receive(
+            version, queue, dict(request.query_params), destructive=destructive)
+        if message is None:
+            return Response(status_code=204)  # IBM: no message available
+        return Response(message.text.encode("utf-8"), 200, headers=message.headers,
+                        media_type=RESPONSE_CONTENT_TYPE)
+
+    async def delete_message(request: Request, qmgr: str, queue: str) -> Response:
+        return await receive(request, qmgr, queue, destructive=True)
+
+    async def browse_message(request: Request, qmgr: str, queue: str) -> Response:
+        return await receive(request, qmgr, queue, destructive=False)
+
+    async def message_list(request: Request, qmgr: str, queue: str) -> Response:
+        if not Forwarder(request.app.state.qm).is_local(qmgr):
+            return await _forward(request, qmgr, b"")
+        messages = await Messaging(request.app.state.qm).message_list(version, queue, dict(request.query_params))
+        return json_response({"messages": messages})
+
+    text_body = {"requestBody": {"required": True, "content": {"text/plain": {"schema": {"type": "string"}}}}}
+    router.add_api_route(f"{base}/message", post_message, methods=["POST"], status_code=201,
+                         summary=f"{version}: put the body as an MQSTR message (ibm-mq-md-* headers)",
+                         openapi_extra=text_body)
+    router.add_api_route(f"{base}/message", delete_message, methods=["DELETE"],
+                         summary=f"{version}: destructive get of the next message (204 when none)")
+    router.add_api_route(f"{base}/message", browse_message, methods=["GET"],
+                         summary=f"{version}: browse the first message (204 when none)")
+    router.add_api_route(f"{base}/messagelist", message_list, methods=["GET"],
+                         summary=f"{version}: descriptors of the messages on the queue")
+
+
+def _admin_routes(version: str) -> None:
+    async def mqsc(request: Request, qmgr: str) -> Response:
+        _require_csrf(request)
+        body = await request.body()
+        if not Forwarder(request.app.state.qm).is_local(qmgr):
+            return await _forward(request, qmgr, body, admin=True)
+        media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if media != "application/json":
+            raise ibm_errors.unsupported_media_type("the mqsc resource takes Content-Type application/json")
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise ibm_errors.bad_body(f"invalid JSON: {exc}") from None
+        return json_response(await run_command(request.app.state.qm, data))
+
+    json_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "example": {"type": "runCommand", "parameters": {"command": "DISPLAY QLOCAL(*)"}}}}}}}
+    router.add_api_route(f"/ibmmq/rest/{version}/admin/action/qmgr/{{qmgr}}/mqsc", mqsc, methods=["POST"],
+                         summary=f"{version}: run an MQSC command (runCommand / runCommandJSON)",
+                         openapi_extra=json_body)
+
+
+for _version in VERSIONS:
+    _message_routes(_version)
+    _admin_routes(_version)

@@ -1,0 +1,201 @@
+"""The asyncio client: the same verbs as ``app.client.sync``, as coroutines.
+
+    from app.client import CMQC, GMO, MD, aio
+
+    async with await aio.connect("QM1", conn_info="127.0.0.1(9441)") as qmgr:
+        queue = await aio.Queue.opened(qmgr, "APP.SHARED.Q", CMQC.MQOO_INPUT_SHARED)
+        body = await queue.get(None, MD(), GMO(Options=CMQC.MQGMO_WAIT, WaitInterval=5000))
+
+HTTP connections are pooled by one ``httpx.AsyncClient`` per queue manager object (pass
+``http_client`` to share one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import httpx
+import tenacity
+
+from app.client import CMQC
+from app.client.core import CD, GMO, MD, OD, PMO, MQMIError, PYIFError, text, url_of
+from app.client.session import Call, Connection, Plan, RetryPolicy, default_appl_name, transport_error
+from app.client.sync import DEFAULT_TIMEOUT, MQCA_Q_MGR_NAME, MQCA_QSG_NAME
+
+T = TypeVar("T")
+
+
+class QueueManager:
+    """An asyncio connection to one queue manager; see ``app.client.sync.QueueManager``."""
+
+    def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
+                 appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None) -> None:
+        self._conn = Connection()
+        self._name = name
+        self._url = url
+        self._appl_name = appl_name or default_appl_name()
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._retry = retry or RetryPolicy()
+        self._own_client = http_client is None
+        self._http = http_client
+        self.disconnect_on_exit = disconnect_on_exit
+
+    async def connect(self, name: str | None, user: str | None = None, password: str | None = None, *,
+                      url: str | None = None) -> None:
+        """MQCONN to the queue manager at ``url`` (default: MQSERVER, else the local QM1)."""
+        base = url_of(url or self._url)
+        if self._http is None:
+            self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout,
+                                           limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
+        self._name = name
+        await self._run(self._conn.connect(name, self._appl_name))
+
+    async def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
+                                 user: str | None = None, password: str | None = None) -> None:
+        target = conn_name or (cd.ConnectionName if cd is not None else None)
+        await self.connect(name, user, password, url=url_of(target) if target else None)
+
+    async def disconnect(self) -> None:
+        """MQDISC: the unit of work is committed, open queues are closed."""
+        if not self._conn.connected:
+            raise PYIFError("not connected")
+        try:
+            await self._run(self._conn.disconnect())
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Release the HTTP connections (without MQDISC: the connection ends after its idle
+        timeout and its unit of work is backed out)."""
+        if self._own_client and self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    @property
+    def is_connected(self) -> bool:
+        return self._conn.connected
+
+    def get_handle(self) -> str:
+        return self._conn.hconn
+
+    @property
+    def qmgr_name(self) -> str:
+        return self._conn.qmgr_name
+
+    async def __aenter__(self) -> QueueManager:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self.disconnect_on_exit and self._conn.connected:
+            await self.disconnect()
+        else:
+            await self.aclose()
+
+    async def commit(self) -> None:
+        """MQCMIT."""
+        await self._run(self._conn.commit())
+
+    async def backout(self) -> None:
+        """MQBACK."""
+        await self._run(self._conn.backout())
+
+    async def put1(self, q_desc: OD | str, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
+        """MQPUT1; ``md`` receives the MsgId and put time."""
+        await self._run(self._conn.put(None, msg, md if md is not None else MD(), opts or PMO(), q_desc))
+
+    async def inquire(self, selector: int) -> Any:
+        info = await self._run(self._conn.qmgr_info())
+        if selector == MQCA_Q_MGR_NAME:
+            return info["name"].encode().ljust(48)
+        if selector == MQCA_QSG_NAME:
+            return info["qsg"].encode().ljust(4)
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
+
+    async def _run(self, plan: Plan[T]) -> T:
+        if self._http is None:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        try:
+            call = next(plan)
+            while True:
+                call = plan.send(await self._send(call))
+        except StopIteration as done:
+            return done.value
+
+    async def _send(self, call: Call) -> httpx.Response:
+        assert self._http is not None
+        timeout = call.timeout(self._timeout)
+
+        async def once() -> httpx.Response:
+            return await self._http.request(call.method, call.path, json=call.json, timeout=timeout)  # type: ignore[union-attr]
+
+        try:
+            if call.establishes_connection:
+                return await tenacity.AsyncRetrying(**self._retry.tenacity_kwargs())(once)
+            return await once()
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, call) from None
+
+
+class Queue:
+    """An asyncio object handle on a queue; ``await Queue.opened(qmgr, name, options)``."""
+
+    def __init__(self, qmgr: QueueManager, q_desc: OD | str | None = None) -> None:
+        self._qmgr = qmgr
+        self._hobj: str | None = None
+        self._desc = q_desc
+
+    @classmethod
+    async def opened(cls, qmgr: QueueManager, q_desc: OD | str, open_opts: int | None = None) -> Queue:
+        queue = cls(qmgr, q_desc)
+        await queue.open(q_desc, open_opts)
+        return queue
+
+    async def open(self, q_desc: OD | str, open_opts: int | None = None) -> None:
+        """MQOPEN (default options: MQOO_INPUT_AS_Q_DEF | MQOO_OUTPUT, as pymqi)."""
+        if self._hobj is not None:
+            raise PYIFError(f"the queue {text(self._desc)} is already open")
+        options = open_opts if open_opts is not None else CMQC.MQOO_INPUT_AS_Q_DEF | CMQC.MQOO_OUTPUT
+        self._desc = q_desc
+        self._hobj = await self._qmgr._run(self._qmgr._conn.open(q_desc, options))
+
+    async def close(self, options: int | None = None) -> None:
+        await self._qmgr._run(self._qmgr._conn.close(self._handle()))
+        self._hobj = None
+
+    async def put(self, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
+        await self._qmgr._run(self._qmgr._conn.put(self._handle(), msg, md if md is not None else MD(), opts or PMO()))
+
+    async def get(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
+        return await self._qmgr._run(self._qmgr._conn.get(self._handle(), max_length,
+                                                          md if md is not None else MD(),
+                                                          opts if opts is not None else GMO()))
+
+    async def inquire(self, selector: int) -> Any:
+        return await self._qmgr._run(self._qmgr._conn.inquire(self._handle(), selector))
+
+    async def set(self, selector: int, value: Any) -> None:
+        await self._qmgr._run(self._qmgr._conn.set(self._handle(), selector, value))
+
+    def get_handle(self) -> str:
+        return self._handle()
+
+    def _handle(self) -> str:
+        if self._hobj is None:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HOBJ_ERROR, "the queue is not open")
+        return self._hobj
+
+    async def __aenter__(self) -> Queue:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._hobj is not None and self._qmgr.is_connected:
+            await self.close()
+
+
+async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None, user: str | None = None,
+                  password: str | None = None, disconnect_on_exit: bool = True, **kwargs: Any) -> QueueManager:
+    """A connected asyncio QueueManager (``conn_info``: ``host(port)`` or a URL)."""
+    qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
+    await qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password)
+    return qmgr

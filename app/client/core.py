@@ -1,0 +1,453 @@
+"""What the synchronous and asyncio clients share: the MQI structures (MD, GMO, PMO, OD, CD)
+with pymqi's attribute names and defaults, ``MQMIError``, and the translation between them and
+the emulator's ``/v1`` request and response bodies (API.md). No I/O here."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from app.client import CMQC
+
+DEFAULT_URL = "http://127.0.0.1:9441"
+
+
+class Error(Exception):
+    """Base class of the client's exceptions (pymqi's ``pymqi.Error``)."""
+
+
+class PYIFError(Error):
+    """A misuse of the client itself, not an MQ reason (pymqi's ``PYIFError``)."""
+
+
+_REASON_NAMES = {v: k for k, v in vars(CMQC).items() if k.startswith("MQRC_") and isinstance(v, int)}
+_COMP_NAMES = {CMQC.MQCC_OK: "OK", CMQC.MQCC_WARNING: "WARNING", CMQC.MQCC_FAILED: "FAILED"}
+
+
+class MQMIError(Error):
+    """An MQI call that did not complete, with IBM's completion and reason codes.
+
+    ``comp`` and ``reason`` as in pymqi; ``message`` is the queue manager's explanation. A
+    warning (``comp == MQCC_WARNING``) is raised too, as pymqi does; for a truncated message
+    accepted, ``original_data`` holds the part that was returned.
+    """
+
+    def __init__(self, comp: int, reason: int, message: str = "", original_data: bytes | None = None) -> None:
+        self.comp = comp
+        self.reason = reason
+        self.message = message
+        self.original_data = original_data
+        super().__init__(self.errorAsString())
+
+    def errorAsString(self) -> str:  # noqa: N802 - pymqi's name
+        """``MQI Error. Comp: 2, Reason 2033: FAILED: MQRC_NO_MSG_AVAILABLE``, as pymqi words it."""
+        name = _REASON_NAMES.get(self.reason, f"MQRC_{self.reason}")
+        return f"MQI Error. Comp: {self.comp}, Reason {self.reason}: {_COMP_NAMES.get(self.comp, self.comp)}: {name}"
+
+    def __str__(self) -> str:
+        return self.errorAsString() + (f" ({self.message})" if self.message else "")
+
+
+# ---- MQI structures ----------------------------------------------------------------------------
+
+
+class MQOpts:
+    """A structure with a fixed set of fields and their defaults, set by attribute, by keyword
+    or by item (``md.MsgId``, ``MD(MsgId=...)``, ``md['MsgId']``), as in pymqi. Unknown field
+    names raise instead of being silently ignored."""
+
+    _fields: dict[str, Any] = {}
+
+    def __init__(self, **kw: Any) -> None:
+        for name, default in self._fields.items():
+            object.__setattr__(self, name, default)
+        self.set(**kw)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._fields:
+            raise AttributeError(f"{type(self).__name__} has no field {name}")
+        object.__setattr__(self, name, value)
+
+    def set(self, **kw: Any) -> None:
+        for name, value in kw.items():
+            setattr(self, name, value)
+
+    def get(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._fields}
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get().items())})"
+
+
+class MD(MQOpts):
+    """Message descriptor (MQMD) with pymqi's field names and MQ's defaults."""
+
+    _fields = {
+        "StrucId": b"MD  ", "Version": 1, "Report": CMQC.MQRO_NONE, "MsgType": CMQC.MQMT_DATAGRAM,
+        "Expiry": CMQC.MQEI_UNLIMITED, "Feedback": CMQC.MQFB_NONE, "Encoding": CMQC.MQENC_NATIVE,
+        "CodedCharSetId": CMQC.MQCCSI_Q_MGR, "Format": CMQC.MQFMT_NONE, "Priority": CMQC.MQPRI_PRIORITY_AS_Q_DEF,
+        "Persistence": CMQC.MQPER_PERSISTENCE_AS_Q_DEF, "MsgId": CMQC.MQMI_NONE, "CorrelId": CMQC.MQCI_NONE,
+        "BackoutCount": 0, "ReplyToQ": b"", "ReplyToQMgr": b"", "UserIdentifier": b"",
+        "AccountingToken": CMQC.MQACT_NONE, "ApplIdentityData": b"", "PutApplType": 0, "PutApplName": b"",
+        "PutDate": b"", "PutTime": b"", "ApplOriginData": b"", "GroupId": CMQC.MQGI_NONE, "MsgSeqNumber": 1,
+        "Offset": 0, "MsgFlags": 0, "OriginalLength": -1,
+    }
+
+
+class GMO(MQOpts):
+    """Get-message options (MQGMO). MatchOptions defaults to matching MsgId and CorrelId, as in
+    MQ: reuse an MD after a get only after resetting its MsgId/CorrelId."""
+
+    _fields = {
+        "StrucId": b"GMO ", "Version": 1, "Options": CMQC.MQGMO_NO_WAIT, "WaitInterval": 0, "Signal1": 0,
+        "Signal2": 0, "ResolvedQName": b"", "MatchOptions": CMQC.MQMO_MATCH_MSG_ID | CMQC.MQMO_MATCH_CORREL_ID,
+        "GroupStatus": b" ", "SegmentStatus": b" ", "Segmentation": b" ", "Reserved1": b" ",
+        "MsgToken": b"\0" * 16, "ReturnedLength": CMQC.MQRL_UNDEFINED,
+    }
+
+
+class PMO(MQOpts):
+    """Put-message options (MQPMO)."""
+
+    _fields = {
+        "StrucId": b"PMO ", "Version": 1, "Options": CMQC.MQPMO_NONE, "Timeout": -1, "Context": 0,
+        "KnownDestCount": 0, "UnknownDestCount": 0, "InvalidDestCount": 0, "ResolvedQName": b"",
+        "ResolvedQMgrName": b"",
+    }
+
+
+class OD(MQOpts):
+    """Object descriptor (MQOD)."""
+
+    _fields = {
+        "StrucId": b"OD  ", "Version": 1, "ObjectType": CMQC.MQOT_Q, "ObjectName": b"", "ObjectQMgrName": b"",
+        "DynamicQName": b"AMQ.*", "AlternateUserId": b"",
+    }
+
+
+class CD(MQOpts):
+    """Channel definition (MQCD): only ``ConnectionName`` (``host(port)`` or a URL) is used."""
+
+    _fields = {"ChannelName": b"", "ConnectionName": b"", "ChannelType": 6, "TransportType": 2}
+
+
+class CNO(MQOpts):
+    """Connect options (MQCNO): accepted for pymqi compatibility, not used."""
+
+    _fields = {"StrucId": b"CNO ", "Version": 1, "Options": 0}
+
+
+# ---- small conversions -------------------------------------------------------------------------
+
+
+def text(value: Any) -> str:
+    """A pymqi character field (bytes or str) as stripped text."""
+    if value is None:
+        return ""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace").rstrip(" \0").strip()
+    return str(value).strip()
+
+
+def padded(value: str, length: int) -> bytes:
+    """Text as a blank-padded MQ character field, as pymqi returns them."""
+    return value.encode("utf-8")[:length].ljust(length, b" ")
+
+
+def id_hex(value: Any, field: str) -> str:
+    """A 24-byte MsgId / CorrelId as API.md's 48 hex digits."""
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    if not isinstance(value, (bytes, bytearray)) or len(value) > 24:
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_MD_ERROR, f"{field} must be at most 24 bytes")
+    return bytes(value).ljust(24, b"\0").hex()
+
+
+def url_of(conn_info: str | bytes | None) -> str:
+    """The REST URL of a pymqi connection name (``host(port)``), a URL, the MQSERVER
+    environment variable (``CHANNEL/TCP/host(port)``), or the local default (QM1 of ``qsg up``)."""
+    info = text(conn_info) if conn_info else ""
+    if not info:
+        server = os.environ.get("MQSERVER", "")
+        info = server.split("/", 2)[2] if server.count("/") >= 2 else DEFAULT_URL
+    if info.startswith(("http://", "https://")):
+        return info.rstrip("/")
+    m = re.fullmatch(r"\s*([^\s(]+)\s*(?:\(\s*(\d+)\s*\))?\s*", info.split(",")[0])
+    if not m:
+        raise PYIFError(f"'{info}' is not a connection name (host(port)) or a URL")
+    return f"http://{m.group(1)}:{m.group(2) or 1414}"
+
+
+def queue_name(desc: Any) -> tuple[str, str]:
+    """(object name, object queue manager) of an OD or a plain queue name."""
+    if isinstance(desc, OD):
+        return text(desc.ObjectName), text(desc.ObjectQMgrName)
+    if isinstance(desc, (str, bytes)):
+        return text(desc), ""
+    raise PYIFError("a queue is named by a string or an OD")
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+OPEN_OPTIONS = {
+    CMQC.MQOO_INPUT_AS_Q_DEF: "INPUT_AS_Q_DEF", CMQC.MQOO_INPUT_SHARED: "INPUT_SHARED",
+    CMQC.MQOO_INPUT_EXCLUSIVE: "INPUT_EXCLUSIVE", CMQC.MQOO_BROWSE: "BROWSE", CMQC.MQOO_OUTPUT: "OUTPUT",
+    CMQC.MQOO_INQUIRE: "INQUIRE", CMQC.MQOO_SET: "SET", CMQC.MQOO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
+}
+# Bits with no meaning here (binding of cluster queues): accepted and ignored.
+OPEN_IGNORED = CMQC.MQOO_BIND_ON_OPEN | CMQC.MQOO_BIND_NOT_FIXED
+PUT_OPTIONS = {
+    CMQC.MQPMO_SYNCPOINT: "SYNCPOINT", CMQC.MQPMO_NO_SYNCPOINT: "NO_SYNCPOINT",
+    CMQC.MQPMO_NEW_MSG_ID: "NEW_MSG_ID", CMQC.MQPMO_NEW_CORREL_ID: "NEW_CORREL_ID",
+    CMQC.MQPMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
+}
+# Context options: the emulator sets the context itself; asking for the default or none is fine.
+PUT_IGNORED = CMQC.MQPMO_DEFAULT_CONTEXT | CMQC.MQPMO_NO_CONTEXT
+GET_OPTIONS = {
+    CMQC.MQGMO_WAIT: "WAIT", CMQC.MQGMO_SYNCPOINT: "SYNCPOINT", CMQC.MQGMO_NO_SYNCPOINT: "NO_SYNCPOINT",
+    CMQC.MQGMO_SYNCPOINT_IF_PERSISTENT: "SYNCPOINT_IF_PERSISTENT", CMQC.MQGMO_BROWSE_FIRST: "BROWSE_FIRST",
+    CMQC.MQGMO_BROWSE_NEXT: "BROWSE_NEXT", CMQC.MQGMO_MSG_UNDER_CURSOR: "MSG_UNDER_CURSOR",
+    CMQC.MQGMO_ACCEPT_TRUNCATED_MSG: "ACCEPT_TRUNCATED_MSG", CMQC.MQGMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
+}
+# MQGMO_CONVERT: bodies are stored as sent, text is UTF-8; there is nothing to convert.
+GET_IGNORED = CMQC.MQGMO_CONVERT | CMQC.MQGMO_COMPLETE_MSG
+
+
+def option_names(options: int, table: dict[int, str], ignored: int, what: str, reason: int) -> list[str]:
+    """MQ option bits as API.md's option names; bits this emulator cannot honour fail as MQ would."""
+    if not isinstance(options, int) or isinstance(options, bool) or options < 0:
+        raise MQMIError(CMQC.MQCC_FAILED, reason, f"{what} options must be a non-negative integer")
+    names = [name for bit, name in table.items() if options & bit]
+    rest = options & ~ignored & ~sum(table)
+    if rest:
+        raise MQMIError(CMQC.MQCC_FAILED, reason, f"{what} options 0x{rest:08x} are not supported")
+    return names
+
+
+# ---- MQMD <-> API.md md ------------------------------------------------------------------------
+
+_PERSISTENCE = {CMQC.MQPER_NOT_PERSISTENT: "NOT_PERSISTENT", CMQC.MQPER_PERSISTENT: "PERSISTENT",
+                CMQC.MQPER_PERSISTENCE_AS_Q_DEF: "AS_Q_DEF"}
+_MSG_TYPES = {CMQC.MQMT_REQUEST: "REQUEST", CMQC.MQMT_REPLY: "REPLY", CMQC.MQMT_REPORT: "REPORT",
+              CMQC.MQMT_DATAGRAM: "DATAGRAM"}
+# Report families: the widest option whose bits are all set wins within a family.
+_REPORT_FAMILIES = (
+    ((CMQC.MQRO_EXCEPTION_WITH_FULL_DATA, "EXCEPTION_WITH_FULL_DATA"),
+     (CMQC.MQRO_EXCEPTION_WITH_DATA, "EXCEPTION_WITH_DATA"), (CMQC.MQRO_EXCEPTION, "EXCEPTION")),
+    ((CMQC.MQRO_EXPIRATION_WITH_FULL_DATA, "EXPIRATION_WITH_FULL_DATA"),
+     (CMQC.MQRO_EXPIRATION_WITH_DATA, "EXPIRATION_WITH_DATA"), (CMQC.MQRO_EXPIRATION, "EXPIRATION")),
+    ((CMQC.MQRO_PASS_CORREL_ID, "PASS_CORREL_ID"),),
+    ((CMQC.MQRO_PASS_MSG_ID, "PASS_MSG_ID"),),
+    ((CMQC.MQRO_DISCARD_MSG, "DISCARD_MSG"),),
+)
+_REPORT_BITS = {name: bits for family in _REPORT_FAMILIES for bits, name in family}
+
+
+def report_names(report: int) -> list[str]:
+    out = []
+    for family in _REPORT_FAMILIES:
+        for bits, name in family:
+            if report & bits == bits:
+                out.append(name)
+                break
+    known = 0
+    for name in out:
+        known |= _REPORT_BITS[name]
+    if report & ~known:
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_REPORT_OPTIONS_ERROR, f"report options 0x{report:08x} not supported")
+    return out
+
+
+def md_to_api(md: MD) -> dict[str, Any]:
+    """The application-set fields of an MD as API.md's ``md``."""
+    if md.Persistence not in _PERSISTENCE:
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_PERSISTENCE_ERROR, f"Persistence {md.Persistence} is not valid")
+    if md.MsgType not in _MSG_TYPES:
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_MSG_TYPE_ERROR, f"MsgType {md.MsgType} is not supported")
+    return {"msg_id": id_hex(md.MsgId, "MsgId"), "correl_id": id_hex(md.CorrelId, "CorrelId"),
+            "priority": md.Priority, "persistence": _PERSISTENCE[md.Persistence], "expiry": md.Expiry,
+            "reply_to_q": text(md.ReplyToQ), "reply_to_qmgr": text(md.ReplyToQMgr),
+            "report": report_names(md.Report), "msg_type": _MSG_TYPES[md.MsgType], "feedback": md.Feedback,
+            "format": text(md.Format)}
+
+
+def md_from_api(md: MD, api: dict[str, Any]) -> None:
+    """Update an MD in place from a returned API.md ``md`` (what MQ does to the caller's MQMD)."""
+    inverse_persistence = {v: k for k, v in _PERSISTENCE.items()}
+    inverse_types = {v: k for k, v in _MSG_TYPES.items()}
+    report = 0
+    for name in api.get("report", []):
+        report |= _REPORT_BITS.get(name, 0)
+    md.set(MsgId=bytes.fromhex(api["msg_id"]), CorrelId=bytes.fromhex(api.get("correl_id", "0" * 48)),
+           Priority=api.get("priority", md.Priority),
+           Persistence=inverse_persistence.get(api.get("persistence"), md.Persistence),
+           Expiry=api.get("expiry", md.Expiry), ReplyToQ=padded(api.get("reply_to_q", ""), 48),
+           ReplyToQMgr=padded(api.get("reply_to_qmgr", ""), 48), Report=report,
+           MsgType=inverse_types.get(api.get("msg_type"), md.MsgType), Feedback=api.get("feedback", 0),
+           Format=padded(api.get("format", ""), 8), BackoutCount=api.get("backout_count", 0),
+           PutApplName=padded(api.get("put_appl_name", ""), 28))
+    stamp = api.get("put_date_time")
+    if stamp:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        md.set(PutDate=when.strftime("%Y%m%d").encode(),
+               PutTime=(when.strftime("%H%M%S") + f"{when.microsecond // 10000:02d}").encode())
+
+
+# ---- request and response bodies --------------------------------------------------------------
+
+
+def message_bytes(msg: Any) -> bytes:
+    if isinstance(msg, str):
+        return msg.encode("utf-8")
+    if isinstance(msg, (bytes, bytearray, memoryview)):
+        return bytes(msg)
+    raise PYIFError("a message is bytes or str")
+
+
+def put_request(msg: Any, md: MD, pmo: PMO) -> dict[str, Any]:
+    """API.md's put body (data always base64: bytes go through unchanged)."""
+    return {"md": md_to_api(md),
+            "options": option_names(pmo.Options, PUT_OPTIONS, PUT_IGNORED, "put", CMQC.MQRC_OPTIONS_ERROR),
+            "data": base64.b64encode(message_bytes(msg)).decode("ascii"), "data_encoding": "base64"}
+
+
+@dataclass(frozen=True)
+class GetCall:
+    """An MQGET as a request body, with the read timeout the wait needs."""
+
+    body: dict[str, Any]
+    wait_ms: int
+
+
+def get_request(max_length: int | None, md: MD, gmo: GMO) -> GetCall:
+    """API.md's get body. As MQ does, the MD's MsgId and CorrelId select the message when
+    ``gmo.MatchOptions`` asks for them and they are not MQMI_NONE / MQCI_NONE."""
+    options = option_names(gmo.Options, GET_OPTIONS, GET_IGNORED, "get", CMQC.MQRC_OPTIONS_ERROR)
+    body: dict[str, Any] = {"options": options}
+    match = {}
+    if gmo.MatchOptions & ~(CMQC.MQMO_MATCH_MSG_ID | CMQC.MQMO_MATCH_CORREL_ID):
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_OPTIONS_ERROR, "only MQMO_MATCH_MSG_ID and MQMO_MATCH_CORREL_ID")
+    if gmo.MatchOptions & CMQC.MQMO_MATCH_MSG_ID and id_hex(md.MsgId, "MsgId") != "0" * 48:
+        match["msg_id"] = id_hex(md.MsgId, "MsgId")
+    if gmo.MatchOptions & CMQC.MQMO_MATCH_CORREL_ID and id_hex(md.CorrelId, "CorrelId") != "0" * 48:
+        match["correl_id"] = id_hex(md.CorrelId, "CorrelId")
+    if match:
+        body["match"] = match
+    wait_ms = 0
+    if gmo.Options & CMQC.MQGMO_WAIT:
+        if gmo.WaitInterval < CMQC.MQWI_UNLIMITED:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_WAIT_INTERVAL_ERROR, "WaitInterval must be -1 or >= 0")
+        wait_ms = gmo.WaitInterval
+        body["wait_ms"] = wait_ms
+    if max_length is not None:
+        if max_length < 0:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_BUFFER_LENGTH_ERROR, "max_length must be >= 0")
+        body["buffer_length"] = max_length
+    return GetCall(body, wait_ms)
+
+
+def get_result(result: dict[str, Any], md: MD, gmo: GMO) -> bytes:
+    """The message body of a get response; updates ``md`` and ``gmo.ReturnedLength``."""
+    md_from_api(md, result["md"])
+    if result.get("data_encoding") == "base64":
+        data = base64.b64decode(result.get("data", ""))
+    else:
+        data = str(result.get("data", "")).encode("utf-8")
+    gmo.ReturnedLength = len(data)
+    if result.get("completion_code"):
+        raise MQMIError(result["completion_code"], result["reason"], result.get("message", ""), original_data=data)
+    return data
+
+
+def error_of(response: httpx.Response) -> MQMIError | None:
+    """The MQMIError an HTTP response carries (API.md's error body), or None for success."""
+    if response.status_code < 300:
+        return None
+    try:
+        err = response.json()["error"]
+        return MQMIError(int(err["completion_code"]), int(err["reason"]), str(err.get("message", "")))
+    except (ValueError, KeyError, TypeError):
+        return MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_UNEXPECTED_ERROR,
+                         f"HTTP {response.status_code} without an MQ error body")
+
+
+def warning_of(body: dict[str, Any]) -> MQMIError | None:
+    """A completed call's warning (completion code 1, e.g. 2049), raised as pymqi does."""
+    if body.get("completion_code"):
+        return MQMIError(int(body["completion_code"]), int(body["reason"]), str(body.get("message", "")))
+    return None
+
+
+# Integer and character attributes MQINQ / MQSET can reach, by selector: (MQSC name, decode).
+def _yes(value: Any, true_word: str, mq_true: int, mq_false: int) -> int:
+    return mq_true if str(value).upper() == true_word else mq_false
+
+
+INQUIRE_SELECTORS: dict[int, tuple[str, Any]] = {
+    CMQC.MQIA_CURRENT_Q_DEPTH: ("CURDEPTH", int),
+    CMQC.MQIA_MAX_Q_DEPTH: ("MAXDEPTH", int),
+    CMQC.MQIA_MAX_MSG_LENGTH: ("MAXMSGL", int),
+    CMQC.MQIA_OPEN_INPUT_COUNT: ("IPPROCS", int),
+    CMQC.MQIA_OPEN_OUTPUT_COUNT: ("OPPROCS", int),
+    CMQC.MQIA_DEF_PRIORITY: ("DEFPRTY", int),
+    CMQC.MQIA_BACKOUT_THRESHOLD: ("BOTHRESH", int),
+    CMQC.MQIA_TRIGGER_DEPTH: ("TRIGDPTH", int),
+    CMQC.MQIA_TRIGGER_MSG_PRIORITY: ("TRIGMPRI", int),
+    CMQC.MQIA_INHIBIT_GET: ("GET", lambda v: _yes(v, "DISABLED", CMQC.MQQA_GET_INHIBITED, CMQC.MQQA_GET_ALLOWED)),
+    CMQC.MQIA_INHIBIT_PUT: ("PUT", lambda v: _yes(v, "DISABLED", CMQC.MQQA_PUT_INHIBITED, CMQC.MQQA_PUT_ALLOWED)),
+    CMQC.MQIA_DEF_PERSISTENCE: ("DEFPSIST", lambda v: _yes(v, "YES", CMQC.MQPER_PERSISTENT, CMQC.MQPER_NOT_PERSISTENT)),
+    CMQC.MQIA_TRIGGER_CONTROL: ("TRIGGER", lambda v: _yes(v, "TRIGGER", CMQC.MQTC_ON, CMQC.MQTC_OFF)),
+    CMQC.MQIA_TRIGGER_TYPE: ("TRIGTYPE", lambda v: {"NONE": 0, "FIRST": 1, "EVERY": 2, "DEPTH": 3}.get(str(v), 0)),
+    CMQC.MQIA_Q_TYPE: ("TYPE", lambda v: CMQC.MQQT_ALIAS if v == "QALIAS" else CMQC.MQQT_LOCAL),
+    CMQC.MQCA_Q_NAME: ("QUEUE", lambda v: padded(str(v), 48)),
+    CMQC.MQCA_Q_DESC: ("DESCR", lambda v: padded(str(v), 64)),
+    CMQC.MQCA_TRIGGER_DATA: ("TRIGDATA", lambda v: padded(str(v), 64)),
+    CMQC.MQCA_PROCESS_NAME: ("PROCESS", lambda v: padded(str(v), 48)),
+    CMQC.MQCA_INITIATION_Q_NAME: ("INITQ", lambda v: padded(str(v), 48)),
+    CMQC.MQCA_BACKOUT_REQ_Q_NAME: ("BOQNAME", lambda v: padded(str(v), 48)),
+    CMQC.MQCA_CF_STRUC_NAME: ("CFSTRUCT", lambda v: padded(str(v), 12)),
+}
+
+
+def inquire_value(attrs: dict[str, Any], selector: int) -> Any:
+    if selector not in INQUIRE_SELECTORS:
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
+    name, decode = INQUIRE_SELECTORS[selector]
+    return decode(attrs.get(name, 0))
+
+
+def set_request(selector: int, value: Any) -> dict[str, Any]:
+    """An MQSET of one attribute as API.md's PATCH body."""
+    if selector == CMQC.MQIA_INHIBIT_GET:
+        return {"GET": "DISABLED" if value == CMQC.MQQA_GET_INHIBITED else "ENABLED"}
+    if selector == CMQC.MQIA_INHIBIT_PUT:
+        return {"PUT": "DISABLED" if value == CMQC.MQQA_PUT_INHIBITED else "ENABLED"}
+    if selector == CMQC.MQIA_TRIGGER_CONTROL:
+        return {"TRIGGER": value == CMQC.MQTC_ON}
+    if selector == CMQC.MQIA_TRIGGER_TYPE:
+        return {"TRIGTYPE": {0: "NONE", 1: "FIRST", 2: "EVERY", 3: "DEPTH"}.get(value, "NONE")}
+    if selector == CMQC.MQIA_TRIGGER_DEPTH:
+        return {"TRIGDPTH": value}
+    if selector == CMQC.MQIA_TRIGGER_MSG_PRIORITY:
+        return {"TRIGMPRI": value}
+    if selector == CMQC.MQCA_TRIGGER_DATA:
+        return {"TRIGDATA": text(value)}
+    raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} cannot be set by MQSET")
+
+
+def open_request(desc: Any, options: int) -> dict[str, Any]:
+    name, qmgr = queue_name(desc)
+    names = option_names(options, OPEN_OPTIONS, OPEN_IGNORED, "open", CMQC.MQRC_OPTIONS_ERROR)
+    return {"object_name": name, "object_qmgr": qmgr, "options": names}

@@ -1,0 +1,230 @@
+"""The synchronous client: ``QueueManager`` and ``Queue`` shaped like pymqi's.
+
+    import app.client as pymqi
+    from app.client import CMQC
+
+    qmgr = pymqi.connect("QM1", "DEV.APP.SVRCONN", "127.0.0.1(9441)")
+    queue = pymqi.Queue(qmgr, "APP.SHARED.Q", CMQC.MQOO_INPUT_SHARED | CMQC.MQOO_OUTPUT)
+    queue.put(b"hello")
+    gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=5000)
+    print(queue.get(None, pymqi.MD(), gmo))
+
+HTTP connections are pooled by one ``httpx.Client`` per queue manager object (pass
+``http_client`` to share one between several).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import httpx
+import tenacity
+
+from app.client import CMQC
+from app.client.core import CD, GMO, MD, OD, PMO, MQMIError, PYIFError, text, url_of
+from app.client.session import Call, Connection, Plan, RetryPolicy, default_appl_name, transport_error
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+
+
+class QueueManager:
+    """A connection to one queue manager (pymqi's ``QueueManager``).
+
+    ``QueueManager(None)`` makes an unconnected object (then ``connect_tcp_client``);
+    ``QueueManager("QM1", url=...)`` connects at once. ``url`` (or a pymqi connection name
+    ``host(port)``) is the queue manager's REST address.
+    """
+
+    def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
+                 appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None) -> None:
+        self._conn = Connection()
+        self._name = name
+        self._url = url
+        self._appl_name = appl_name or default_appl_name()
+        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._retry = retry or RetryPolicy()
+        self._own_client = http_client is None
+        self._http = http_client
+        self.disconnect_on_exit = disconnect_on_exit
+        if name is not None or url is not None:
+            self.connect(name, url=url)
+
+    # ---- connection ---------------------------------------------------------------------
+
+    def connect(self, name: str | None, user: str | None = None, password: str | None = None, *,
+                url: str | None = None) -> None:
+        """MQCONN to the queue manager at ``url`` (default: MQSERVER, else the local QM1)."""
+        base = url_of(url or self._url)
+        if self._http is None:
+            self._http = httpx.Client(base_url=base, timeout=self._timeout,
+                                      limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
+        self._name = name
+        self._run(self._conn.connect(name, self._appl_name))
+
+    def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
+                           user: str | None = None, password: str | None = None) -> None:
+        """pymqi's client connection: ``conn_name`` (or ``cd.ConnectionName``) is ``host(port)``."""
+        target = conn_name or (cd.ConnectionName if cd is not None else None)
+        self.connect(name, user, password, url=url_of(target) if target else None)
+
+    def connect_with_options(self, name: str | None, *args: Any, **kwargs: Any) -> None:
+        """pymqi's ``connect_with_options``: the ``cd`` keyword (or an MQCD argument) gives the address."""
+        cd = kwargs.get("cd") or next((a for a in args if isinstance(a, CD)), None)
+        self.connect_tcp_client(name, cd, conn_name=cd.ConnectionName if cd is not None else None,
+                                user=kwargs.get("user"), password=kwargs.get("password"))
+
+    def disconnect(self) -> None:
+        """MQDISC: the unit of work is committed, open queues are closed."""
+        if not self._conn.connected:
+            raise PYIFError("not connected")
+        try:
+            self._run(self._conn.disconnect())
+        finally:
+            if self._own_client and self._http is not None:
+                self._http.close()
+                self._http = None
+
+    @property
+    def is_connected(self) -> bool:
+        return self._conn.connected
+
+    def get_handle(self) -> str:
+        """The connection handle (hconn)."""
+        return self._conn.hconn
+
+    @property
+    def qmgr_name(self) -> str:
+        """The name of the queue manager this connection reached."""
+        return self._conn.qmgr_name
+
+    def __enter__(self) -> QueueManager:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.disconnect_on_exit and self._conn.connected:
+            self.disconnect()
+
+    # ---- unit of work and MQPUT1 ------------------------------------------------------
+
+    def commit(self) -> None:
+        """MQCMIT."""
+        self._run(self._conn.commit())
+
+    def backout(self) -> None:
+        """MQBACK."""
+        self._run(self._conn.backout())
+
+    def put1(self, q_desc: OD | str, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
+        """MQPUT1 (open, put, close as one call); ``md`` receives the MsgId and put time."""
+        self._run(self._conn.put(None, msg, md if md is not None else MD(), opts or PMO(), q_desc))
+
+    def inquire(self, selector: int) -> Any:
+        """MQINQ of the queue manager: its name (MQCA_Q_MGR_NAME) or QSG name (MQCA_QSG_NAME)."""
+        info = self._run(self._conn.qmgr_info())
+        if selector == MQCA_Q_MGR_NAME:
+            return info["name"].encode().ljust(48)
+        if selector == MQCA_QSG_NAME:
+            return info["qsg"].encode().ljust(4)
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
+
+    # ---- driver -------------------------------------------------------------------------
+
+    def _run(self, plan: Plan[T]) -> T:
+        if self._http is None:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        try:
+            call = next(plan)
+            while True:
+                call = plan.send(self._send(call))
+        except StopIteration as done:
+            return done.value
+
+    def _send(self, call: Call) -> httpx.Response:
+        assert self._http is not None
+        timeout = call.timeout(self._timeout)
+
+        def once() -> httpx.Response:
+            return self._http.request(call.method, call.path, json=call.json, timeout=timeout)  # type: ignore[union-attr]
+
+        try:
+            if call.establishes_connection:
+                return tenacity.Retrying(**self._retry.tenacity_kwargs())(once)
+            return once()
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, call) from None
+
+
+MQCA_Q_MGR_NAME = 2015
+MQCA_QSG_NAME = 2040
+
+
+class Queue:
+    """An object handle on a queue (pymqi's ``Queue``): opened at once when given a name and
+    options, else by ``open``."""
+
+    def __init__(self, qmgr: QueueManager, q_desc: OD | str | None = None, open_opts: int | None = None) -> None:
+        self._qmgr = qmgr
+        self._hobj: str | None = None
+        self._desc = q_desc
+        if q_desc is not None and open_opts is not None:
+            self.open(q_desc, open_opts)
+
+    def open(self, q_desc: OD | str, open_opts: int | None = None) -> None:
+        """MQOPEN (default options: MQOO_INPUT_AS_Q_DEF | MQOO_OUTPUT, as pymqi)."""
+        if self._hobj is not None:
+            raise PYIFError(f"the queue {text(self._desc)} is already open")
+        options = open_opts if open_opts is not None else CMQC.MQOO_INPUT_AS_Q_DEF | CMQC.MQOO_OUTPUT
+        self._desc = q_desc
+        self._hobj = self._qmgr._run(self._qmgr._conn.open(q_desc, options))
+
+    def close(self, options: int | None = None) -> None:
+        """MQCLOSE."""
+        self._qmgr._run(self._qmgr._conn.close(self._handle()))
+        self._hobj = None
+
+    def put(self, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
+        """MQPUT; ``md`` receives the MsgId, CorrelId and put date/time the queue manager set."""
+        self._qmgr._run(self._qmgr._conn.put(self._handle(), msg, md if md is not None else MD(), opts or PMO()))
+
+    def get(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
+        """MQGET: the message body (whole when ``max_length`` is None); ``md`` and
+        ``opts.ReturnedLength`` are updated. Raises MQMIError 2033 when no message is available."""
+        return self._qmgr._run(self._qmgr._conn.get(self._handle(), max_length, md if md is not None else MD(),
+                                                    opts if opts is not None else GMO()))
+
+    def get_no_jmsprops(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
+        """pymqi's variant that skips JMS properties: messages here carry none."""
+        return self.get(max_length, md, opts)
+
+    def inquire(self, selector: int) -> Any:
+        """MQINQ of one attribute by MQIA_* / MQCA_* selector (needs MQOO_INQUIRE)."""
+        return self._qmgr._run(self._qmgr._conn.inquire(self._handle(), selector))
+
+    def set(self, selector: int, value: Any) -> None:
+        """MQSET of one attribute (inhibit get/put, trigger settings; needs MQOO_SET)."""
+        self._qmgr._run(self._qmgr._conn.set(self._handle(), selector, value))
+
+    def get_handle(self) -> str:
+        return self._handle()
+
+    def _handle(self) -> str:
+        if self._hobj is None:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HOBJ_ERROR, "the queue is not open")
+        return self._hobj
+
+    def __enter__(self) -> Queue:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._hobj is not None and self._qmgr.is_connected:
+            self.close()
+
+
+def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None, user: str | None = None,
+            password: str | None = None, disconnect_on_exit: bool = True, **kwargs: Any) -> QueueManager:
+    """pymqi's ``connect``: a connected QueueManager. ``conn_info`` is ``host(port)`` or a URL."""
+    qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
+    qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password)
+    return qmgr

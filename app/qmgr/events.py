@@ -1,0 +1,101 @@
+"""Performance event messages of one queue manager (reference documents 000 and 001).
+
+The coupling facility switches a queue's event attributes atomically with the put or get that
+fired the event and tells this QM (``CouplingFacility.on_event``). For a shared queue this QM
+is then the coordinating queue manager: if it has PERFMEV(ENABLED) it issues its own event
+message with a new CorrelId and broadcasts a request carrying that CorrelId; every other active
+QM with PERFMEV(ENABLED) answers with its own event message (its statistics since its last
+event message or RESET QSTATS; zeros when it did nothing: the null event). A private queue's
+event is this QM's alone. Event messages go to the issuing QM's SYSTEM.ADMIN.PERFM.EVENT;
+none is ever generated for that queue itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from app.cf.keys import QueueLocation
+from app.core import attributes
+from app.core.errors import MQError
+from app.core.mqmd import NO_ID
+from app.core.reasons import reason_name
+from app.repository.store import ObjectDef
+
+if TYPE_CHECKING:
+    from app.qmgr.qmgr import QueueManager
+
+log = logging.getLogger(__name__)
+
+EVENT_QUEUE = "SYSTEM.ADMIN.PERFM.EVENT"
+
+
+class EventService:
+    """Issues this QM's performance event messages and answers the coordinating QM's requests."""
+
+    def __init__(self, qm: QueueManager) -> None:
+        self.qm = qm
+        self._pending: set[asyncio.Task] = set()
+        qm.cf.on_event = self._fired
+        qm.cf.perfmev_enabled = self.enabled
+
+    def enabled(self) -> bool:
+        return self.qm.attrs.get("PERFMEV") == "ENABLED"
+
+    async def ensure_event_queue(self) -> None:
+        """SYSTEM.ADMIN.PERFM.EVENT exists on every QM (one of its system objects)."""
+        if any(d.qsgdisp in ("QMGR", "COPY") for d in self.qm.cache.usable("QUEUE", EVENT_QUEUE)):
+            return
+        attrs = {**attributes.defaults("QLOCAL"), "DESCR": "Performance events", "MAXDEPTH": 999999999}
+        try:
+            await self.qm.db(self.qm.repo.insert, ObjectDef("QLOCAL", EVENT_QUEUE, "QMGR", self.qm.name, attrs))
+        except MQError:
+            pass  # defined meanwhile
+        await self.qm.reload_definitions()
+
+    def _fired(self, loc: QueueLocation, reason: int) -> None:
+        if loc.name == EVENT_QUEUE:
+            return
+        # Off the caller's path: the MQPUT/MQGET that fired the event returns at once.
+        task = asyncio.get_running_loop().create_task(self._coordinate(loc, reason))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _coordinate(self, loc: QueueLocation, reason: int) -> None:
+        if not self.enabled():
+            return  # the switch has happened in the CF; a disabled QM issues nothing
+        shared = ".CF." in loc.tag
+        correl_id = self.qm.mqi.msg_ids.next() if shared else NO_ID
+        try:
+            await self.issue(loc, reason, correl_id)
+            if shared:
+                await self.qm.broadcaster.publish({"kind": "perfm", "tag": loc.tag, "queue": loc.name,
+                                                   "reason": reason, "correl_id": correl_id})
+        except Exception:  # an event that cannot be issued must not disturb the application
+            log.exception("%s: performance event %d for %s not issued", self.qm.name, reason, loc.name)
+
+    async def answer(self, request: dict[str, Any]) -> None:
+        """Another QM coordinates an event on a shared queue: issue this QM's event message."""
+        if self.enabled():
+            await self.issue(QueueLocation(request["tag"], request["queue"]), int(request["reason"]),
+                             request["correl_id"])
+
+    async def issue(self, loc: QueueLocation, reason: int, correl_id: str) -> None:
+        """Put this QM's event message: its statistics for the queue since its last event
+        message or RESET QSTATS, which this resets."""
+        stats = await self.qm.cf.reset_stats(loc, self.qm.name)
+        since = stats.reset_ms or self.qm.started_ms
+        body = {"command": "PERFM_EVENT", "reason": reason, "reason_name": reason_name(reason),
+                "parameters": {"QMgrName": self.qm.name, "QName": loc.name,
+                               "TimeSinceReset": max(0, (self.qm.clock.now_ms() - since) // 1000),
+                               "HighQDepth": stats.hiq, "MsgEnqCount": stats.enq, "MsgDeqCount": stats.deq}}
+        md = {"format": "MQEVENT", "correl_id": correl_id, "expiry": -1, "persistence": "NOT_PERSISTENT"}
+        await self.qm.mqi.put_system(EVENT_QUEUE, md, orjson.dumps(body))
+
+    async def drain(self) -> None:
+        """Wait for event messages being issued (tests, shutdown)."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
