@@ -91,6 +91,30 @@ def gateway(host: str | None, port: int, upstreams: str) -> None:
     uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
 
 
+@main.command()
+@_opt("url", "The queue manager's REST URL")
+@click.option("--initq", envvar="QSG_INITQ", show_envvar=True, required=True, help="The initiation queue to serve")
+@click.option("--deadq", envvar="QSG_DEADQ", show_envvar=True, default=None,
+              help="Dead-letter queue (default: the queue manager's DEADQ)")
+@click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="Seconds for an HTTP application")
+def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float) -> None:
+    """A trigger monitor: start the applications that trigger messages name."""
+    import logging
+
+    from app.trigmon import TriggerMonitor
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    monitor = TriggerMonitor(url or f"http://127.0.0.1:{DEFAULTS['port'].default}", initq, deadq=deadq,
+                             timeout_s=timeout_s)
+    click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")
+    try:
+        monitor.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        monitor.close()
+
+
 @main.group()
 def db() -> None:
     """The shared repository."""

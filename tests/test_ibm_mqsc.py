@@ -68,7 +68,7 @@ def test_run_command_json_display_with_response_parameters(group, http):
     params = item["parameters"]
     assert params["queue"] == q and params["maxdepth"] == 4000 and params["curdepth"] == 0
     assert params["descr"] == "orders from the web shop" and params["qsgdisp"] == "SHARED"
-    assert "defpsist" not in params  # not asked for
+    assert set(params) == {"queue", "type", "qsgdisp", "maxdepth", "descr", "curdepth"}  # what was asked
     body["responseParameters"] = ["all"]
     (item,) = http.post(mqsc_url(group), json=body, headers=HEADERS).json()["commandResponse"]
     assert item["parameters"]["defpsist"] == "YES"
@@ -109,7 +109,8 @@ def test_another_queue_manager_runs_its_own_command(group, http):
     r = http.post(mqsc_url(group, qmgr="QM2", via="QM1"), json=body, headers=HEADERS)
     assert r.status_code == 200 and r.json()["overallCompletionCode"] == 0, r.text
     display = {"type": "runCommandJSON", "command": "display", "qualifier": "qlocal", "name": q}
-    (on_qm2,) = http.post(mqsc_url(group, qmgr="QM2", via="QM2"), json=display, headers=HEADERS).json()["commandResponse"]
+    r = http.post(mqsc_url(group, qmgr="QM2", via="QM2"), json=display, headers=HEADERS)
+    (on_qm2,) = r.json()["commandResponse"]
     assert on_qm2["parameters"]["qsgdisp"] == "QMGR"  # a private queue of QM2
     (on_qm1,) = http.post(mqsc_url(group), json=display, headers=HEADERS).json()["commandResponse"]
     assert on_qm1["reasonCode"] == 2085  # not defined on QM1

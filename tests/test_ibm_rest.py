@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -316,6 +317,29 @@ def test_delete_with_wait_receives_a_message_put_while_it_waits(group, http):
     assert r.status_code == 200 and r.text == "worth the wait"
     r = delete(http, group, q, params={"wait": "200"})  # nothing comes: 204 when the wait ends
     assert r.status_code == 204
+
+
+def test_a_delete_whose_client_went_away_leaves_the_message(group, http):
+    """A DELETE waits; its HTTP client gives up; a message then arrives: it is not taken for
+    nobody (the call looks before it takes, and sees that its caller is gone)."""
+    q = shared_q(group)
+    port = group.qms["QM1"].port
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(f"DELETE /ibmmq/rest/v2/messaging/qmgr/QM1/queue/{q}/message?wait=60000 HTTP/1.1\r\n"
+                 f"Host: 127.0.0.1:{port}\r\nibm-mq-rest-csrf-token: x\r\n\r\n".encode())
+    wait_for_waiter(group, q)
+    sock.close()  # the client gives up while the call waits
+    assert post(http, group, q, "keep me").status_code == 201
+    deadline = time.monotonic() + 30
+    while input_handles(group, q) != 0:  # the call ended and closed its handle
+        assert time.monotonic() < deadline, "the abandoned call never ended"
+        time.sleep(0.02)
+    assert [m["data"] for m in v1_browse(group, q)] == ["keep me"]
+
+
+def input_handles(group, q: str) -> int:
+    (status,) = group.mqsc_ok("QM1", f"DISPLAY QSTATUS({q})")
+    return sum(row["IPPROCS"] for row in status["objects"] if row["QMNAME"] == "QM1")
 
 
 # ---- CSRF, content types, invalid data -------------------------------------------------------

@@ -95,7 +95,7 @@ def _message_routes(version: str) -> None:
         if not Forwarder(request.app.state.qm).is_local(qmgr):
             return await _forward(request, qmgr, await request.body())
         message = await Messaging(request.app.state.qm).receive(
-            version, queue, dict(request.query_params), destructive=destructive)
+            version, queue, dict(request.query_params), destructive=destructive, abandoned=request.is_disconnected)
         if message is None:
             return Response(status_code=204)  # IBM: no message available
         return Response(message.text.encode("utf-8"), 200, headers=message.headers,

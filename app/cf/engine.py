@@ -576,21 +576,23 @@ class CouplingFacility:
              "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
              _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
              str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-             r.report_qmgr or r.qmgr, self._perf(loc)],
+             r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag)],
         )
 
     def _put_result(self, reply: Sequence[Any], loc: QueueLocation) -> PutResult:
         if int(reply[0]) == MQRC.Q_FULL and len(reply) > 1:
             self._fired(loc, reply[1])  # a Queue Full event fires with the refusal
         _check(reply, loc)
-        _, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event = reply
+        (_, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event,
+         trig_before, trig_after) = reply
         self._fired(loc, depth_event, service_event)
         return PutResult(
             msg_seq=int(seq), depth=int(depth),
             info={"depth_before": int(before), "depth_after": int(depth),
                   "available": int(available), "visible": bool(visible),
                   "first": int(before) == 0, "ipprocs": int(ipprocs), "opprocs": int(opprocs),
-                  "msg_seq": int(seq), "events": [int(e) for e in (depth_event, service_event) if int(e)]})
+                  "msg_seq": int(seq), "events": [int(e) for e in (depth_event, service_event) if int(e)],
+                  "trigger": (int(trig_before), int(trig_after))})
 
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
@@ -775,7 +777,7 @@ class CouplingFacility:
             reply = await script(
                 [keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag)],
                 [keys.structure_prefix(tag), f"{qmgr}:{hconn}",
-                 keys.availability_channel_prefix(self.qsg, tag)])
+                 keys.availability_channel_prefix(self.qsg, tag), keys.trigger_channel(self.qsg, tag)])
         return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
                                depth=int(e["depth"]), available=int(e["available"]))
                 for e in json.loads(reply)]
@@ -911,6 +913,17 @@ class CouplingFacility:
                                        last_get_ms=s.get("lastget", 0),
                                        reset_ms=s.get("reset", 0))
                    for qm, s in raw_stats.items()})
+
+    async def trigger_count(self, loc: QueueLocation, trigmpri: int) -> int:
+        """Messages that count for triggering now: priority >= ``trigmpri``; committed ones on a
+        shared queue, committed and uncommitted ones on a private queue (document 002, note 3)."""
+        qk = QueueKeys(loc)
+        hi = f"({(10 - trigmpri) * 2 ** 49}"
+        with _cf_access(loc.tag):
+            n = int(await self.redis.zcount(qk.index, "-inf", hi))
+            if ".CF." not in loc.tag:
+                n += int(await self.redis.zcount(f"{qk.queue_prefix}pend", "-inf", hi))
+        return n
 
     async def queue_depth(self, loc: QueueLocation) -> int:
         """CURDEPTH. MQRC_UNKNOWN_OBJECT_NAME if the queue has no state."""

@@ -184,6 +184,15 @@ def availability_channel_prefix(qsg: str, tag: str) -> str:
     return f"qsg:{qsg}:avail:{tag}:"
 
 
+def trigger_channel(qsg: str, tag: str) -> str:
+    """Pub/sub channel: a shared queue's trigger counts ("<queue>|<before>|<after>") for every QM."""
+    return f"qsg:{qsg}:trig:{tag}"
+
+
+def trigger_pattern(qsg: str) -> str:
+    return f"qsg:{qsg}:trig:*"
+
+
 def members_key(qsg: str) -> str:
     """Hash: queue manager name -> JSON of its registration (status, url, started)."""
     return f"{group_prefix(qsg)}members"

@@ -44,12 +44,18 @@ class QueueManager:
     async def connect(self, name: str | None, user: str | None = None, password: str | None = None, *,
                       url: str | None = None) -> None:
         """MQCONN to the queue manager at ``url`` (default: MQSERVER, else the local QM1)."""
+        if self._conn.connected:
+            raise PYIFError(f"already connected to {self._conn.qmgr_name}")
         base = url_of(url or self._url)
         if self._http is None:
             self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout,
                                            limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
-        await self._run(self._conn.connect(name, self._appl_name))
+        try:
+            await self._run(self._conn.connect(name, self._appl_name))
+        except Exception:
+            await self.aclose()  # no connection: release the pool
+            raise
 
     async def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
                                  user: str | None = None, password: str | None = None) -> None:
@@ -126,8 +132,10 @@ class QueueManager:
         assert self._http is not None
         timeout = call.timeout(self._timeout)
 
+        http = self._http
+
         async def once() -> httpx.Response:
-            return await self._http.request(call.method, call.path, json=call.json, timeout=timeout)  # type: ignore[union-attr]
+            return await http.request(call.method, call.path, json=call.json, timeout=timeout)
 
         try:
             if call.establishes_connection:

@@ -266,7 +266,8 @@ def report_names(report: int) -> list[str]:
     for name in out:
         known |= _REPORT_BITS[name]
     if report & ~known:
-        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_REPORT_OPTIONS_ERROR, f"report options 0x{report:08x} not supported")
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_REPORT_OPTIONS_ERROR,
+                        f"report options 0x{report:08x} are not supported")
     return out
 
 

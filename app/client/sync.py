@@ -56,12 +56,20 @@ class QueueManager:
     def connect(self, name: str | None, user: str | None = None, password: str | None = None, *,
                 url: str | None = None) -> None:
         """MQCONN to the queue manager at ``url`` (default: MQSERVER, else the local QM1)."""
+        if self._conn.connected:
+            raise PYIFError(f"already connected to {self._conn.qmgr_name}")
         base = url_of(url or self._url)
         if self._http is None:
             self._http = httpx.Client(base_url=base, timeout=self._timeout,
                                       limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
-        self._run(self._conn.connect(name, self._appl_name))
+        try:
+            self._run(self._conn.connect(name, self._appl_name))
+        except Exception:
+            if self._own_client and self._http is not None:  # no connection: release the pool
+                self._http.close()
+                self._http = None
+            raise
 
     def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
                            user: str | None = None, password: str | None = None) -> None:
@@ -145,8 +153,10 @@ class QueueManager:
         assert self._http is not None
         timeout = call.timeout(self._timeout)
 
+        http = self._http
+
         def once() -> httpx.Response:
-            return self._http.request(call.method, call.path, json=call.json, timeout=timeout)  # type: ignore[union-attr]
+            return http.request(call.method, call.path, json=call.json, timeout=timeout)
 
         try:
             if call.establishes_connection:

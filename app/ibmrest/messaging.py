@@ -8,7 +8,8 @@ session), so nothing is left in a unit of work when the call returns.
 * GET      -> MQOPEN(BROWSE), MQGET(BROWSE_FIRST [, WAIT]) of the first matching message.
 * DELETE   -> the browse above, then MQGET(NO_SYNCPOINT) matching that message's MsgId: IBM
               leaves a message that is not text on the queue, so it is looked at before it is
-              taken. A message taken by another getter in between is looked for again.
+              taken. A message taken by another getter in between is looked for again; a
+              message found after the HTTP client has gone away is left where it is.
 * messagelist -> MQOPEN(BROWSE), BROWSE_FIRST / BROWSE_NEXT with a zero-length buffer
               (ACCEPT_TRUNCATED_MSG): descriptors only.
 """
@@ -16,6 +17,7 @@ session), so nothing is left in a unit of work when the call returns.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,9 +66,13 @@ class Messaging:
             await _disconnect(mqi, conn.hconn)
         return {h.MD_MESSAGE_ID: h.format_message_id(version, result["md"]["msg_id"])}
 
-    async def receive(self, version: str, queue: str, query: dict[str, str], *,
-                      destructive: bool) -> ReceivedMessage | None:
-        """The first message matching the query (removed when ``destructive``), or None (204)."""
+    async def receive(self, version: str, queue: str, query: dict[str, str], *, destructive: bool,
+                      abandoned: Callable[[], Awaitable[bool]] | None = None) -> ReceivedMessage | None:
+        """The first message matching the query (removed when ``destructive``), or None (204).
+
+        ``abandoned`` tells whether the caller has gone away (an HTTP client that gave up during
+        a long ``wait``): then a message found is left on the queue rather than taken for nobody.
+        """
         sel = h.selection(version, query)
         action = "get from" if destructive else "browse from"
         mqi = self.qm.mqi
@@ -84,6 +90,8 @@ class Messaging:
                     raise incompatible_message(queue, str(browsed["md"].get("format", "")))
                 if not destructive:
                     return _received(version, browsed)
+                if abandoned is not None and await abandoned():
+                    return None
                 got = await self._get_by_msg_id(conn.hconn, hobj, browsed["md"]["msg_id"])
                 if got is not None:
                     return _received(version, got)

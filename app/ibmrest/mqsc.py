@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
 
 _BARE = re.compile(r"[A-Za-z0-9./_%*]+")
-# Keys that name the object a DISPLAY row describes: always returned, whatever
-# responseParameters asks.
-_IDENTITY = ("QUEUE", "PROCESS", "CFSTRUCT", "QMNAME", "QSGNAME", "TYPE", "QSGDISP")
+# Keys that identify the object a DISPLAY row describes, returned whatever responseParameters
+# asks (besides the row's first key, its name: QUEUE, PROCESS, CFSTRUCT, QMNAME ...).
+_IDENTITY = frozenset({"TYPE", "QSGDISP", "QMNAME"})
 
 
 async def run_command(qm: QueueManager, body: Any) -> dict[str, Any]:
@@ -104,7 +104,7 @@ def _value(value: Any, key: str) -> str:
 
 
 def _parameters(obj: dict[str, Any], wanted: list[str] | None) -> dict[str, Any]:
-    keep = None if wanted is None else {w.upper() for w in wanted} | set(_IDENTITY)
+    keep = None if wanted is None else {w.upper() for w in wanted} | _IDENTITY | {next(iter(obj), "")}
     return {k.lower(): v for k, v in obj.items() if keep is None or k.upper() in keep}
 
 

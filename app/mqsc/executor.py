@@ -226,6 +226,10 @@ class Executor:
         switches = any(k.name in EVENT_SWITCHES for k in cmd.keywords)  # only when named
         await self._queue_state_changed(changed, bump_gen=forced, set_switches=switches)
         await self.qm.announce([(saved.objclass, name)], invalidate=forced)
+        # condition 13 is evaluated by this QM for the definition it uses (a GROUP object's COPY)
+        used = next((d for d in changed if d.location in (self.qm.name, "@SHARED")), None)
+        if used is not None:
+            await self.qm.triggers.definition_changed(existing, used)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
         location = location_of(qsgdisp, self.qm.name)
@@ -466,8 +470,10 @@ def _parse_where(cmd: Command):
     return test
 
 
-async def apply_mqset(qm: QueueManager, obj: ObjectDef, keywords: list[tuple[str, str | None]]) -> ObjectDef:
-    """MQSET: change the attributes of the opened object's own definition, as an ALTER would."""
+async def apply_mqset(qm: QueueManager, obj: ObjectDef, keywords: list[tuple[str, str | None]], *,
+                      retrigger: bool = True) -> ObjectDef:
+    """MQSET: change the attributes of the opened object's own definition, as an ALTER would
+    (also used by the queue manager itself to set TRIGGER off after a DEPTH trigger)."""
     current = await qm.db(qm.repo.find, obj.objclass, obj.name, obj.location)
     if current is None:
         raise MQError(MQRC.Q_DELETED, f"{obj.name} has been deleted")
@@ -477,4 +483,6 @@ async def apply_mqset(qm: QueueManager, obj: ObjectDef, keywords: list[tuple[str
     if saved.objtype == "QLOCAL":
         await qm.sync_queue_state(saved)
     await qm.announce([(saved.objclass, saved.name)])
+    if retrigger:
+        await qm.triggers.definition_changed(current, saved)
     return saved

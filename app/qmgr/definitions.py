@@ -42,6 +42,9 @@ def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *, set_switches: b
     goes to separate Redis keys, the counterpart of Db2 / SMDS offload).
     """
     out: dict[str, str | int] = {k.lower(): obj.attrs[k] for k in RUNTIME_ATTRS}
+    # triggering: the CF counts messages for a queue whose TRIGGER is on (document 002)
+    out.update(trigger="1" if obj.attrs.get("TRIGGER") else "0", trigtype=obj.attrs["TRIGTYPE"],
+               trigmpri=obj.attrs["TRIGMPRI"])
     for k in EVENT_SWITCHES:
         out[("" if set_switches else "?") + k.lower()] = obj.attrs[k]
     if obj.qsgdisp == "SHARED":

@@ -67,6 +67,7 @@ class Connection:
     busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
     next_hobj: int = 1
+    pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
 
 
 def decode_data(data: Any, encoding: Any) -> bytes:
@@ -183,11 +184,13 @@ class Mqi:
             conn.uow_tags.discard(tag)
         if len(tags) > 1:
             await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
+        await self.qm.triggers.unit_of_work_ended(conn, committed=True)
 
     async def _backout(self, conn: Connection) -> None:
         for tag in sorted(conn.uow_tags):
             await self.qm.cf.backout(tag, self.qm.name, conn.hconn)
             conn.uow_tags.discard(tag)
+        await self.qm.triggers.unit_of_work_ended(conn, committed=False)
 
     async def _reap_idle(self) -> None:
         """End connections idle past the timeout; their unit of work is backed out."""
@@ -283,6 +286,9 @@ class Mqi:
         if resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_opened(self.qm.name, resolved.opened.name, f"{conn.hconn}:{hobj}")
         handle = Handle(hobj, resolved, opts, opened.gen)
+        if opts.input and int(opened.ipprocs) == 1:
+            # condition 13: a trigger monitor opening an initiation queue nobody else reads
+            await self.qm.triggers.initq_opened(resolved.base)
         conn.handles[hobj] = handle
         return handle
 
@@ -309,6 +315,13 @@ class Mqi:
         await self.qm.cf.close_queue(handle.resolved.location, self.qm.name, key)
         if handle.resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_closed(self.qm.name, handle.resolved.opened.name, key)
+        if handle.options.input:
+            # condition 12: the last server of the queue on this QM closed it with messages left
+            try:
+                await self.qm.triggers.retrigger(self._current(handle.resolved.base), types=("FIRST", "DEPTH"),
+                                                 skip=frozenset({5}))
+            except MQError as exc:
+                log.warning("close re-trigger of %s failed: %s", handle.resolved.base.name, exc)
 
     def invalidate(self, name: str) -> None:
         """After ALTER ... FORCE of ``name``: its handles fail with MQRC_OBJECT_CHANGED next time."""
@@ -336,6 +349,12 @@ class Mqi:
         return await self._put(self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
 
     @recorded(Verb.PUT1)
+    async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
+        try:
+            await self.qm.triggers.counts_changed(self._current(base), before, after, conn, syncpoint)
+        except MQError as exc:  # a trigger that cannot be made must not fail the put
+            log.warning("trigger evaluation for %s failed: %s", base.name, exc)
+
     async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
@@ -385,6 +404,9 @@ class Mqi:
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
             if pmo.syncpoint:
                 conn.uow_tags.add(loc.tag)
+            before, after = done.info["trigger"]
+            if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
+                await self._evaluate_trigger(resolved.base, before, after, conn, pmo.syncpoint)
         result: dict[str, Any] = {"md": md}
         if warnings:
             result.update(completion_code=CompCode.WARNING, reason=warnings[0][0], message=warnings[0][1])

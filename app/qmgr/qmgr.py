@@ -28,6 +28,7 @@ from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
+from app.qmgr.triggers import TriggerService
 from app.repository.store import ObjectDef, Repository
 from app.settings import Settings
 
@@ -54,6 +55,7 @@ class QueueManager:
         self.mqi = Mqi(self)
         self.expiry = ExpiryService(self)
         self.events = EventService(self)
+        self.triggers = TriggerService(self)
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
@@ -76,6 +78,7 @@ class QueueManager:
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
         await self.cf.start()
         await self.broadcaster.start()
+        await self.triggers.start()
         await self.reload_definitions()
         if previous_failed:
             # Serialization with peer recovery: shared work of the failed incarnation is resolved
@@ -107,7 +110,7 @@ class QueueManager:
         self.begin_quiesce()
         self.status = "STOPPING"
         for step in (self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop, self.membership.leave,
-                     self.broadcaster.stop, self.cf.stop):
+                     self.triggers.stop, self.broadcaster.stop, self.cf.stop):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)

@@ -78,6 +78,7 @@ end
 
 -- Forget a message's data (it is no longer in any index).
 local function delete_data(qp, id, m)
+  redis.call("ZREM", qp .. "pend", id)
   redis.call("HDEL", qp .. "md", id)
   redis.call("HDEL", qp .. "meta", id)
   if m.exp ~= "0" then redis.call("ZREM", qp .. "exp", id) end
@@ -153,6 +154,17 @@ local function service_interval_get(ctl, perf, now, depth_after)
     redis.call("HSET", ctl, "svctimer", "")
   end
   return ev
+end
+
+-- Triggering (document 002): the messages that count are those of priority >= TRIGMPRI, the
+-- committed ones on a shared queue, committed and uncommitted ones on a private queue ("pend"
+-- holds a private queue's uncommitted puts, by score). Scores of priority p are below
+-- (10 - p) * 2^49.
+local function trigger_count(qp, trigmpri, private)
+  local hi = "(" .. fmt_int((10 - trigmpri) * PRIO_UNIT)
+  local n = redis.call("ZCOUNT", qp .. "idx", "-inf", hi)
+  if private then n = n + redis.call("ZCOUNT", qp .. "pend", "-inf", hi) end
+  return n
 end
 
 local function notify(qp, channel)

@@ -17,14 +17,15 @@
     {"queue": name, "puts": n, "gets": n, "depth": depth after, "available": idx size after}
 ]]
 
-local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit)
+local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit, trig_channel)
+  local shared = string.find(sp, ".CF.", 1, true) ~= nil
   local ops = redis.call("LRANGE", list_key, 0, -1)
   local order, per = {}, {}
   for i = 1, #ops do
     local kind, id, q = string.match(ops[i], "^(%a):(%d+):(.*)$")
     local t = per[q]
     if not t then
-      t = { queue = q, puts = 0, gets = 0, n = 0 }
+      t = { queue = q, puts = 0, gets = 0, n = 0, scores = {} }
       per[q] = t
       order[#order + 1] = t
     end
@@ -34,8 +35,10 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
     if raw then
       local m = parse_meta(raw)
       if kind == "P" then
+        redis.call("ZREM", qp .. "pend", id)
         if commit then index_add(qp, id, m) else delete_data(qp, id, m) end
         t.puts = t.puts + 1
+        t.scores[#t.scores + 1] = tonumber(m.score)
       else
         if commit then
           delete_data(qp, id, m)
@@ -67,6 +70,22 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
     -- Messages became available: committed puts, or backed-out gets.
     if (commit and t.puts > 0) or (not commit and t.gets > 0) then
       notify(qp, channel_prefix .. t.queue)
+    end
+    -- A shared queue's committed puts start to count for triggering now: publish the counts.
+    if commit and shared and t.puts > 0 and trig_channel then
+      local f = redis.call("HMGET", ctl, "trigger", "trigtype", "trigmpri")
+      if f[1] == "1" and f[2] ~= "NONE" then
+        local tp = tonumber(f[3]) or 0
+        local limit = (10 - tp) * PRIO_UNIT
+        local counted = 0
+        for j = 1, #t.scores do
+          if t.scores[j] < limit then counted = counted + 1 end
+        end
+        if counted > 0 then
+          local after = trigger_count(qp, tp, false)
+          redis.call("PUBLISH", trig_channel, t.queue .. "|" .. (after - counted) .. "|" .. after)
+        end
+      end
     end
     out[i] = { queue = t.queue, puts = t.puts, gets = t.gets, depth = depth,
                available = redis.call("ZCARD", qp .. "idx") }

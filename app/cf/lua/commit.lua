@@ -10,6 +10,7 @@
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  registry member "<QM>:<hconn>"
     ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
+    ARGV[4]  trigger channel of the structure (a shared queue's trigger counts are published there)
 
   Output:
     JSON array, one object per queue touched:
@@ -19,4 +20,4 @@
 --@include _helpers.lua
 --@include _uow.lua
 
-return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], true)
+return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], true, ARGV[4])

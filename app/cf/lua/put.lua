@@ -27,12 +27,14 @@
     ARGV[17] expiration report asked for: "0" none, "1", "2" with 100 bytes, "3" with all data
     ARGV[18] queue manager an expiration report goes to (the ReplyToQMgr)
     ARGV[19] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
+    ARGV[20] trigger channel of the group (a shared queue's trigger counts are published there)
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
              2041 generation changed, 2051 put inhibited, 2030 too big, 2053 queue full
     {0, depth_after, seq, depth_before, available_after, ipprocs, opprocs, visible, depth_event,
-     service_event}  events: 0 or the reason of the performance event that fired (2224, 2226);
+     service_event, trig_before, trig_after}  events: 0 or the reason of the performance event
+             that fired (2224, 2226); trig_*: trigger counts (-1 when the put does not count);
              a refused put returns {2053, 2053} when a Queue Full event fired
              seq is the message's id; available_after counts committed available messages;
              ipprocs/opprocs are the group-wide open counts; visible is 1 when committed now.
@@ -43,7 +45,7 @@ local ctl = KEYS[1]
 local qp = ARGV[1]
 local a = redis.call("HMGET", ctl, "gen", "put", "maxmsgl", "maxdepth", "msgdlvsq", "defprty",
                      "offload", "depth", "ipprocs", "opprocs", "qdepthhi", "qdphiev", "qdpmaxev",
-                     "qsvciev", "qsvcint", "svctimer")
+                     "qsvciev", "qsvcint", "svctimer", "trigger", "trigtype", "trigmpri")
 local perf = ARGV[19]
 if not a[1] then
   if ARGV[5] == "" then return { 2085 } end
@@ -136,5 +138,24 @@ else
   notify(qp, ARGV[14])
 end
 
+-- Triggering: when the message counts (its priority >= TRIGMPRI), the count of messages that
+-- count, before and after, decided here atomically so that racing puts see one transition.
+-- A private queue counts uncommitted messages too (its QM evaluates from this reply); a shared
+-- queue counts committed ones, and every QM of the group evaluates from the published counts.
+local trig_before, trig_after = -1, -1
+if a[17] == "1" and a[18] ~= "NONE" then
+  local private = perf ~= "S"
+  if private and ARGV[6] == "1" then redis.call("ZADD", qp .. "pend", m.score, id) end
+  local tp = tonumber(a[19]) or 0
+  if p >= tp and (private or ARGV[6] ~= "1") then
+    trig_after = trigger_count(qp, tp, private)
+    trig_before = trig_after - 1
+    if not private then
+      redis.call("PUBLISH", ARGV[20], ARGV[2] .. "|" .. trig_before .. "|" .. trig_after)
+    end
+  end
+end
+
 return { 0, depth_after, seq, depth, redis.call("ZCARD", qp .. "idx"),
-         tonumber(a[9]) or 0, tonumber(a[10]) or 0, visible, depth_event, service_event }
+         tonumber(a[9]) or 0, tonumber(a[10]) or 0, visible, depth_event, service_event,
+         trig_before, trig_after }

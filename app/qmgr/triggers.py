@@ -1,0 +1,202 @@
+"""Triggering on one queue manager (reference document 002).
+
+* Counts come from the coupling facility, atomically with the put or commit that changed them
+  (messages of priority >= TRIGMPRI; committed ones on shared queues, committed and uncommitted
+  ones on private queues). A private queue's owner evaluates from the MQPUT's reply; for a shared
+  queue the counts are published and every QM evaluates for itself with its own trigger monitor,
+  open counts and TRIGINT.
+* A trigger caused by a put under syncpoint on a private queue is held with the connection and
+  put when the unit of work ends: committed, or backed out for FIRST and DEPTH.
+* Re-triggering (conditions 12 and 13): the last server closing the queue, MQSET/ALTER of the
+  trigger attributes, the initiation queue's PUT or the application queue's GET becoming
+  allowed, a trigger monitor opening the initiation queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from redis.exceptions import RedisError
+
+from app.cf import keys
+from app.core.errors import MQError
+from app.core.triggers import (
+    TriggerSnapshot,
+    enough_waiting,
+    failed_condition,
+    mqtm,
+    trigger_messages_for,
+    type_in_effect,
+)
+from app.qmgr.definitions import queue_location
+from app.qmgr.tasks import stop_task
+from app.repository.store import ObjectDef
+
+if TYPE_CHECKING:
+    from app.qmgr.mqi import Connection
+    from app.qmgr.qmgr import QueueManager
+
+log = logging.getLogger(__name__)
+TRIGGER_MD = {"format": "MQTRIG", "expiry": -1, "persistence": "NOT_PERSISTENT"}
+
+
+class TriggerService:
+    """Trigger evaluation and trigger messages of one queue manager."""
+
+    def __init__(self, qm: QueueManager) -> None:
+        self.qm = qm
+        self._last_first: dict[str, float] = {}  # queue -> monotonic time of its last FIRST trigger (TRIGINT)
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._subscribed = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen(), name=f"triggers-{self.qm.name}")
+        await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+
+    async def stop(self) -> None:
+        await stop_task(self._task, self._stopping)
+
+    # ---- evaluation -----------------------------------------------------------------------
+
+    async def snapshot(self, queue: ObjectDef) -> TriggerSnapshot:
+        status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, queue))
+        mine = status.opens.get(self.qm.name, {})
+        others = sum(int(c.get("ipprocs", 0)) for q, c in status.opens.items() if q != self.qm.name)
+        exclusive = any(int(c.get("excl", 0)) for c in status.opens.values())
+        process_name = str(queue.attrs.get("PROCESS", "")).strip()
+        process = self.qm.cache.process(process_name) if process_name else None
+        initq_name = str(queue.attrs.get("INITQ", "")).strip()
+        initq, initq_open = None, False
+        if initq_name:
+            found = self.qm.cache.queue(initq_name)
+            if found is not None and found.objtype == "QLOCAL":
+                initq = found.attrs
+                istatus = await self.qm.cf.queue_status(queue_location(self.qm.qsg, found))
+                initq_open = int(istatus.opens.get(self.qm.name, {}).get("ipprocs", 0)) > 0
+        return TriggerSnapshot(queue.name, queue.attrs, queue.qsgdisp == "SHARED", int(mine.get("ipprocs", 0)),
+                               others, exclusive, process.attrs if process else None, initq, initq_open)
+
+    async def counts_changed(self, queue: ObjectDef, before: int, after: int,
+                             conn: Connection | None = None, syncpoint: bool = False) -> None:
+        """The count of messages that count went from ``before`` to ``after`` (condition 3, 11)."""
+        s = await self.snapshot(queue)
+        trigtype, trigmpri = type_in_effect(s)
+        if trigmpri != int(queue.attrs.get("TRIGMPRI", 0)):
+            # evaluating as priority 0 (condition 4 note a): recount on that basis
+            now = await self.qm.cf.trigger_count(queue_location(self.qm.qsg, queue), trigmpri)
+            before, after = now - (after - before), now
+        if failed_condition(s, trigtype) is not None:
+            return
+        trigint_s = int(self.qm.attrs.get("TRIGINT", 999999999)) / 1000
+        last = self._last_first.get(queue.name)
+        elapsed = last is not None and time.monotonic() - last >= trigint_s
+        n = trigger_messages_for(trigtype, before, after, int(queue.attrs.get("TRIGDPTH", 1)), trigint_elapsed=elapsed)
+        for _ in range(n):
+            await self._trigger(queue, s, trigtype, conn if syncpoint else None)
+
+    async def retrigger(self, queue: ObjectDef, *, skip: frozenset[int] = frozenset(),
+                        types: tuple[str, ...] = ("FIRST", "EVERY", "DEPTH")) -> bool:
+        """Conditions 12/13: one trigger message when enough messages already wait."""
+        if queue.objtype != "QLOCAL" or not queue.attrs.get("TRIGGER"):
+            return False
+        s = await self.snapshot(queue)
+        trigtype, trigmpri = type_in_effect(s)
+        if trigtype not in types or failed_condition(s, trigtype, skip) is not None:
+            return False
+        count = await self.qm.cf.trigger_count(queue_location(self.qm.qsg, queue), trigmpri)
+        if not enough_waiting(trigtype, count, int(queue.attrs.get("TRIGDPTH", 1))):
+            return False
+        await self._trigger(queue, s, trigtype, None)
+        return True
+
+    async def _trigger(self, queue: ObjectDef, s: TriggerSnapshot, trigtype: str, conn: Connection | None) -> None:
+        message = mqtm(queue.name, queue.attrs, str(queue.attrs.get("PROCESS", "")).strip(), s.process)
+        initq = str(queue.attrs["INITQ"]).strip()
+        if trigtype == "FIRST":
+            self._last_first[queue.name] = time.monotonic()
+        if conn is not None:
+            conn.pending_triggers.append((initq, message, trigtype))  # until the unit of work ends
+        else:
+            await self.put_trigger_message(initq, message)
+        if trigtype == "DEPTH":
+            # After a DEPTH trigger the queue manager sets the queue's TriggerControl off.
+            from app.mqsc.executor import apply_mqset
+            await apply_mqset(self.qm, queue, [("NOTRIGGER", None)], retrigger=False)
+
+    async def put_trigger_message(self, initq: str, message: dict[str, Any]) -> None:
+        """Trigger messages are put outside any unit of work, with unlimited expiry."""
+        try:
+            await self.qm.mqi.put_system(initq, dict(TRIGGER_MD), orjson.dumps(message))
+        except MQError as exc:
+            log.warning("%s: trigger message for %s not put on %s: %s", self.qm.name, message["QName"], initq, exc)
+
+    async def unit_of_work_ended(self, conn: Connection, committed: bool) -> None:
+        """Release held trigger messages: all on commit, FIRST and DEPTH ones on backout."""
+        held, conn.pending_triggers = conn.pending_triggers, []
+        for initq, message, trigtype in held:
+            if committed or trigtype in ("FIRST", "DEPTH"):
+                await self.put_trigger_message(initq, message)
+
+    # ---- re-trigger cases --------------------------------------------------------------------
+
+    async def initq_opened(self, initq: ObjectDef) -> None:
+        """13: a trigger monitor opened an initiation queue for input (no one else had it open):
+        one trigger message per application queue naming it with enough messages waiting."""
+        for q in self.qm.cache.all("QUEUE"):
+            if q.objtype == "QLOCAL" and q.location != "@GROUP" and str(q.attrs.get("INITQ", "")).strip() == initq.name:
+                await self.retrigger(q, skip=frozenset({8}))
+
+    async def definition_changed(self, old: ObjectDef, new: ObjectDef) -> None:
+        """13: MQSET or a command changed trigger attributes, an initiation queue's PUT or an
+        application queue's GET became allowed."""
+        a, b = old.attrs, new.attrs
+        if new.objtype != "QLOCAL" or new.location == "@GROUP":
+            return
+        trigger_on = b.get("TRIGGER") and (not a.get("TRIGGER") or any(
+            a.get(k) != b.get(k) for k in ("TRIGTYPE", "TRIGMPRI", "TRIGDPTH")))
+        if trigger_on:
+            await self.retrigger(new, skip=frozenset({8}))
+        if a.get("GET") == "DISABLED" and b.get("GET") == "ENABLED":
+            await self.retrigger(new, skip=frozenset({5}))
+        if a.get("PUT") == "DISABLED" and b.get("PUT") == "ENABLED":
+            for q in self.qm.cache.all("QUEUE"):
+                if q.objtype == "QLOCAL" and q.location != "@GROUP" and str(q.attrs.get("INITQ", "")).strip() == new.name:
+                    await self.retrigger(q)
+
+    # ---- shared queues: every QM evaluates -------------------------------------------------
+
+    async def _listen(self) -> None:
+        prefix = keys.trigger_channel(self.qm.qsg, "")
+        while not self._stopping.is_set():
+            pubsub = self.qm.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.psubscribe(keys.trigger_pattern(self.qm.qsg))
+                self._subscribed.set()
+                while not self._stopping.is_set():
+                    msg = await pubsub.get_message(timeout=1.0)
+                    if not msg or msg.get("type") != "pmessage":
+                        continue
+                    tag = msg["channel"].decode()[len(prefix):]
+                    queue, before, after = msg["data"].decode().rsplit("|", 2)
+                    await self._shared_counts(tag, queue, int(before), int(after))
+            except (RedisError, OSError) as exc:
+                log.warning("%s: trigger channel lost (%s); reconnecting", self.qm.name, exc)
+                await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    async def _shared_counts(self, tag: str, queue: str, before: int, after: int) -> None:
+        found = [d for d in self.qm.cache.usable("QUEUE", queue) if d.qsgdisp == "SHARED"]
+        if not found or queue_location(self.qm.qsg, found[0]).tag != tag:
+            return
+        try:
+            await self.counts_changed(found[0], before, after)
+        except (MQError, RedisError) as exc:
+            log.warning("%s: trigger evaluation of %s failed: %s", self.qm.name, queue, exc)
