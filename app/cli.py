@@ -104,6 +104,7 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float) ->
     from app.trigmon import TriggerMonitor
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not every MQGET of the initiation queue
     monitor = TriggerMonitor(url or f"http://127.0.0.1:{DEFAULTS['port'].default}", initq, deadq=deadq,
                              timeout_s=timeout_s)
     click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")

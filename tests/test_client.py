@@ -80,7 +80,8 @@ def wait_for_waiter(group, q: str) -> None:
 def test_connect_names_and_disconnect(group, connect):
     qmgr = connect("QM1")
     assert qmgr.is_connected and qmgr.qmgr_name == "QM1" and qmgr.get_handle().startswith("QM1-")
-    assert qmgr.inquire(2015).strip() == b"QM1"  # MQCA_Q_MGR_NAME
+    assert qmgr.inquire(CMQC.MQCA_Q_MGR_NAME).strip() == b"QM1"
+    assert qmgr.inquire(CMQC.MQCA_QSG_NAME) == b"QSG1"
     group_attach = pymqi.connect("QSG1", None, conn_name(group, "QM2"))  # the QSG name: any member
     assert group_attach.qmgr_name == "QM2"
     group_attach.disconnect()

@@ -185,7 +185,8 @@ def availability_channel_prefix(qsg: str, tag: str) -> str:
 
 
 def trigger_channel(qsg: str, tag: str) -> str:
-    """Pub/sub channel: a shared queue's trigger counts ("<queue>|<before>|<after>") for every QM."""
+    """Pub/sub channel: a shared queue's trigger counts for every QM: "<queue>|<before>|<after>|<added>"
+    (messages that count before and after, messages committed)."""
     return f"qsg:{qsg}:trig:{tag}"
 
 

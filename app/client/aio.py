@@ -20,7 +20,7 @@ import tenacity
 from app.client import CMQC
 from app.client.core import CD, GMO, MD, OD, PMO, MQMIError, PYIFError, text, url_of
 from app.client.session import Call, Connection, Plan, RetryPolicy, default_appl_name, transport_error
-from app.client.sync import DEFAULT_TIMEOUT, MQCA_Q_MGR_NAME, MQCA_QSG_NAME
+from app.client.sync import DEFAULT_TIMEOUT
 
 T = TypeVar("T")
 
@@ -112,9 +112,9 @@ class QueueManager:
 
     async def inquire(self, selector: int) -> Any:
         info = await self._run(self._conn.qmgr_info())
-        if selector == MQCA_Q_MGR_NAME:
+        if selector == CMQC.MQCA_Q_MGR_NAME:
             return info["name"].encode().ljust(48)
-        if selector == MQCA_QSG_NAME:
+        if selector == CMQC.MQCA_QSG_NAME:
             return info["qsg"].encode().ljust(4)
         raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
 

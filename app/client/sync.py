@@ -131,9 +131,9 @@ class QueueManager:
     def inquire(self, selector: int) -> Any:
         """MQINQ of the queue manager: its name (MQCA_Q_MGR_NAME) or QSG name (MQCA_QSG_NAME)."""
         info = self._run(self._conn.qmgr_info())
-        if selector == MQCA_Q_MGR_NAME:
+        if selector == CMQC.MQCA_Q_MGR_NAME:
             return info["name"].encode().ljust(48)
-        if selector == MQCA_QSG_NAME:
+        if selector == CMQC.MQCA_QSG_NAME:
             return info["qsg"].encode().ljust(4)
         raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
 
@@ -165,9 +165,6 @@ class QueueManager:
         except httpx.HTTPError as exc:
             raise transport_error(exc, call) from None
 
-
-MQCA_Q_MGR_NAME = 2015
-MQCA_QSG_NAME = 2040
 
 
 class Queue:

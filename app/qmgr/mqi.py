@@ -351,7 +351,7 @@ class Mqi:
     @recorded(Verb.PUT1)
     async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
         try:
-            await self.qm.triggers.counts_changed(self._current(base), before, after, conn, syncpoint)
+            await self.qm.triggers.counts_changed(self._current(base), before, after, 1, conn, syncpoint)
         except MQError as exc:  # a trigger that cannot be made must not fail the put
             log.warning("trigger evaluation for %s failed: %s", base.name, exc)
 

@@ -82,15 +82,16 @@ class TriggerService:
         return TriggerSnapshot(queue.name, queue.attrs, queue.qsgdisp == "SHARED", int(mine.get("ipprocs", 0)),
                                others, exclusive, process.attrs if process else None, initq, initq_open)
 
-    async def counts_changed(self, queue: ObjectDef, before: int, after: int,
+    async def counts_changed(self, queue: ObjectDef, before: int, after: int, added: int = 1,
                              conn: Connection | None = None, syncpoint: bool = False) -> None:
-        """The count of messages that count went from ``before`` to ``after`` (condition 3, 11)."""
+        """The count of messages that count went from ``before`` to ``after`` as ``added``
+        messages arrived (conditions 3 and 11)."""
         s = await self.snapshot(queue)
         trigtype, trigmpri = type_in_effect(s)
         if trigmpri != int(queue.attrs.get("TRIGMPRI", 0)):
-            # evaluating as priority 0 (condition 4 note a): recount on that basis
+            # evaluating as priority 0 (condition 4 note a): every arrival counts
             now = await self.qm.cf.trigger_count(queue_location(self.qm.qsg, queue), trigmpri)
-            before, after = now - (after - before), now
+            before, after = now - added, now
         if failed_condition(s, trigtype) is not None:
             return
         trigint_s = int(self.qm.attrs.get("TRIGINT", 999999999)) / 1000
@@ -183,8 +184,8 @@ class TriggerService:
                     if not msg or msg.get("type") != "pmessage":
                         continue
                     tag = msg["channel"].decode()[len(prefix):]
-                    queue, before, after = msg["data"].decode().rsplit("|", 2)
-                    await self._shared_counts(tag, queue, int(before), int(after))
+                    queue, before, after, added = msg["data"].decode().rsplit("|", 3)
+                    await self._shared_counts(tag, queue, int(before), int(after), int(added))
             except (RedisError, OSError) as exc:
                 log.warning("%s: trigger channel lost (%s); reconnecting", self.qm.name, exc)
                 await asyncio.sleep(0.5)
@@ -192,11 +193,11 @@ class TriggerService:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
 
-    async def _shared_counts(self, tag: str, queue: str, before: int, after: int) -> None:
+    async def _shared_counts(self, tag: str, queue: str, before: int, after: int, added: int) -> None:
         found = [d for d in self.qm.cache.usable("QUEUE", queue) if d.qsgdisp == "SHARED"]
         if not found or queue_location(self.qm.qsg, found[0]).tag != tag:
             return
         try:
-            await self.counts_changed(found[0], before, after)
+            await self.counts_changed(found[0], before, after, added)
         except (MQError, RedisError) as exc:
             log.warning("%s: trigger evaluation of %s failed: %s", self.qm.name, queue, exc)

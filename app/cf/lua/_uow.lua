@@ -81,10 +81,8 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
         for j = 1, #t.scores do
           if t.scores[j] < limit then counted = counted + 1 end
         end
-        if counted > 0 then
-          local after = trigger_count(qp, tp, false)
-          redis.call("PUBLISH", trig_channel, t.queue .. "|" .. (after - counted) .. "|" .. after)
-        end
+        local after = trigger_count(qp, tp, false)
+        redis.call("PUBLISH", trig_channel, t.queue .. "|" .. (after - counted) .. "|" .. after .. "|" .. t.puts)
       end
     end
     out[i] = { queue = t.queue, puts = t.puts, gets = t.gets, depth = depth,

@@ -147,12 +147,18 @@ if a[17] == "1" and a[18] ~= "NONE" then
   local private = perf ~= "S"
   if private and ARGV[6] == "1" then redis.call("ZADD", qp .. "pend", m.score, id) end
   local tp = tonumber(a[19]) or 0
-  if p >= tp and (private or ARGV[6] ~= "1") then
-    trig_after = trigger_count(qp, tp, private)
-    trig_before = trig_after - 1
-    if not private then
-      redis.call("PUBLISH", ARGV[20], ARGV[2] .. "|" .. trig_before .. "|" .. trig_after)
+  if private then
+    if p >= tp then
+      trig_after = trigger_count(qp, tp, true)
+      trig_before = trig_after - 1
     end
+  elseif ARGV[6] ~= "1" then
+    -- Every committed put is published, counting or not: a QM that sees the queue open for
+    -- input elsewhere evaluates with priority 0 (document 002, condition 4 note a).
+    trig_after = trigger_count(qp, tp, false)
+    trig_before = trig_after
+    if p >= tp then trig_before = trig_after - 1 end
+    redis.call("PUBLISH", ARGV[20], ARGV[2] .. "|" .. trig_before .. "|" .. trig_after .. "|1")
   end
 end
 
