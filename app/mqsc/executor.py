@@ -331,8 +331,11 @@ class Executor:
     async def alter_qmgr(self, cmd: Command) -> None:
         keywords = [(k.name, k.value) for k in cmd.keywords if k.name != "CMDSCOPE"]
         attributes.apply_keywords("QMGR", {**attributes.defaults("QMGR"), **self.qm.attrs}, keywords)  # validate first
+        igq_before = self.qm.attrs.get("IGQ")
         self.qm.attrs = await self.qm.db(self.qm.repo.alter_qmgr, self.qm.name, lambda cur: attributes.apply_keywords(
             "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+        if self.qm.attrs.get("IGQ") != igq_before:
+            self.qm.mqi.invalidate_igq()  # handles resolved through the group: MQRC_OBJECT_CHANGED
 
     async def reset_qstats(self, cmd: Command) -> list[dict[str, Any]]:
         """RESET QSTATS: this QM's statistics of each matching local queue since the last reset

@@ -62,6 +62,9 @@ class ResolvedQueue:
     opened: ObjectDef  # what was named (a local queue or an alias)
     base: ObjectDef  # the local queue it resolves to
     location: QueueLocation
+    # Intra-group queuing: (RemoteQName, RemoteQMgrName) when the queue is another QM's of the
+    # group; ``base`` is then SYSTEM.QSG.TRANSMIT.QUEUE.
+    remote: tuple[str, str] | None = None
 
 
 class DefinitionCache:

@@ -33,7 +33,8 @@ from app.core.options import (
     resolve_open_options,
 )
 from app.core.reasons import MQRC, CompCode
-from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue
+from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue, queue_location
+from app.qmgr.igq import IGQ_XMITQ, transmission_message
 
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
@@ -253,18 +254,39 @@ class Mqi:
 
     # ---- handles ------------------------------------------------------------------------
 
-    def _resolve_target(self, object_name: Any, object_qmgr: Any) -> ResolvedQueue:
+    async def _resolve_target(self, object_name: Any, object_qmgr: Any) -> ResolvedQueue:
+        """Name resolution: a local queue or alias, or (intra-group queuing) a queue of another
+        QM of the group, reached through SYSTEM.QSG.TRANSMIT.QUEUE."""
         if not isinstance(object_name, str) or not object_name:
             raise MQError(MQRC.OBJECT_NAME_ERROR, "object_name is required")
         if not isinstance(object_qmgr, str):
             raise MQError(MQRC.Q_MGR_NAME_ERROR, "object_qmgr must be a string")
+        check_object_name(object_name)
         target_qmgr = object_qmgr.strip()
         if target_qmgr and target_qmgr not in (self.qm.name, self.qm.qsg):
-            # Another QM of the group is reached by intra-group queuing, which comes with IGQ.
-            raise MQError(MQRC.UNKNOWN_OBJECT_Q_MGR,
-                          f"queue manager '{target_qmgr}' cannot be reached from {self.qm.name}")
-        check_object_name(object_name)
+            return await self._resolve_remote(object_name, target_qmgr)
         return self.qm.cache.resolve_queue(object_name)
+
+    async def _resolve_remote(self, queue: str, target_qmgr: str) -> ResolvedQueue:
+        members = {m.name for m in await self.qm.membership.members()}
+        if target_qmgr not in members:
+            raise MQError(MQRC.UNKNOWN_OBJECT_Q_MGR, f"'{target_qmgr}' is not a queue manager of {self.qm.qsg}")
+        if self.qm.attrs.get("IGQ") != "ENABLED":
+            raise MQError(MQRC.UNKNOWN_OBJECT_Q_MGR,
+                          f"{target_qmgr} is reached by intra-group queuing, which is DISABLED on {self.qm.name}")
+        xmitq = self.qm.cache.queue(IGQ_XMITQ)
+        if xmitq is None:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{IGQ_XMITQ} is not defined")
+        if xmitq.qsgdisp != "SHARED" or xmitq.attrs.get("USAGE") != "XMITQ":
+            raise MQError(MQRC.XMIT_Q_USAGE_ERROR, f"{IGQ_XMITQ} must be a shared queue with USAGE(XMITQ)")
+        return ResolvedQueue(xmitq, xmitq, queue_location(self.qm.qsg, xmitq), remote=(queue, target_qmgr))
+
+    def invalidate_igq(self) -> None:
+        """IGQ was switched: handles resolved through the group fail with MQRC_OBJECT_CHANGED."""
+        for conn in self.connections.values():
+            for handle in conn.handles.values():
+                if handle.resolved.remote is not None:
+                    handle.changed = True
 
     @recorded(Verb.OPEN)
     async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
@@ -274,7 +296,10 @@ class Mqi:
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)
         self._check_running("FAIL_IF_QUIESCING" in chosen)
-        resolved = self._resolve_target(object_name, object_qmgr)
+        resolved = await self._resolve_target(object_name, object_qmgr)
+        if resolved.remote and chosen & {"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "SET"}:
+            raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
+                          f"{object_name} at {resolved.remote[1]} is a remote queue: open it for OUTPUT (or INQUIRE)")
         base = resolved.base.attrs
         opts = resolve_open_options(chosen, shareable=bool(base.get("SHARE", True)),
                                     defsopt=str(base.get("DEFSOPT", "EXCL")))
@@ -358,7 +383,7 @@ class Mqi:
     async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
-        resolved = self._resolve_target(body.get("object_name"), body.get("object_qmgr", ""))
+        resolved = await self._resolve_target(body.get("object_name"), body.get("object_qmgr", ""))
         return await self._put(conn, resolved, body, gen=None)
 
     async def _put(self, conn: Connection, resolved: ResolvedQueue, body: dict[str, Any], *,
@@ -392,13 +417,19 @@ class Mqi:
         now = self.qm.clock.now_ms()
         md.update(backout_count=0, put_appl_name=conn.appl_name, put_date_time=format_put_time(now),
                   put_qmgr=self.qm.name)
+        stored_md, stored_data = md, data
+        if resolved.remote:
+            # intra-group queuing: the message travels in a transmission header on the shared
+            # SYSTEM.QSG.TRANSMIT.QUEUE, addressed (by CorrelId) to the destination QM's agent
+            stored_md, stored_data = transmission_message(md, data, *resolved.remote)
         loc = resolved.location
         with self._in_call(conn):
             done = await self.qm.cf.put(
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
                 # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
                 priority=min(md["priority"], 9), persistent=md["persistence"] == "PERSISTENT",
-                msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data,
+                msg_id=stored_md["msg_id"], correl_id=stored_md["correl_id"], md_json=orjson.dumps(stored_md),
+                body=stored_data,
                 expiry_at_ms=expiry_at(md["expiry"], now), report=report_kind(md["report"]),
                 report_qmgr=md["reply_to_qmgr"])
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record

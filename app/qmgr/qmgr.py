@@ -26,6 +26,7 @@ from app.qmgr.broadcast import Broadcaster
 from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
 from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
+from app.qmgr.igq import IgqAgent
 from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
 from app.qmgr.triggers import TriggerService
@@ -56,6 +57,7 @@ class QueueManager:
         self.expiry = ExpiryService(self)
         self.events = EventService(self)
         self.triggers = TriggerService(self)
+        self.igq = IgqAgent(self)
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
@@ -94,6 +96,7 @@ class QueueManager:
         self.mqi.start()
         self.expiry.start()
         await self.membership.start_watching()
+        self.igq.start()
         self.status = "RUNNING"
         log.info("queue manager %s of %s is running", self.name, self.qsg)
 
@@ -109,7 +112,8 @@ class QueueManager:
         handles), then leave the group as STOPPED, so nothing is left for peer recovery."""
         self.begin_quiesce()
         self.status = "STOPPING"
-        for step in (self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop, self.membership.leave,
+        for step in (self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
+                     self.membership.leave,
                      self.triggers.stop, self.broadcaster.stop, self.cf.stop):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
@@ -211,7 +215,7 @@ class QueueManager:
         """GET /v1/qmgr: name, QSG, status and the QMGR attributes."""
         shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))
                  for spec in attributes.specs("QMGR").values()}
-        return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown}
+        return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown, **self.igq.info()}
 
     async def group_info(self) -> list[dict[str, Any]]:
         """The members of the QSG and their state (DISPLAY GROUP, /v1/qmgr)."""

@@ -1,0 +1,167 @@
+"""Intra-group queuing (document 004) with three queue managers, and the agent's self recovery,
+retry and serialization with peer recovery."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import httpx
+import pytest
+
+from app.cf import keys
+from app.qmgr.igq import IGQ_XMITQ
+from tests.mqclient import MQ, MQFailed, mq_reason
+from tests.test_expiry import App, mqsc, qm  # noqa: F401  (in-process queue manager)
+from tests.test_group import FAST, wait_until
+
+ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
+
+
+@pytest.fixture(scope="module")
+def group(make_cluster):
+    g = make_cluster(["QM1", "QM2", "QM3"], env=ENV)
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1)")
+    for qm in ("QM1", "QM2", "QM3"):
+        g.mqsc_ok(qm, f"DEFINE QLOCAL(DEST.{qm})\nDEFINE QLOCAL(DLQ)\nALTER QMGR DEADQ(DLQ)")
+    return g
+
+
+def agent(group, qm: str) -> str:
+    return httpx.get(f"{group.url(qm)}/v1/qmgr").json()["IGQAGENT"]
+
+
+def test_igq_errors_follow_ibm(group):
+    app = MQ(group.url("QM1"))
+    with mq_reason(2086):
+        app.put1("DEST.QM2", "x", qmgr="QM2")  # IGQ is DISABLED on QM1
+    group.mqsc_ok("QM1", "ALTER QMGR IGQ(ENABLED)")
+    with mq_reason(2085):
+        app.put1("DEST.QM2", "x", qmgr="QM2")  # no SYSTEM.QSG.TRANSMIT.QUEUE yet
+    with mq_reason(2086):
+        app.put1("DEST.QM2", "x", qmgr="QM9")  # not a member of the group
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ) PUT(DISABLED)")
+    with mq_reason(2051):
+        app.put1("DEST.QM2", "x", qmgr="QM2")
+    group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) PUT(ENABLED)")
+    with mq_reason(2045):
+        app.open("DEST.QM2", ["INPUT_SHARED"], qmgr="QM2")
+
+
+def test_delivery_preserves_the_mqmd_and_order(group):
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)")
+    wait_until(lambda: agent(group, "QM2") == "RUNNING", what="QM2's IGQ agent running")
+    sender = MQ(group.url("QM1"), "PAYROLL")
+    h = sender.open("DEST.QM2", ["OUTPUT"], qmgr="QM2")
+    md = {"msg_id": "11" * 24, "correl_id": "22" * 24, "priority": 7, "persistence": "PERSISTENT",
+          "expiry": 600_000, "reply_to_q": "REPLY.Q", "report": ["EXPIRATION", "EXCEPTION"], "format": "MQSTR"}
+    sent = sender.put(h, "first", md=md)["md"]
+    for i in range(20):
+        sender.put(h, f"seq-{i}", md={"priority": 7})
+    receiver = MQ(group.url("QM2"))
+    hr = receiver.open("DEST.QM2", ["INPUT_SHARED"])
+    first = receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    got = first["md"]
+    assert first["data"] == "first"
+    for field in ("msg_id", "correl_id", "priority", "persistence", "reply_to_q", "reply_to_qmgr", "report",
+                  "put_appl_name", "put_qmgr", "put_date_time", "format"):
+        assert got[field] == sent[field], field
+    assert got["put_qmgr"] == "QM1" and got["put_appl_name"] == "PAYROLL" and got["reply_to_qmgr"] == "QM1"
+    assert 0 < got["expiry"] <= 600_000
+    rest = [receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] for _ in range(20)]
+    assert rest == [f"seq-{i}" for i in range(20)]  # in order
+
+
+def test_retry_state_entered_and_left(group):
+    group.mqsc_ok("QM3", "ALTER QMGR IGQ(ENABLED)")
+    wait_until(lambda: agent(group, "QM3") == "RUNNING", what="QM3's agent running")
+    group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) GET(DISABLED)")
+    wait_until(lambda: agent(group, "QM3") == "RETRY", what="QM3's agent in retry")
+    info = httpx.get(f"{group.url('QM3')}/v1/qmgr").json()
+    assert info["IGQRETRIES"] >= 1
+    (res,) = group.mqsc_ok("QM3", "DISPLAY QMGR")
+    assert res["objects"][0]["IGQAGENT"] == "RETRY"
+    group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) GET(ENABLED)")
+    wait_until(lambda: agent(group, "QM3") == "RUNNING", what="QM3's agent leaving retry")
+    MQ(group.url("QM1")).put1("DEST.QM3", "after retry", qmgr="QM3")
+    r = MQ(group.url("QM3"))
+    assert r.get(r.open("DEST.QM3", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] == "after retry"
+
+
+def test_undeliverable_goes_to_the_destination_dead_letter_queue(group):
+    MQ(group.url("QM1")).put1("NO.SUCH.Q", "lost?", qmgr="QM2")
+    r = MQ(group.url("QM2"))
+    dead = r.get(r.open("DLQ", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    import json
+    header = json.loads(dead["data"])
+    assert dead["md"]["format"] == "MQDEAD" and header["Reason"] == 2085 and header["DestQName"] == "NO.SUCH.Q"
+
+
+def test_object_changed_after_an_igq_switch(group):
+    sender = MQ(group.url("QM1"))
+    h = sender.open("DEST.QM2", ["OUTPUT"], qmgr="QM2")
+    local = sender.open("DEST.QM1", ["OUTPUT"])
+    group.mqsc_ok("QM1", "ALTER QMGR IGQ(DISABLED)")
+    with mq_reason(2041):
+        sender.put(h, "x")
+    sender.put(local, "a local handle is not affected")
+    group.mqsc_ok("QM1", "ALTER QMGR IGQ(ENABLED)")
+
+
+def test_exactly_once_across_kill_9_of_the_receiving_qmgr(group):
+    sender = MQ(group.url("QM1"))
+    h = sender.open("DEST.QM2", ["OUTPUT"], qmgr="QM2")
+    n = 150
+    done = threading.Event()
+
+    def send() -> None:
+        for i in range(n):
+            sender.put(h, f"msg-{i:03d}")
+        done.set()
+
+    t = threading.Thread(target=send)
+    t.start()
+    receiver = MQ(group.url("QM2"))
+    hr = receiver.open("DEST.QM2", ["INPUT_SHARED"])
+    got = [receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] for _ in range(10)]
+    group.qms["QM2"].kill()  # mid-transfer
+    t.join()
+    group.qms["QM2"].start()
+    wait_until(lambda: agent(group, "QM2") == "RUNNING", what="QM2's agent running again")
+    receiver = MQ(group.url("QM2"))
+    hr = receiver.open("DEST.QM2", ["INPUT_SHARED"])
+    while True:
+        try:
+            got.append(receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=8000)["data"])
+        except MQFailed as exc:
+            assert exc.reason == 2033
+            break
+    assert sorted(got) == [f"msg-{i:03d}" for i in range(n)]  # none lost, none twice
+
+
+async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
+    """In-process: a forced abnormal end is recovered (CSQM067E), and the agent waits (retry)
+    while peer recovery of its queue manager is in progress."""
+    qm.settings.igq_short_retry_s = 0.05
+    await mqsc(qm, f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)\n"
+                   "DEFINE QLOCAL(LOCAL.DEST)\nALTER QMGR IGQ(ENABLED)")
+    import asyncio
+
+    async def until(cond) -> None:
+        for _ in range(200):
+            if cond():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("condition not reached")
+
+    await until(lambda: qm.igq.state == "RUNNING")
+    with caplog.at_level(logging.ERROR):
+        qm.igq.fail_next = RuntimeError("forced failure")
+        await until(lambda: qm.igq.restarts == 1)
+    assert any("CSQM067E" in r.message for r in caplog.records)
+    lock = f"{keys.group_prefix('QSG1')}recovery:QM1"
+    await qm.redis.set(lock, "QM2", px=60_000)
+    await until(lambda: qm.igq.state == "RETRY")
+    await qm.redis.delete(lock)
+    await until(lambda: qm.igq.state == "RUNNING")
