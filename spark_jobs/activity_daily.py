@@ -151,8 +151,6 @@ def _queue_aggs() -> list[Column]:
         _count((verb == "BROWSE") & ok).alias("browses"),
         _sum_if(F.col("is_put"), F.col("size")).alias("bytes_put"),
         _sum_if(is_get, F.col("size")).alias("bytes_got"),
-        F.percentile(F.col("residency_ms"), [0.5, 0.95, 0.99]).alias("_residency"),
-        F.max("residency_ms").alias("residency_max_ms"),
         F.max(F.when(verb.isin("PUT", "PUT1", "GET", "BROWSE") & ok, F.col("depth"))).alias("peak_depth"),
         _count(F.col("failed")).alias("failures"),
         _count(is_get & (F.col("backout_count") > 0)).alias("backouts"),
@@ -165,11 +163,21 @@ def _queue_aggs() -> list[Column]:
     ]
 
 
-def _split_residency(df: DataFrame) -> DataFrame:
-    return (df.withColumn("residency_p50_ms", F.col("_residency")[0])
-              .withColumn("residency_p95_ms", F.col("_residency")[1])
-              .withColumn("residency_p99_ms", F.col("_residency")[2])
-              .drop("_residency"))
+def _with_residency(counts: DataFrame, prepared: DataFrame, keys: list[str]) -> DataFrame:
+    """Residency percentiles of the destructive gets, joined to ``counts`` on ``keys``.
+
+    A separate aggregation over the gets only: a percentile (an object aggregate) in the same
+    aggregation as the counts would take them off Spark's fast code-generated hash aggregation.
+    """
+    residency = (prepared.where(F.col("residency_ms").isNotNull())
+                 .groupBy(*keys)
+                 .agg(F.percentile(F.col("residency_ms"), [0.5, 0.95, 0.99]).alias("_residency"),
+                      F.max("residency_ms").alias("residency_max_ms")))
+    return (counts.join(residency, keys, "left")
+            .withColumn("residency_p50_ms", F.col("_residency")[0])
+            .withColumn("residency_p95_ms", F.col("_residency")[1])
+            .withColumn("residency_p99_ms", F.col("_residency")[2])
+            .drop("_residency"))
 
 
 _QUEUE_COLUMNS = ["qsgdisp", "puts", "gets", "browses", "bytes_put", "bytes_got", "residency_p50_ms",
@@ -199,8 +207,9 @@ def _queue_records(prepared: DataFrame) -> DataFrame:
 
 def queue_hourly(prepared: DataFrame) -> DataFrame:
     """Per queue, QM and hour."""
-    df = _queue_records(prepared).groupBy("queue", "qmgr", "hour").agg(*_queue_aggs())
-    return _split_residency(df).select("queue", "qmgr", "hour", *_QUEUE_COLUMNS)
+    keys = ["queue", "qmgr", "hour"]
+    counts = _queue_records(prepared).groupBy(*keys).agg(*_queue_aggs())
+    return _with_residency(counts, prepared, keys).select(*keys, *_QUEUE_COLUMNS)
 
 
 def queue_share(prepared: DataFrame) -> DataFrame:
@@ -231,7 +240,7 @@ def queues(prepared: DataFrame, share: DataFrame) -> DataFrame:
     balance = share.groupBy("queue").agg(
         F.try_divide(F.min("work_share"), F.max("work_share")).alias("balance"),
         F.max("work_share").alias("max_work_share"))
-    return (_split_residency(df).join(balance, "queue", "left")
+    return (_with_residency(df, prepared, ["queue"]).join(balance, "queue", "left")
             .select("queue", *_QUEUE_COLUMNS, "qmgrs", "balance", "max_work_share"))
 
 
@@ -239,7 +248,8 @@ def qmgrs(prepared: DataFrame) -> DataFrame:
     """Per queue manager for the day."""
     verb = F.col("verb")
     ok_call = F.col("ok_call")
-    put_latency = F.when(F.col("is_put"), F.col("latency_us"))
+    latency = (prepared.where(F.col("is_put") & F.col("latency_us").isNotNull()).groupBy("qmgr")
+               .agg(F.percentile(F.col("latency_us"), [0.5, 0.99]).alias("_lat")))
     df = prepared.groupBy("qmgr").agg(
         _count(verb.isin(*_MQI)).alias("calls"),
         _count(F.col("is_put")).alias("puts"),
@@ -250,14 +260,14 @@ def qmgrs(prepared: DataFrame) -> DataFrame:
         _count(ok_call & (verb == "CMIT")).alias("commits"),
         _count(ok_call & (verb == "BACK")).alias("backout_calls"),
         _count(F.col("failed")).alias("failures"),
-        F.percentile(put_latency, [0.5, 0.99]).alias("_lat"),
         _count(verb == Verb.PEER_RECOVERY.value).alias("peer_recoveries"),
         _sum_if(verb == Verb.EXPIRY.value, F.col("n")).alias("expired"),
         _count(verb == Verb.EVENT.value).alias("events"),
         _sum_if(verb == Verb.TRIGGER.value, F.col("n")).alias("triggers"),
         _sum_if(verb == Verb.LOST.value, F.col("n")).alias("lost_records"),
     )
-    return (df.withColumn("put_latency_p50_us", F.col("_lat")[0])
+    return (df.join(latency, "qmgr", "left")
+              .withColumn("put_latency_p50_us", F.col("_lat")[0])
               .withColumn("put_latency_p99_us", F.col("_lat")[1])
               .drop("_lat"))
 

@@ -165,3 +165,14 @@ async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
     await until(lambda: qm.igq.state == "RETRY")
     await qm.redis.delete(lock)
     await until(lambda: qm.igq.state == "RUNNING")
+
+
+def test_ibm_rest_post_naming_another_qmgr_travels_by_igq(group):
+    group.mqsc_ok("QM1", "ALTER QMGR IGQ(ENABLED)")
+    r = httpx.post(f"{group.url('QM1')}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/DEST.QM2/message",
+                   content=b"via the group", headers={"ibm-mq-rest-csrf-token": "x",
+                                                      "Content-Type": "text/plain;charset=utf-8"})
+    assert r.status_code == 201 and r.headers["ibm-mq-md-messageId"]
+    receiver = MQ(group.url("QM2"))
+    m = receiver.get(receiver.open("DEST.QM2", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    assert m["data"] == "via the group" and m["md"]["put_qmgr"] == "QM1"  # put on QM1, moved by IGQ

@@ -84,10 +84,13 @@ def _message_routes(version: str) -> None:
     async def post_message(request: Request, qmgr: str, queue: str) -> Response:
         _require_csrf(request)
         body = await request.body()
-        if not Forwarder(request.app.state.qm).is_local(qmgr):
-            return await _forward(request, qmgr, body)
-        headers = await Messaging(request.app.state.qm).post(
-            version, queue, dict(request.headers), request.headers.get("content-type"), body)
+        qm = request.app.state.qm
+        remote = not Forwarder(qm).is_local(qmgr)
+        if remote and qm.attrs.get("IGQ") != "ENABLED":
+            return await _forward(request, qmgr, body)  # without IGQ the named QM takes the put itself
+        # a put for another QM of the group travels by intra-group queuing, as IBM's remote queues do
+        headers = await Messaging(qm).post(version, queue, dict(request.headers), request.headers.get("content-type"),
+                                           body, qmgr if remote else "")
         return Response(status_code=201, headers=headers)
 
     async def receive(request: Request, qmgr: str, queue: str, *, destructive: bool) -> Response:

@@ -51,14 +51,15 @@ class Messaging:
         self.qm = qm
 
     async def post(self, version: str, queue: str, request_headers: dict[str, str], content_type: str | None,
-                   body: bytes) -> dict[str, str]:
-        """Put the request body to ``queue``; returns the response headers (the new MsgId)."""
+                   body: bytes, qmgr: str = "") -> dict[str, str]:
+        """Put the request body to ``queue`` (of ``qmgr``, another QM of the group, by intra-group
+        queuing); returns the response headers (the new MsgId)."""
         text = h.request_text(content_type, body)
         md = h.put_md(version, request_headers)
         mqi = self.qm.mqi
         conn = await mqi.connect(APPL_NAME)
         try:
-            result = await mqi.put1(conn.hconn, {"object_name": queue, "object_qmgr": "", "md": md,
+            result = await mqi.put1(conn.hconn, {"object_name": queue, "object_qmgr": qmgr, "md": md,
                                                  "options": ["NO_SYNCPOINT"], "data": text, "data_encoding": "utf-8"})
         except MQError as exc:
             raise from_mq_error(exc, action="put to", target=queue) from None

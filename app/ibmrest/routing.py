@@ -1,12 +1,10 @@
 """Which queue manager of the group serves an IBM REST call, and how to reach it.
 
-IBM's URLs name the queue manager (``.../qmgr/{qmgrName}/...``). This one serves its own name;
-for another member of the QSG, intra-group queuing (IGQ) would carry a put there, but IGQ does
-not exist yet. Until it does, the call is forwarded as it came to that queue manager's own REST
-endpoint (its URL from the group membership) and its answer is returned unchanged.
-
-When IGQ arrives, replace ``Forwarder`` (the only place that knows about forwarding) by an IGQ
-put for POST; gets and browses of another QM's private queues stay a matter for that QM.
+IBM's URLs name the queue manager (``.../qmgr/{qmgrName}/...``). This one serves its own name.
+A put (POST) for another member of the QSG travels by intra-group queuing when IGQ is enabled
+here; gets, browses, message lists, MQSC - and puts while IGQ is disabled - are forwarded as
+they came to that queue manager's own REST endpoint (its URL from the group membership) and its
+answer is returned unchanged: reading another QM's queue is that QM's business.
 """
 
 from __future__ import annotations
