@@ -64,7 +64,7 @@ class QueueManager:
             url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
             ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered)
         self.broadcaster = Broadcaster(redis, self.qsg, self.name, on_message=self._on_broadcast,
-                                       on_reconnect=self.reload_definitions,
+                                       on_reconnect=self.coupling_facility_back,
                                        timeout_ms=settings.broadcast_timeout_ms)
 
     # ---- life cycle ---------------------------------------------------------------------
@@ -140,6 +140,14 @@ class QueueManager:
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a repository call in a worker thread (SQL never blocks the event loop)."""
         return await asyncio.to_thread(fn, *args)
+
+    async def coupling_facility_back(self) -> None:
+        """Redis answered again after an outage: reload the definitions (broadcasts were missed)
+        and give every local queue its runtime state back if Redis came back without its data
+        (define is idempotent: kept counters, messages and event switches stay as they are)."""
+        await self.reload_definitions()
+        await self._reconcile_queue_state()
+        log.info("%s: coupling facility available again; definitions and queue state reconciled", self.name)
 
     async def reload_definitions(self) -> None:
         self.cache.replace_all(await self.db(self.repo.visible_to, self.name))

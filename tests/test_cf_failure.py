@@ -1,0 +1,50 @@
+"""The coupling facility (Redis) fails: calls fail promptly with 2373 / 2009 (no hang, no 500),
+/v1/ready says so, and service resumes by itself when Redis returns - even without its data."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from tests.mqclient import MQ, MQFailed
+from tests.test_group import wait_until
+
+
+def test_calls_fail_promptly_while_redis_is_down_and_service_resumes(make_cluster):
+    group = make_cluster(["QM1", "QM2"])
+    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1)\nDEFINE QLOCAL(CF.SHARED) QSGDISP(SHARED) CFSTRUCT(APPL1)\n"
+                         "DEFINE QLOCAL(CF.PRIVATE)")
+    app = MQ(group.url("QM1"))
+    shared, private = app.open("CF.SHARED", ["OUTPUT", "INPUT_SHARED"]), app.open("CF.PRIVATE", ["OUTPUT"])
+    app.put(shared, "before the outage")
+
+    group.redis_server.stop()
+    for hobj, reason in ((shared, 2373), (private, 2009)):
+        started = time.monotonic()
+        try:
+            app.put(hobj, "during")
+            raise AssertionError("a put succeeded without a coupling facility")
+        except MQFailed as exc:
+            assert (exc.status, exc.reason) == (503, reason), exc.body
+        assert time.monotonic() - started < 10  # promptly: no hang until some long timeout
+    r = httpx.get(f"{group.url('QM2')}/v1/ready")
+    assert r.status_code == 503 and r.json()["error"]["reason"] == 2373
+    assert httpx.get(f"{group.url('QM2')}/v1/health").status_code == 200
+
+    group.redis_server.start()  # back, but without its data (no persistence in this test)
+    wait_until(lambda: httpx.get(f"{group.url('QM1')}/v1/ready").status_code == 200, what="QM1 ready again")
+    wait_until(lambda: httpx.get(f"{group.url('QM2')}/v1/ready").status_code == 200, what="QM2 ready again")
+
+    def usable() -> bool:
+        try:
+            fresh = MQ(group.url("QM2"))
+            fresh.put1("CF.SHARED", "after")
+            return True
+        except MQFailed:
+            return False
+
+    wait_until(usable, what="the queue managers rebuilt the shared queue's state")
+    reader = MQ(group.url("QM2"))
+    assert reader.drain(reader.open("CF.SHARED", ["INPUT_SHARED"])) == ["after"]  # non-persistent data was lost
+    MQ(group.url("QM1")).put1("CF.PRIVATE", "private again")
