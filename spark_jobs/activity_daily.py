@@ -145,7 +145,7 @@ def _queue_aggs() -> list[Column]:
     ok = F.col("cc") < 2
     is_get = F.col("is_get")
     return [
-        F.max("qsgdisp").alias("qsgdisp"),
+        F.max(_qsgdisp_code()).alias("_qsgdisp"),
         _count(F.col("is_put")).alias("puts"),
         _count(is_get).alias("gets"),
         _count((verb == "BROWSE") & ok).alias("browses"),
@@ -163,6 +163,18 @@ def _queue_aggs() -> list[Column]:
     ]
 
 
+# A queue's QSGDISP as a number while aggregating: max() of a string would take the whole
+# aggregation off Spark's hash aggregation onto a sort of every record.
+def _qsgdisp_code() -> Column:
+    q = F.col("qsgdisp")
+    return F.when(q == "SHARED", 3).when(q == "COPY", 2).when(q == "QMGR", 1)
+
+
+def _qsgdisp_name() -> Column:
+    c = F.col("_qsgdisp")
+    return F.when(c == 3, "SHARED").when(c == 2, "COPY").when(c == 1, "QMGR")
+
+
 def _with_residency(counts: DataFrame, prepared: DataFrame, keys: list[str]) -> DataFrame:
     """Residency percentiles of the destructive gets, joined to ``counts`` on ``keys``.
 
@@ -177,7 +189,8 @@ def _with_residency(counts: DataFrame, prepared: DataFrame, keys: list[str]) -> 
             .withColumn("residency_p50_ms", F.col("_residency")[0])
             .withColumn("residency_p95_ms", F.col("_residency")[1])
             .withColumn("residency_p99_ms", F.col("_residency")[2])
-            .drop("_residency"))
+            .withColumn("qsgdisp", _qsgdisp_name())
+            .drop("_residency", "_qsgdisp"))
 
 
 _QUEUE_COLUMNS = ["qsgdisp", "puts", "gets", "browses", "bytes_put", "bytes_got", "residency_p50_ms",
