@@ -257,8 +257,8 @@ def analytics_run(date: str | None, activity_dir: str | None, output: str | None
 
         from spark_jobs.activity_daily import run_job, spark_session
 
-        existing = SparkSession.getActiveSession()  # a caller's session is used, not stopped
-        spark = spark_session(master or "local[*]", conf, progress=progress)
+        existing = SparkSession.getActiveSession()  # a caller's session is used as it is, not stopped
+        spark = existing or spark_session(master or "local[*]", conf, progress=progress)
         try:
             summary = run_job(spark, date, store, out, progress=progress)
         finally:

@@ -98,6 +98,16 @@ def spark():
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from spark_jobs.activity_daily import spark_session
 
-    session = spark_session("local[2]")
+    # A short-lived JVM on frames of a few rows: the C1 compiler and a serial GC start faster;
+    # no web UI; query planning and code generation cost more than they save on such frames
+    # (adaptive execution, whole-stage codegen off), and two shuffle partitions are plenty.
+    # The results do not depend on these; the job itself keeps Spark's defaults.
+    session = spark_session("local[2]", {
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.codegen.wholeStage": "false",
+    })
     yield session
     session.stop()

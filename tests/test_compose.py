@@ -68,6 +68,8 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
             value = str(value).replace("redis://redis:6379", redis_server.url.rsplit("/", 1)[0])
             if key == "QSG_DATABASE_URL":
                 value = db_url
+            if key in ("QSG_ACTIVITY_DIR", "QSG_REPORTS_DIR"):  # the volumes, as folders of this test
+                value = str(tmp_path / value.strip("/"))
             for svc, port in ports.items():
                 value = value.replace(f"http://{svc}:9441", f"http://127.0.0.1:{port}")
             out[key] = value

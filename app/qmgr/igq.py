@@ -144,6 +144,7 @@ class IgqAgent:
             raise exc
         xmitq = self.qm.cache.queue(IGQ_XMITQ)
         loc = queue_location(self.qm.qsg, xmitq)
+        self.conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the get
         try:
             got = await self.qm.cf.get(loc, qmgr=self.qm.name, hconn=self.conn.hconn, gen=None, syncpoint="YES",
                                        match_correl_id=igq_correl_id(self.qm.name), wait_ms=wait_ms,
@@ -152,7 +153,6 @@ class IgqAgent:
             if exc.reason == MQRC.NO_MSG_AVAILABLE:
                 return False
             raise
-        self.conn.uow_tags.add(loc.tag)
         header = orjson.loads(got.body)
         md = dict(header["MsgDesc"])
         data = base64.b64decode(header["MsgData"])
@@ -171,13 +171,13 @@ class IgqAgent:
         resolved = self.qm.cache.resolve_queue(queue)
         if resolved.opened.attrs.get("PUT") == "DISABLED":
             raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {queue}")
+        self.conn.uow_tags.add(resolved.location.tag)
         done = await self.qm.cf.put(
             resolved.location, qmgr=self.qm.name, hconn=self.conn.hconn, gen=None, syncpoint=True,
             priority=min(int(md["priority"]), 9), persistent=md.get("persistence") == "PERSISTENT",
             msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data,
             expiry_at_ms=expires, report=report_kind(md.get("report", [])),
             report_qmgr=md.get("reply_to_qmgr", ""))
-        self.conn.uow_tags.add(resolved.location.tag)
         before, after = done.info["trigger"]
         if after >= 0 and resolved.base.qsgdisp != "SHARED":
             await self.qm.triggers.counts_changed(resolved.base, before, after, 1, self.conn, True)

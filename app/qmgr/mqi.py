@@ -160,9 +160,15 @@ class Mqi:
                 await self._commit(conn)
             else:
                 await self._backout(conn)
-        finally:
             for handle in list(conn.handles.values()):
                 await self._close_handle(conn, handle)
+        except MQError:
+            # The coupling facility did not answer: keep the connection, so that its unit of work
+            # and handles are never orphaned - the client's retry or the idle timeout ends it later
+            # (each step is idempotent).
+            conn.last_used = time.monotonic()
+            self.connections[hconn] = conn
+            raise
 
     @recorded(Verb.CMIT)
     async def commit(self, hconn: str) -> None:
@@ -206,7 +212,9 @@ class Mqi:
                     try:
                         await self.disconnect(conn.hconn, commit=False)
                     except MQError as exc:
-                        log.warning("could not end idle connection %s: %s", conn.hconn, exc)
+                        log.warning("could not end idle connection %s yet: %s", conn.hconn, exc)
+                    except Exception:  # the reaper must go on whatever one connection did
+                        log.exception("ending idle connection %s failed", conn.hconn)
 
     @contextlib.contextmanager
     def _in_call(self, conn: Connection):
@@ -373,13 +381,13 @@ class Mqi:
                 "data_encoding": "base64"}
         return await self._put(self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
 
-    @recorded(Verb.PUT1)
     async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
         try:
             await self.qm.triggers.counts_changed(self._current(base), before, after, 1, conn, syncpoint)
         except MQError as exc:  # a trigger that cannot be made must not fail the put
             log.warning("trigger evaluation for %s failed: %s", base.name, exc)
 
+    @recorded(Verb.PUT1)
     async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
@@ -424,6 +432,8 @@ class Mqi:
             stored_md, stored_data = transmission_message(md, data, *resolved.remote)
         loc = resolved.location
         with self._in_call(conn):
+            if pmo.syncpoint:
+                conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the put
             done = await self.qm.cf.put(
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
                 # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
@@ -433,8 +443,6 @@ class Mqi:
                 expiry_at_ms=expiry_at(md["expiry"], now), report=report_kind(md["report"]),
                 report_qmgr=md["reply_to_qmgr"])
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
-            if pmo.syncpoint:
-                conn.uow_tags.add(loc.tag)
             before, after = done.info["trigger"]
             if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
                 await self._evaluate_trigger(resolved.base, before, after, conn, pmo.syncpoint)
@@ -471,6 +479,10 @@ class Mqi:
         if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
             raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
         with self._in_call(conn):
+            if not gmo.browse and gmo.syncpoint != "NO":
+                # Enlisted before the call: if the script runs but its reply is lost (Redis
+                # restarting), MQCMIT/MQBACK/MQDISC still resolve it. An empty one is a no-op.
+                conn.uow_tags.add(handle.resolved.location.tag)
             try:
                 result: GetResult = await self.qm.cf.get(
                     handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
@@ -484,11 +496,8 @@ class Mqi:
                     raise MQError(MQRC.CONNECTION_BROKEN,
                                   f"connection {conn.hconn} ended while the get was in progress") from None
                 raise
-            # Enlisted before the call counts as finished: MQDISC resolves it with the rest.
             if gmo.browse:
                 handle.browse_cursor = result.cursor
-            elif gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and result.persistent):
-                conn.uow_tags.add(handle.resolved.location.tag)
         md = orjson.loads(result.md_json)
         md["backout_count"] = result.backout_count
         note(conn.hconn, depth=result.depth)  # activity record

@@ -47,6 +47,13 @@ def _figure(width: float = 8.0, height: float = 3.2) -> tuple[Any, Any]:
     return plt.subplots(figsize=(width, height))
 
 
+def _integer_axis(axis: Any) -> None:
+    """Counts have no fractions: ticks on whole numbers only."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _svg(fig: Any, chart_id: str) -> str:
     """The figure as an inline ``<svg>`` element. Each chart gets its own hash salt, so the
     clip-path ids of several charts in one page never collide."""
@@ -86,6 +93,7 @@ def chart_hourly(summary: dict[str, Any]) -> str:
     ax.set_xticks(x)
     ax.set_xlabel("hour (UTC)")
     ax.set_ylabel("messages")
+    _integer_axis(ax.yaxis)
     ax.legend(frameon=False)
     return _svg(fig, "hourly")
 
@@ -133,15 +141,17 @@ def chart_residency(summary: dict[str, Any]) -> str:
     for i, (key, label) in enumerate(keys):
         ax.bar(x + (i - 1.5) * 0.2, [r[key] or 0 for r in rows], width=0.2, label=label, color=_COLORS[i])
     ax.set_xticks(x, [r["queue"] for r in rows], rotation=15, ha="right")
+    ax.set_xlim(-0.6, max(len(rows), 3) - 0.4)  # a single queue gets bars of a normal width
     ax.set_ylabel("residency (ms)")
-    ax.legend(frameon=False, ncol=4)
+    ax.legend(frameon=False, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0))
     return _svg(fig, "residency")
 
 
 def chart_depth(summary: dict[str, Any]) -> str:
     """Peak depth per hour of the busiest queues."""
     rows = summary["queue_hourly"]
-    busiest = [r["queue"] for r in summary["queues"]][:5]
+    observed = {r["queue"] for r in rows if r["peak_depth"] is not None}
+    busiest = [r["queue"] for r in summary["queues"] if r["queue"] in observed][:5]
     fig, ax = _figure()
     if not busiest:
         _empty(ax)
@@ -157,6 +167,7 @@ def chart_depth(summary: dict[str, Any]) -> str:
     ax.set_xticks(range(0, 24, 2))
     ax.set_xlabel("hour (UTC)")
     ax.set_ylabel("peak depth")
+    _integer_axis(ax.yaxis)
     ax.legend(frameon=False, fontsize=8)
     return _svg(fig, "depth")
 
@@ -172,6 +183,7 @@ def _barh(items: list[tuple[str, float]], chart_id: str, xlabel: str, empty: str
     for bar, v in zip(bars, values):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {v:,.0f}", va="center", fontsize=8)
     ax.set_xlabel(xlabel)
+    _integer_axis(ax.xaxis)
     return _svg(fig, chart_id)
 
 
