@@ -40,13 +40,14 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _hex_id(value: Any, field: str) -> str:
+def hex_id(value: Any, field: str) -> str:
+    """A MsgId/CorrelId as 48 lower-case hex digits; MQRC_MD_ERROR naming ``field`` otherwise."""
     if not isinstance(value, str) or len(value) != 48:
-        raise MQError(MQRC.MD_ERROR, f"md.{field} must be 48 hexadecimal digits (24 bytes)")
+        raise MQError(MQRC.MD_ERROR, f"{field} must be 48 hexadecimal digits (24 bytes)")
     try:
         bytes.fromhex(value)
     except ValueError:
-        raise MQError(MQRC.MD_ERROR, f"md.{field} must be 48 hexadecimal digits (24 bytes)") from None
+        raise MQError(MQRC.MD_ERROR, f"{field} must be 48 hexadecimal digits (24 bytes)") from None
     return value.lower()
 
 
@@ -73,8 +74,8 @@ def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
         raise MQError(MQRC.MD_ERROR, f"unknown md field(s): {', '.join(sorted(unknown))}")
     out: dict[str, Any] = {}
     warnings: list[tuple[int, str]] = []
-    out["msg_id"] = _hex_id(md.get("msg_id", NO_ID), "msg_id")
-    out["correl_id"] = _hex_id(md.get("correl_id", NO_ID), "correl_id")
+    out["msg_id"] = hex_id(md.get("msg_id", NO_ID), "md.msg_id")
+    out["correl_id"] = hex_id(md.get("correl_id", NO_ID), "md.correl_id")
 
     priority = md.get("priority", -1)
     if not _is_int(priority) or priority < -1:

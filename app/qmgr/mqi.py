@@ -24,7 +24,7 @@ from app.core import attributes
 from app.core.errors import MQError
 from app.core.names import check_object_name
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
-from app.core.mqmd import NO_ID, MsgIdGenerator, format_put_time, validate_put_md
+from app.core.mqmd import NO_ID, hex_id, MsgIdGenerator, format_put_time, validate_put_md
 from app.core.options import (
     OpenOptions,
     parse_get_options,
@@ -567,15 +567,11 @@ class Mqi:
 
 
 def _match_id(value: Any, name: str) -> str:
+    """A match option's id: "" when absent or all zeros (matches anything)."""
     if value is None:
         return ""
-    if not isinstance(value, str) or len(value) != 48:
-        raise MQError(MQRC.MD_ERROR, f"match.{name} must be 48 hexadecimal digits")
-    try:
-        bytes.fromhex(value)
-    except ValueError:
-        raise MQError(MQRC.MD_ERROR, f"match.{name} must be 48 hexadecimal digits") from None
-    return "" if value == NO_ID else value.lower()
+    value = hex_id(value, f"match.{name}")
+    return "" if value == NO_ID else value
 
 
 def display_object(obj) -> dict[str, Any]:
