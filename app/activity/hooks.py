@@ -1,0 +1,274 @@
+"""Recording MQI calls: one decorator per verb of ``Mqi``, in the one place that sees both
+outcomes (the call's return or its ``MQError``), and ``note`` for what only the inside of a
+call knows (the depth after a put, the message size).
+
+Usage in ``app.qmgr.mqi``::
+
+    @recorded(Verb.PUT)
+    async def put(self, hconn, hobj, body): ...
+
+    # inside, after the coupling facility answered:
+    note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))
+
+Describing a call never fails it: a describer that raises only leaves fields out.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from datetime import datetime, timezone
+from time import perf_counter_ns
+from typing import Any, TypeVar
+
+from app.activity.schema import Verb
+from app.core.errors import MQError
+from app.core.options import parse_get_options, parse_put_options
+from app.core.reasons import MQRC
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+#: The record of the MQI call in progress in this task (None outside a recorded call).
+_CURRENT: ContextVar[dict[str, Any] | None] = ContextVar("activity_record", default=None)
+
+
+def note(hconn: str, *, resolved: Any = None, **fields: Any) -> None:
+    """Add fields to the record of the call in progress on connection ``hconn``.
+
+    A no-op when nothing is recorded, and when the call in progress is another connection's
+    (the queue manager's own puts, e.g. an expiration report sent during an MQGET, must not
+    change the MQGET's record). ``resolved`` (a ``ResolvedQueue``) fills object, qsgdisp, alias.
+    """
+    record = _CURRENT.get()
+    if record is None or record.get("hconn") != hconn:
+        return
+    if resolved is not None:
+        _queue(record, resolved)
+    record.update(fields)
+
+
+# ---- describers: fields from the arguments (before) and from the result (after) -----------
+
+Describer = Callable[[Any, dict[str, Any], tuple, dict, Any], None]
+
+
+def _connection(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict) -> Any:
+    hconn = args[0] if args else kwargs.get("hconn")
+    rec["hconn"] = hconn
+    conn = mqi.connections.get(hconn) if isinstance(hconn, str) else None
+    if conn is not None:
+        rec["appl"] = conn.appl_name
+    return conn
+
+
+def _queue(rec: dict[str, Any], resolved: Any) -> None:
+    rec["object"] = resolved.base.name
+    rec["qsgdisp"] = resolved.base.qsgdisp
+    if resolved.opened.name != resolved.base.name:
+        rec["alias"] = resolved.opened.name
+
+
+def _handle(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict) -> Any:
+    conn = _connection(mqi, rec, args, kwargs)
+    hobj = args[1] if len(args) > 1 else kwargs.get("hobj")
+    handle = conn.handles.get(hobj) if conn is not None else None
+    if handle is not None:
+        _queue(rec, handle.resolved)
+    return handle
+
+
+def _before_conn(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    appl = args[0] if args else kwargs.get("appl_name")
+    if isinstance(appl, str):
+        rec["appl"] = appl.strip()[:28]
+
+
+def _after_conn(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, conn: Any) -> None:
+    rec["hconn"] = conn.hconn
+    rec["appl"] = conn.appl_name
+
+
+def _before_disc(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    _connection(mqi, rec, args, kwargs)
+    if kwargs.get("commit") is False:
+        rec["detail"] = "ended abnormally: unit of work backed out"
+
+
+def _before_hconn(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    _connection(mqi, rec, args, kwargs)
+
+
+def _before_handle(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    _handle(mqi, rec, args, kwargs)
+
+
+def _before_open(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    _connection(mqi, rec, args, kwargs)
+    if len(args) > 1 and isinstance(args[1], str):
+        rec["object"] = args[1]
+    if len(args) > 3 and isinstance(args[3], list):
+        rec["detail"] = ",".join(str(o) for o in args[3])
+
+
+def _after_open(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, handle: Any) -> None:
+    _queue(rec, handle.resolved)
+
+
+def _put_syncpoint(rec: dict[str, Any], body: Any) -> None:
+    if isinstance(body, dict):
+        options = body.get("options", [])
+        if isinstance(options, list):
+            rec["syncpoint"] = parse_put_options(options).syncpoint
+
+
+def _before_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    _handle(mqi, rec, args, kwargs)
+    _put_syncpoint(rec, args[2] if len(args) > 2 else kwargs.get("body"))
+
+
+def _before_put1(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    _connection(mqi, rec, args, kwargs)
+    body = args[1] if len(args) > 1 else kwargs.get("body")
+    if isinstance(body, dict) and isinstance(body.get("object_name"), str):
+        rec["object"] = body["object_name"]  # replaced by the resolved queue once known (note)
+    _put_syncpoint(rec, body)
+
+
+def _after_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:
+    md = result["md"]
+    rec["msg_id"] = md["msg_id"]
+    rec["correl_id"] = md["correl_id"]
+    rec["priority"] = md["priority"]
+    rec["persistent"] = md["persistence"] == "PERSISTENT"
+    if result.get("completion_code"):
+        rec["cc"] = int(result["completion_code"])
+        rec["rc"] = int(result["reason"])
+
+
+def _before_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
+    handle = _handle(mqi, rec, args, kwargs)
+    if handle is not None:
+        rec["bothresh"] = int(handle.resolved.base.attrs.get("BOTHRESH", 0) or 0)
+    body = args[2] if len(args) > 2 else kwargs.get("body")
+    options = body.get("options", []) if isinstance(body, dict) else []
+    if isinstance(options, list):
+        gmo = parse_get_options(options)
+        if gmo.browse:
+            rec["verb"] = Verb.BROWSE.value
+            rec["syncpoint"] = False
+        elif gmo.syncpoint != "IF_PERSISTENT":
+            rec["syncpoint"] = gmo.syncpoint == "YES"
+        else:
+            rec["syncpoint"] = None  # decided by the message's persistence (after)
+
+
+def _after_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:
+    md = result["md"]
+    rec["msg_id"] = md.get("msg_id")
+    rec["correl_id"] = md.get("correl_id")
+    rec["priority"] = md.get("priority")
+    persistent = md.get("persistence") == "PERSISTENT"
+    rec["persistent"] = persistent
+    rec["size"] = result.get("data_length")
+    rec["backout_count"] = md.get("backout_count", 0)
+    put_time = md.get("put_date_time")
+    if isinstance(put_time, str):
+        rec["put_ts"] = parse_put_time(put_time)
+    if rec.get("syncpoint", False) is None:
+        rec["syncpoint"] = persistent
+    if result.get("completion_code"):
+        rec["cc"] = int(result["completion_code"])
+        rec["rc"] = int(result["reason"])
+
+
+def _nothing(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:
+    return None
+
+
+_DESCRIBERS: dict[Verb, tuple[Describer, Describer]] = {
+    Verb.CONN: (_before_conn, _after_conn),
+    Verb.DISC: (_before_disc, _nothing),
+    Verb.CMIT: (_before_hconn, _nothing),
+    Verb.BACK: (_before_hconn, _nothing),
+    Verb.OPEN: (_before_open, _after_open),
+    Verb.CLOSE: (_before_handle, _nothing),
+    Verb.PUT: (_before_put, _after_put),
+    Verb.PUT1: (_before_put1, _after_put),
+    Verb.GET: (_before_get, _after_get),
+    Verb.INQ: (_before_handle, _nothing),
+    Verb.SET: (_before_handle, _nothing),
+}
+
+
+def recorded(verb: Verb) -> Callable[[F], F]:
+    """Record every call of the decorated ``Mqi`` verb: its outcome (completion and reason
+    code, also of a failure), its latency and what the describers of ``verb`` find."""
+    before, after = _DESCRIBERS[verb]
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        async def call(mqi: Any, *args: Any, **kwargs: Any) -> Any:
+            activity = getattr(mqi.qm, "activity", None)
+            if activity is None or not activity.enabled:
+                return await fn(mqi, *args, **kwargs)
+            if activity.full:
+                await activity.room()  # policy wait: a slow disk slows calls, memory stays bounded
+            rec = activity.new_record(verb.value)
+            try:
+                before(mqi, rec, args, kwargs, None)
+            except Exception:  # describing never fails a call (bad arguments fail it below)
+                log.debug("activity: describing %s failed", verb, exc_info=True)
+            token = _CURRENT.set(rec)
+            started = perf_counter_ns()
+            try:
+                result = await fn(mqi, *args, **kwargs)
+            except MQError as exc:
+                rec["cc"] = exc.comp
+                rec["rc"] = exc.reason
+                raise
+            except BaseException:
+                rec["cc"] = 2
+                rec["rc"] = int(MQRC.UNEXPECTED_ERROR)
+                raise
+            else:
+                rec["cc"] = 0
+                rec["rc"] = 0
+                try:
+                    after(mqi, rec, args, kwargs, result)
+                except Exception:
+                    log.debug("activity: describing the result of %s failed", verb, exc_info=True)
+                return result
+            finally:
+                rec["latency_us"] = (perf_counter_ns() - started) // 1000
+                _CURRENT.reset(token)
+                rec["ts"] = activity.clock.now_ms()
+                if rec.get("syncpoint", False) is None:
+                    del rec["syncpoint"]
+                activity.submit(rec)
+
+        return call  # type: ignore[return-value]
+
+    return decorate
+
+
+_SECOND_CACHE: dict[str, int] = {}
+
+
+def parse_put_time(text: str) -> int | None:
+    """``put_date_time`` (``2025-06-01T10:00:00.123Z``) as ms since the epoch; None when it is
+    not in that form. The second is cached: gets of one second's messages parse it once."""
+    prefix, ms = text[:19], text[20:23]
+    second = _SECOND_CACHE.get(prefix)
+    if second is None:
+        try:
+            second = int(datetime.strptime(prefix, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
+        except ValueError:
+            return None
+        if len(_SECOND_CACHE) > 4096:
+            _SECOND_CACHE.clear()
+        _SECOND_CACHE[prefix] = second
+    return second * 1000 + (int(ms) if ms.isdigit() else 0)
