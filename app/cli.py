@@ -252,8 +252,10 @@ def user_list(database_url: str | None) -> None:
 @main.command()
 @_opt("url", "A queue manager's REST URL", )
 @click.option("--json", "as_json", is_flag=True, help="Print the raw JSON responses")
+@click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
+              help="API key of a user with the ADMIN right (qsg user key NAME)")
 @click.argument("script_file", required=False, type=click.File("r"))
-def mqsc(url: str | None, as_json: bool, script_file) -> None:
+def mqsc(url: str | None, as_json: bool, api_key: str | None, script_file) -> None:
     """Run MQSC commands from a file or standard input against a queue manager, like runmqsc.
 
     Exit status: 0 when every command completed, 10 when some failed, 20 when the queue
@@ -262,7 +264,8 @@ def mqsc(url: str | None, as_json: bool, script_file) -> None:
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
     script = (script_file or sys.stdin).read()
     try:
-        response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120)
+        response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120,
+                              headers={"X-API-Key": api_key} if api_key else None)
     except httpx.HTTPError as exc:
         click.echo(f"qsg mqsc: cannot reach {url}: {exc}", err=True)
         sys.exit(20)
