@@ -42,6 +42,7 @@ def main() -> None:
 @_opt("activity-dir", "Folder for activity logs")
 @_opt("idle-timeout-s", "Seconds before an idle connection ends (its unit of work is backed out)", type=float)
 @_opt("log-level", "Log level (debug, info, warning)")
+@_opt("auth", "Authentication and authorization: on (default) or off", type=click.Choice(["on", "off"]))
 def serve(**given: Any) -> None:
     """Run one queue manager (what each container runs)."""
     import uvicorn
@@ -55,6 +56,13 @@ def serve(**given: Any) -> None:
     except StartupError as exc:
         click.echo(f"qsg serve: {settings.qmgr}: {exc}", err=True)
         sys.exit(2)
+    if settings.auth == "off":
+        import logging
+
+        banner = (f"WARNING: {settings.qmgr}: AUTHENTICATION IS OFF (QSG_AUTH=off): every caller may connect, "
+                  "put, get and run MQSC without credentials. Use only on a trusted machine.")
+        logging.getLogger("qsg.security").warning(banner)
+        click.echo("!" * 100 + "\n" + banner + "\n" + "!" * 100, err=True)
     app = create_app(settings)
 
     class QueueManagerServer(uvicorn.Server):
@@ -138,11 +146,116 @@ def db_upgrade(database_url: str | None) -> None:
     click.echo(f"shared repository at {url} is current")
 
 
+# ---- users (issue 11) ---------------------------------------------------------------------
+
+
+@main.group()
+def user() -> None:
+    """Users of the REST APIs, kept in the shared repository (works before any QM runs)."""
+
+
+def _security_store(database_url: str | None):
+    from app.repository.db import make_engine, schema_status
+    from app.security.store import SecurityStore
+
+    url = _settings(database_url=database_url).database_url
+    engine = make_engine(url)
+    try:
+        current, head = schema_status(engine)
+    except Exception as exc:  # unreachable database
+        click.echo(f"qsg user: cannot reach {url}: {str(exc).splitlines()[0]}", err=True)
+        sys.exit(2)
+    if current != head:
+        click.echo(f"qsg user: the repository at {url} is not current: run qsg db upgrade", err=True)
+        sys.exit(2)
+    return SecurityStore(engine)
+
+
+def _read_password(stdin: bool) -> str:
+    if stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if not password:
+        raise click.UsageError("the password must not be empty")
+    return password
+
+
+@user.command("add")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the password from the first line of standard input")
+@click.option("--no-password", is_flag=True, help="No password: the user authenticates with API keys only")
+@click.option("--admin", is_flag=True, help="An administrator: every right on every object")
+@click.option("--group", "groups", multiple=True, help="A group the user belongs to (repeatable)")
+@click.option("--replace", is_flag=True, help="Replace an existing user's password, admin flag and groups")
+@_opt("database-url", "The shared repository URL")
+def user_add(name: str, password_stdin: bool, no_password: bool, admin: bool, groups: tuple[str, ...],
+             replace: bool, database_url: str | None) -> None:
+    """Create a user (case-sensitive NAME)."""
+    if not name or len(name) > 64 or any(c.isspace() or c == ":" for c in name):
+        raise click.UsageError("NAME: 1-64 characters, no blanks or ':'")
+    store = _security_store(database_url)
+    password = None if no_password else _read_password(password_stdin)
+    try:
+        store.add_user(name, password, admin=admin, groups=list(groups), replace=replace)
+    except ValueError as exc:
+        click.echo(f"qsg user add: {exc} (use --replace)", err=True)
+        sys.exit(1)
+    click.echo(f"user {name} {'replaced' if replace else 'added'}" + (" (administrator)" if admin else "")
+               + (f", groups {', '.join(sorted(set(groups)))}" if groups else ""))
+
+
+@user.command("key")
+@click.argument("name")
+@_opt("database-url", "The shared repository URL")
+def user_key(name: str, database_url: str | None) -> None:
+    """Print a new API key for NAME (shown once: only its hash is kept)."""
+    from app.security.store import UserNotFound
+
+    try:
+        click.echo(_security_store(database_url).new_key(name))
+    except UserNotFound:
+        click.echo(f"qsg user key: no user {name}", err=True)
+        sys.exit(1)
+
+
+@user.command("revoke")
+@click.argument("name")
+@click.option("--key-id", default=None, help="Revoke only this key (the hex part after qsg_); default: all keys")
+@_opt("database-url", "The shared repository URL")
+def user_revoke(name: str, key_id: str | None, database_url: str | None) -> None:
+    """Revoke API keys of NAME. Queue managers notice within QSG_AUTH_CACHE_S, or at once after
+    the MQSC command REFRESH SECURITY."""
+    count = _security_store(database_url).revoke_keys(name, key_id)
+    click.echo(f"{count} key(s) of {name} revoked")
+
+
+@user.command("delete")
+@click.argument("name")
+@_opt("database-url", "The shared repository URL")
+def user_delete(name: str, database_url: str | None) -> None:
+    """Delete a user and its keys."""
+    if not _security_store(database_url).delete_user(name):
+        click.echo(f"qsg user delete: no user {name}", err=True)
+        sys.exit(1)
+    click.echo(f"user {name} deleted")
+
+
+@user.command("list")
+@_opt("database-url", "The shared repository URL")
+def user_list(database_url: str | None) -> None:
+    """List the users."""
+    for u in _security_store(database_url).users():
+        click.echo(f"{u.name}{'  ADMIN' if u.admin else ''}{'  groups=' + ','.join(sorted(u.groups)) if u.groups else ''}")
+
+
 @main.command()
 @_opt("url", "A queue manager's REST URL", )
 @click.option("--json", "as_json", is_flag=True, help="Print the raw JSON responses")
+@click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
+              help="API key of a user with the ADMIN right (qsg user key NAME)")
 @click.argument("script_file", required=False, type=click.File("r"))
-def mqsc(url: str | None, as_json: bool, script_file) -> None:
+def mqsc(url: str | None, as_json: bool, api_key: str | None, script_file) -> None:
     """Run MQSC commands from a file or standard input against a queue manager, like runmqsc.
 
     Exit status: 0 when every command completed, 10 when some failed, 20 when the queue
@@ -151,7 +264,8 @@ def mqsc(url: str | None, as_json: bool, script_file) -> None:
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
     script = (script_file or sys.stdin).read()
     try:
-        response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120)
+        response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120,
+                              headers={"X-API-Key": api_key} if api_key else None)
     except httpx.HTTPError as exc:
         click.echo(f"qsg mqsc: cannot reach {url}: {exc}", err=True)
         sys.exit(20)
@@ -190,12 +304,14 @@ def format_result(result: dict[str, Any]) -> str:
 @click.option("--dir", "workdir", default=".qsg", show_default=True, help="Folder for the repository, logs and Redis")
 @click.option("--sample/--no-sample", default=True, show_default=True,
               help="Define CFSTRUCT(APPL1) and shared queue APP.SHARED.Q on first start")
-def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool) -> None:
+@click.option("--auth", type=click.Choice(["on", "off"]), default="off", show_default=True,
+              help="Authentication of the local group (off: a loud warning is printed)")
+def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool, auth: str) -> None:
     """Run a whole QSG on this machine; Ctrl-C stops everything."""
     from app.local_group import run_local_group
 
     sys.exit(run_local_group(qmgrs=qmgrs, qsg=qsg, base_port=base_port, redis_url=redis_url,
-                             workdir=Path(workdir), sample=sample))
+                             workdir=Path(workdir), sample=sample, auth=auth))
 
 
 

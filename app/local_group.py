@@ -66,7 +66,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
 
 
 def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: Path,
-                    sample: bool) -> int:
+                    sample: bool, auth: str = "off") -> int:
     """Run the group until Ctrl-C; returns the exit status."""
     from app.repository.db import upgrade
 
@@ -85,13 +85,21 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
             name, port = f"QM{i}", base_port + i - 1
             env = {**os.environ, "QSG_QMGR": name, "QSG_QSG": qsg, "QSG_PORT": str(port),
                    "QSG_REDIS_URL": redis_url, "QSG_DATABASE_URL": database_url,
-                   "QSG_ACTIVITY_DIR": str((workdir / "activity").resolve()), "QSG_LOG_LEVEL": "warning"}
+                   "QSG_ACTIVITY_DIR": str((workdir / "activity").resolve()), "QSG_LOG_LEVEL": "warning",
+                   "QSG_AUTH": auth}
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env))
             urls.append((name, f"http://127.0.0.1:{port}"))
         for (name, url), proc in zip(urls, procs):
             _wait_for(lambda: _ready(url) or proc.poll() is not None, 60, name)
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited with status {proc.returncode}")
+        if auth == "off":
+            print("WARNING: authentication is OFF for this local group (qsg up --auth off, the default): "
+                  "anyone who can reach these ports may use every queue and run MQSC")
+        else:
+            print(f"authentication is on: create users with qsg user add NAME --admin "
+                  f"--database-url {database_url}")
+            sample = False  # the sample definitions would need an administrator's credentials
         if sample:
             httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30)
         gateway_url = f"http://127.0.0.1:{base_port - 1}"

@@ -50,6 +50,17 @@ class Settings(BaseSettings):
     log_level: str = Field("info", description="Log level of the server")
     igq_short_retry_s: float = Field(60.0, gt=0, description="IGQ agent short retry interval (10 retries)")
     igq_long_retry_s: float = Field(1200.0, gt=0, description="IGQ agent long retry interval")
+    auth: Literal["on", "off"] = Field(
+        "on", description="Authentication and authorization of every caller (on by default; 'off' only when "
+                          "the operator says so)")
+    auth_cache_s: float = Field(30.0, ge=0, description="How long a QM keeps a user or API key read from the "
+                                                        "repository (REFRESH SECURITY empties it at once)")
+    ltpa_expiry_s: float = Field(7200.0, gt=0, description="Lifetime of an IBM REST login token (LtpaToken2)")
+
+    @field_validator("auth", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("qmgr", "qsg")
     @classmethod

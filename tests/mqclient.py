@@ -40,8 +40,9 @@ def mq_reason(reason: int, status: int | None = None) -> Iterator[list[MQFailed]
 class MQ:
     """One connection (hconn) to one queue manager."""
 
-    def __init__(self, base_url: str, appl_name: str = "PYTEST", connect: bool = True) -> None:
-        self.http = httpx.Client(base_url=base_url, timeout=60)
+    def __init__(self, base_url: str, appl_name: str = "PYTEST", connect: bool = True,
+                 auth: tuple[str, str] | None = None) -> None:
+        self.http = httpx.Client(base_url=base_url, timeout=60, auth=auth)
         self.hconn = ""
         if connect:
             self.hconn = self.call("POST", "/v1/connections", {"appl_name": appl_name})["hconn"]

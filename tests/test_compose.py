@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import pytest
 import yaml
 
 from app.cli import main
@@ -55,7 +56,7 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
     import sys
 
     from tests.cluster import QmProcess, create_pg_database, drop_pg_database, free_port
-    from tests.mqclient import MQ
+    from tests.mqclient import MQ, MQFailed
 
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
@@ -84,6 +85,13 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
         done = subprocess.run(argv(migrate["command"]), env=local_env(migrate["environment"]),
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
+        # the compose file runs with QSG_AUTH "on": its documented first step is the administrator
+        assert services["qm1"]["environment"]["QSG_AUTH"] == "on"
+        admin = ("admin", "compose-admin-pw")
+        done = subprocess.run(argv(["qsg", "user", "add", "admin", "--admin", "--password-stdin"]),
+                              env=local_env(migrate["environment"]), input=admin[1] + "\n",
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
         qms = []
         for name, port in ports.items():
             env = {**local_env(services[name]["environment"]), "QSG_PORT": str(port)}
@@ -101,13 +109,16 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
                                    stdout=open(gw.log_path, "wb"), stderr=subprocess.STDOUT)
         started.append(gw.proc)
         gw.wait_ready()
-        results = MQ(gw.url, connect=False).call("POST", "/v1/admin/mqsc", {"script": (
+        with pytest.raises(MQFailed) as refused:  # without credentials
+            MQ(gw.url, "NOBODY")
+        assert refused.value.status == 401
+        results = MQ(gw.url, connect=False, auth=admin).call("POST", "/v1/admin/mqsc", {"script": (
             "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\nDEFINE QLOCAL(COMPOSE.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\n"
             "DISPLAY GROUP")})["results"]
         assert all(r["completion_code"] == 0 for r in results), results
         assert {o["QMNAME"] for o in results[2]["objects"]} == {"QM1", "QM2", "QM3"}
         # connections are spread over the queue managers; each call follows its connection
-        clients = [MQ(gw.url, f"APP{i}") for i in range(3)]
+        clients = [MQ(gw.url, f"APP{i}", auth=admin) for i in range(3)]
         assert {c.hconn.split("-")[0] for c in clients} == {"QM1", "QM2", "QM3"}
         for i, c in enumerate(clients):
             c.put(c.open("COMPOSE.Q", ["OUTPUT"]), f"via gateway {i}")

@@ -23,7 +23,7 @@ async def qm(redis_url, tmp_path):
     url = f"sqlite:///{tmp_path / 'q.db'}"
     upgrade(url)
     clock = ManualClock(1_800_000_000_000)
-    manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url),
+    manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url, auth="off"),
                            Repository(make_engine(url), "QSG1"), make_redis(redis_url), clock)
     await manager.start()
     await mqsc(manager, "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\nDEFINE QLOCAL(REPLY.Q)\nDEFINE QLOCAL(DLQ)\n"

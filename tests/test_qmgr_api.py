@@ -50,7 +50,7 @@ def test_errors_are_mq_bodies_never_framework_pages(one):
 def _serve(env_extra: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
     import os
 
-    env = {**os.environ, "QSG_PORT": str(free_port()), "QSG_QMGR": "QM9", **env_extra}
+    env = {**os.environ, "QSG_PORT": str(free_port()), "QSG_QMGR": "QM9", "QSG_AUTH": "off", **env_extra}
     return subprocess.run([sys.executable, "-m", "app.cli", "serve"], env=env, capture_output=True, text=True,
                           timeout=60, cwd=tmp_path)
 

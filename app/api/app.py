@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr
+from app.api.auth import AuthenticationMiddleware
 from app.api.errors import register_error_handlers
 from app.cf.redisconn import make_redis
 from app.core.clock import Clock
@@ -45,6 +46,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     register_error_handlers(app)
+    app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
     app.include_router(routes_mqi.router)

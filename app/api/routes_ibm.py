@@ -150,6 +150,60 @@ def _admin_routes(version: str) -> None:
                          openapi_extra=json_body)
 
 
+def _login_routes(version: str) -> None:
+    """IBM's token login: POST sets the LtpaToken2 cookie (valid on every QM of the group, until
+    QSG_LTPA_EXPIRY_S or logout), DELETE logs out, GET tells who is logged in."""
+    from app.security.rights import current_principal
+    from app.security.service import LTPA_COOKIE, AuthenticationFailed
+
+    async def login(request: Request) -> Response:
+        _require_csrf(request)
+        media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if media != "application/json":
+            raise ibm_errors.unsupported_media_type("the login resource takes Content-Type application/json")
+        try:
+            data = orjson.loads(await request.body())
+        except orjson.JSONDecodeError as exc:
+            raise ibm_errors.bad_body(f"invalid JSON: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("username"), str) \
+                or not isinstance(data.get("password"), str):
+            raise ibm_errors.bad_body("give username and password as strings")
+        try:
+            token = await request.app.state.qm.security.login(data["username"], data["password"])
+        except AuthenticationFailed as exc:
+            raise ibm_errors.not_authenticated(str(exc)) from None
+        response = Response(status_code=204)
+        response.set_cookie(LTPA_COOKIE, token, httponly=True, samesite="strict", path="/",
+                            max_age=int(request.app.state.qm.settings.ltpa_expiry_s))
+        return response
+
+    async def logout(request: Request) -> Response:
+        _require_csrf(request)
+        from app.api.auth import cookies_of
+
+        await request.app.state.qm.security.logout(cookies_of({"cookie": request.headers.get("cookie", "")}))
+        response = Response(status_code=204)
+        response.delete_cookie(LTPA_COOKIE, path="/")
+        return response
+
+    async def who(request: Request) -> Response:
+        principal = current_principal.get()
+        if principal is None:
+            return json_response({"user": [{"name": "", "role": ["MQWebAdmin"], "authenticationMechanism": "NONE"}]})
+        mechanism = {"basic": "BASIC", "apikey": "APIKEY", "token": "LTPA"}[principal.method]
+        role = "MQWebAdmin" if principal.admin else "MQWebUser"
+        return json_response({"user": [{"name": principal.name, "role": [role], "authenticationMechanism": mechanism}]})
+
+    path = f"/ibmmq/rest/{version}/login"
+    json_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "example": {"username": "alice", "password": "secret"}}}}}}
+    router.add_api_route(path, login, methods=["POST"], status_code=204, openapi_extra=json_body,
+                         summary=f"{version}: log in; the LtpaToken2 cookie authenticates further requests")
+    router.add_api_route(path, logout, methods=["DELETE"], status_code=204, summary=f"{version}: log out")
+    router.add_api_route(path, who, methods=["GET"], summary=f"{version}: the authenticated user")
+
+
 for _version in VERSIONS:
     _message_routes(_version)
     _admin_routes(_version)
+    _login_routes(_version)

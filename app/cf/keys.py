@@ -212,3 +212,9 @@ def commit_intent_key(qsg: str, qmgr: str, hconn: str) -> str:
 def alias_handles_key(qsg: str, qmgr: str, alias: str) -> str:
     """Set of a QM's handles opened through an alias queue (FORCE and DELETE rules)."""
     return f"{structure_prefix(private_tag(qsg, qmgr))}alias:{alias}:handles"
+
+
+def ltpa_token_key(qsg: str, token_digest: str) -> str:
+    """STRING: the user name an IBM REST login token (LtpaToken2 cookie) stands for, with the
+    token's lifetime as TTL; keyed by the token's SHA-256 so Redis never holds the token itself."""
+    return f"{group_prefix(qsg)}ltpa:{token_digest}"

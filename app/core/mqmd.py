@@ -27,7 +27,7 @@ INPUT_FIELDS = frozenset({
     "msg_id", "correl_id", "priority", "persistence", "expiry", "reply_to_q", "reply_to_qmgr",
     "report", "msg_type", "feedback", "format", "properties",
 })
-OUTPUT_FIELDS = frozenset({"backout_count", "put_appl_name", "put_date_time", "put_qmgr"})
+OUTPUT_FIELDS = frozenset({"backout_count", "put_appl_name", "put_date_time", "put_qmgr", "user_identifier"})
 MAX_PRIORITY = 9
 # Message properties (MQSETMP / JMS user properties, the IBM REST API's ibm-mq-usr-*): a flat
 # object of name -> string, number, boolean or null, as the usr folder of an MQRFH2 holds.

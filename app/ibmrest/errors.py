@@ -48,6 +48,12 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
     "MQWB0103E": ("Not authorized to {0} {1}.",
                   "The authenticated principal is not authorized to perform the requested REST API operation.",
                   "Obtain the necessary authorization to perform the operation and resubmit the request."),
+    # Emulator's choice: IBM answers 401 "Not authenticated" without a documented message we could
+    # find, so MQWB0103E's text is used with an explanation of what is missing.
+    "MQWB0103E/unauthenticated": ("Not authorized.",
+                                  "The request is not authenticated: it carries no valid HTTP basic credentials, "
+                                  "API key or LtpaToken2 login token.",
+                                  "Log in (POST /ibmmq/rest/v1/login) or send credentials, and resubmit the request."),
     "MQWB0300E": ("Cannot create messaging connection to {0} on {1}.",
                   "The queue manager or destination might not be created or active.",
                   "Resubmit the request, correcting any issues."),
@@ -148,6 +154,11 @@ class IbmRestError(Exception):
 def csrf_missing() -> IbmRestError:
     """IBM: POST, PATCH and DELETE need ``ibm-mq-rest-csrf-token`` (any value, even blank)."""
     return IbmRestError(403, "MQWB0100E", (CSRF_HEADER,))
+
+
+def not_authenticated(detail: str = "") -> IbmRestError:
+    """401: no valid credentials (IBM's "Not authenticated")."""
+    return IbmRestError(401, "MQWB0103E/unauthenticated", (), CompCode.FAILED, MQRC.NOT_AUTHORIZED, detail=detail)
 
 
 def bad_header(name: str, value: str, detail: str = "") -> IbmRestError:

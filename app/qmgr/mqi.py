@@ -35,6 +35,7 @@ from app.core.options import (
 from app.core.reasons import MQRC, CompCode
 from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue, queue_location
 from app.qmgr.igq import IGQ_XMITQ, transmission_message
+from app.security.rights import current_principal
 
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
@@ -62,6 +63,8 @@ class Connection:
 
     hconn: str
     appl_name: str
+    user_id: str = ""  # the authenticated user (MQMD UserIdentifier); empty with QSG_AUTH=off
+    principal: Any = None  # app.security.rights.Principal, checked at MQOPEN/MQPUT1
     handles: dict[str, Handle] = field(default_factory=dict)
     uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
     last_used: float = field(default_factory=time.monotonic)
@@ -128,8 +131,14 @@ class Mqi:
         if appl_name is not None and (not isinstance(appl_name, str) or len(appl_name) > 28):
             raise MQError(MQRC.OPTIONS_ERROR, "appl_name must be a string of at most 28 characters")
         self._check_running()
+        principal = current_principal.get()
+        security = self.qm.security
+        security.check_qmgr(principal, "CONNECT")
+        appl = (appl_name or "").strip() or "REST CLIENT"
+        if principal is not None and not security.may_set_context(principal):
+            appl = principal.name[:28]  # PutApplName cannot be chosen without the context right
         hconn = f"{self.qm.name}-{secrets.token_hex(12)}"
-        conn = Connection(hconn, (appl_name or "").strip() or "REST CLIENT")
+        conn = Connection(hconn, appl, principal.name if principal else "", principal)
         self.connections[hconn] = conn
         return conn
 
@@ -305,6 +314,7 @@ class Mqi:
         chosen = parse_open_options(options)
         self._check_running("FAIL_IF_QUIESCING" in chosen)
         resolved = await self._resolve_target(object_name, object_qmgr)
+        self.qm.security.check_open(conn.principal, str(object_name), chosen)
         if resolved.remote and chosen & {"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "SET"}:
             raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
                           f"{object_name} at {resolved.remote[1]} is a remote queue: open it for OUTPUT (or INQUIRE)")
@@ -392,6 +402,7 @@ class Mqi:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
         resolved = await self._resolve_target(body.get("object_name"), body.get("object_qmgr", ""))
+        self.qm.security.check(conn.principal, "PUT", "QUEUE", str(body.get("object_name")))
         return await self._put(conn, resolved, body, gen=None)
 
     async def _put(self, conn: Connection, resolved: ResolvedQueue, body: dict[str, Any], *,
@@ -424,7 +435,7 @@ class Mqi:
             md["reply_to_qmgr"] = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
         now = self.qm.clock.now_ms()
         md.update(backout_count=0, put_appl_name=conn.appl_name, put_date_time=format_put_time(now),
-                  put_qmgr=self.qm.name)
+                  put_qmgr=self.qm.name, user_identifier=conn.user_id)
         stored_md, stored_data = md, data
         if resolved.remote:
             # intra-group queuing: the message travels in a transmission header on the shared

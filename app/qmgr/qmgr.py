@@ -31,6 +31,7 @@ from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
 from app.qmgr.triggers import TriggerService
 from app.repository.store import ObjectDef, Repository
+from app.security.service import Security
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class QueueManager:
         self.events = EventService(self)
         self.triggers = TriggerService(self)
         self.igq = IgqAgent(self)
+        self.security = Security(self)
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
@@ -152,6 +154,7 @@ class QueueManager:
     async def reload_definitions(self) -> None:
         self.cache.replace_all(await self.db(self.repo.visible_to, self.name))
         self.attrs = await self.db(self.repo.qmgr_attrs, self.name)
+        await self.security.reload()  # authority records are definitions too
 
     async def _refresh_group_copies(self) -> None:
         """As z/OS does at start-up: a GROUP object with no COPY on this QM gets one."""
@@ -211,6 +214,8 @@ class QueueManager:
                 self.cache.replace_name(objclass, name, await self.db(self.repo.visible_to, self.name, objclass, name))
                 if message.get("invalidate"):
                     self.invalidate_handles(objclass, name)
+        elif message.get("kind") == "security":
+            await self.security.reload()
         elif message.get("kind") == "perfm" and message.get("origin") != self.name:
             await self.events.answer(message)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, DateTime, ForeignKeyConstraint, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKeyConstraint, Integer, MetaData, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -80,3 +80,51 @@ class ObjectRow(Base):
     altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     __mapper_args__ = {"version_id_col": version}
+
+
+# ---- security (issue 11) -----------------------------------------------------------------
+
+
+class UserRow(Base):
+    """A user of the REST APIs (the RACF user ID of z/OS): its password hash (argon2), whether
+    it is an administrator (every right), and the groups it belongs to."""
+
+    __tablename__ = "qsg_user"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    groups: Mapped[list] = mapped_column(JSON, default=list)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ApiKeyRow(Base):
+    """An API key of a user: ``qsg_<key_id>_<secret>``; only the secret's argon2 hash is kept."""
+
+    __tablename__ = "api_key"
+    __table_args__ = (ForeignKeyConstraint(["user_name"], ["qsg_user.name"], ondelete="CASCADE"),)
+
+    key_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_name: Mapped[str] = mapped_column(String(64), index=True)
+    key_hash: Mapped[str] = mapped_column(String(255))
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AuthRecRow(Base):
+    """An authority record (SET AUTHREC): rights of one principal or group on a profile."""
+
+    __tablename__ = "authrec"
+    __table_args__ = (
+        UniqueConstraint("qsg", "objtype", "profile", "entity_type", "entity", name="uq_authrec_entity"),
+        ForeignKeyConstraint(["qsg"], ["qsg.name"]),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    qsg: Mapped[str] = mapped_column(String(4), index=True)
+    objtype: Mapped[str] = mapped_column(String(8))  # QUEUE, QMGR
+    profile: Mapped[str] = mapped_column(String(48))  # a name or a generic name ending in *
+    entity_type: Mapped[str] = mapped_column(String(9))  # PRINCIPAL or GROUP
+    entity: Mapped[str] = mapped_column(String(64))
+    rights: Mapped[list] = mapped_column(JSON, default=list)
+    altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
