@@ -107,6 +107,7 @@ async def inprocess_group(names: list[str], redis_url: str, workdir: Path, clock
     """Start the QMs (in order), yield them by name, stop them cleanly (in reverse order)."""
     database_url = f"sqlite:///{workdir / 'qsg.db'}"
     upgrade(database_url)
+    settings.setdefault("auth", "off")  # these tests are not about security
     qms: dict[str, InProcessQM] = {}
     async with AsyncExitStack() as stack:
         for i, name in enumerate(names):

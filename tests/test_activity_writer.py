@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import fsspec
-import pytest
 
 from app.activity.store import FolderStore, FsspecStore, open_store, partition, safe_segment
 from app.activity.writer import ActivityWriter, Spool

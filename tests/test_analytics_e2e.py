@@ -182,7 +182,7 @@ def test_tables_show_exactly_the_traffic(day):
 def reports_url(day):
     """A queue manager's REST app serving the day's reports over real HTTP (no QM behind it:
     /reports reads only the analytics output)."""
-    settings = Settings(qmgr="QM1", reports_dir=str(day["work"] / "reports"))
+    settings = Settings(qmgr="QM1", reports_dir=str(day["work"] / "reports"), auth="off")
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, lifespan="off",
                                            log_level="warning"))

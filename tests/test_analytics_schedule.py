@@ -107,3 +107,10 @@ def test_compose_runs_the_schedule_on_the_volumes_the_queue_managers_use():
         qm_env = services[name]["environment"]
         assert qm_volumes["activity"] == qm_env["QSG_ACTIVITY_DIR"]   # the logs the job reads
         assert qm_volumes["reports"] == qm_env["QSG_REPORTS_DIR"]     # the reports /reports serves
+
+
+def test_a_night_runs_in_a_child_process_whose_last_error_line_is_reported(tmp_path):
+    from app.analytics.schedule import job_in_subprocess
+
+    outcome = job_in_subprocess("2025-02-30", str(tmp_path), str(tmp_path), "local[1]")  # no such day
+    assert outcome.ok is False and "--date must be YYYY-MM-DD" in outcome.error

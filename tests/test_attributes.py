@@ -40,8 +40,8 @@ def reason_of(objtype: str, *keywords: tuple[str, str | None]) -> MQError:
 # ---------------------------------------------------------------------------------------------
 
 def test_object_types_and_queue_types() -> None:
-    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "PROCESS", "CFSTRUCT", "QMGR")
-    assert QUEUE_TYPES == ("QLOCAL", "QALIAS")
+    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT", "QMGR")
+    assert QUEUE_TYPES == ("QLOCAL", "QALIAS", "QREMOTE")
 
 
 @pytest.mark.parametrize("objtype", OBJECT_TYPES)
@@ -78,9 +78,17 @@ def test_no_qsgdisp_or_command_keywords_in_catalogue(objtype: str) -> None:
 
 def test_unknown_object_type_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
-        specs("QREMOTE")
+        specs("QMODEL")
     with pytest.raises(ValueError):
         apply_keywords("CHANNEL", {}, [])
+
+
+def test_qremote_has_no_get_attribute_and_takes_rname_rqmname_xmitq() -> None:
+    d = defaults("QREMOTE")
+    assert d["RNAME"] == d["RQMNAME"] == d["XMITQ"] == "" and "GET" not in d and d["PUT"] == "ENABLED"
+    with pytest.raises(MQError) as info:
+        apply_keywords("QREMOTE", d, [("GET", "DISABLED")])
+    assert info.value.reason == 3097
 
 
 def test_specs_returns_a_copy() -> None:

@@ -176,3 +176,26 @@ def test_ibm_rest_post_naming_another_qmgr_travels_by_igq(group):
     receiver = MQ(group.url("QM2"))
     m = receiver.get(receiver.open("DEST.QM2", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
     assert m["data"] == "via the group" and m["md"]["put_qmgr"] == "QM1"  # put on QM1, moved by IGQ
+
+
+def test_qremote_and_queue_manager_alias_travel_by_igq(group):
+    group.mqsc_ok("QM1", "ALTER QMGR IGQ(ENABLED)\n"
+                         "DEFINE QREMOTE(TO.QM2) RNAME(DEST.QM2) RQMNAME(QM2) DEFPRTY(6)\n"
+                         "DEFINE QREMOTE(QM2.ALIAS) RNAME(' ') RQMNAME(QM2)\n"
+                         "DEFINE QREMOTE(LOOPBACK) RNAME(DEST.QM1) RQMNAME(QM1)")
+    (obj,) = group.mqsc_ok("QM1", "DISPLAY QREMOTE(TO.QM2)")[0]["objects"]
+    assert (obj["TYPE"], obj["RNAME"], obj["RQMNAME"]) == ("QREMOTE", "DEST.QM2", "QM2")
+    sender = MQ(group.url("QM1"))
+    sender.put1("TO.QM2", "through a remote queue definition")
+    sender.put1("DEST.QM2", "through a queue-manager alias", qmgr="QM2.ALIAS")
+    with mq_reason(2087):
+        sender.put1("LOOPBACK", "RQMNAME is this queue manager")
+    with mq_reason(2045):
+        sender.open("TO.QM2", ["INPUT_SHARED"])
+    receiver = MQ(group.url("QM2"))
+    hr = receiver.open("DEST.QM2", ["INPUT_SHARED"])
+    first = receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    second = receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    assert {first["data"], second["data"]} == {"through a remote queue definition", "through a queue-manager alias"}
+    by_data = {m["data"]: m["md"] for m in (first, second)}
+    assert by_data["through a remote queue definition"]["priority"] == 6  # the QREMOTE's DEFPRTY

@@ -89,9 +89,9 @@ class FsspecStore:
             self.fs.makedirs(dest_dir, exist_ok=True)
             self.fs.put_file(str(local), tmp)
             self.fs.mv(tmp, dest)
-        except OSError:
-            raise
         except Exception as exc:  # fsspec back-ends raise their own errors: one kind for the caller
+            if isinstance(exc, OSError):
+                raise
             raise OSError(f"cannot ship {local.name} to {self.url}: {exc}") from exc
         local.unlink()
         return dest

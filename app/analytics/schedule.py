@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, timezone
@@ -41,15 +42,20 @@ class RunOutcome:
 
 
 def job_in_subprocess(date: str, activity_dir: str, output: str, master: str) -> RunOutcome:
-    """Run ``qsg analytics run`` for ``date`` as a child process (its progress goes to ours)."""
+    """Run ``qsg analytics run`` for ``date`` as a child process. Its progress is passed on to
+    the scheduler's own output as it comes; the last line of a failure is its error."""
     cmd = [sys.executable, "-m", "app.cli", "analytics", "run", "--date", date, "--activity-dir", activity_dir,
            "--output", output, "--master", master]
-    done = subprocess.run(cmd, stdout=sys.stdout, stderr=subprocess.PIPE, text=True)
-    if done.returncode == 0:
+    tail: deque[str] = deque(maxlen=20)
+    with subprocess.Popen(cmd, stdout=sys.stdout, stderr=subprocess.PIPE, text=True) as child:
+        assert child.stderr is not None
+        for line in child.stderr:
+            sys.stderr.write(line)
+            if line.strip():
+                tail.append(line.strip())
+    if child.returncode == 0:
         return RunOutcome(True)
-    sys.stderr.write(done.stderr)
-    lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-    return RunOutcome(False, lines[-1] if lines else f"exit status {done.returncode}")
+    return RunOutcome(False, tail[-1] if tail else f"exit status {child.returncode}")
 
 
 @dataclass

@@ -67,8 +67,8 @@ __all__ = [
     "validate_cross",
 ]
 
-OBJECT_TYPES = ("QLOCAL", "QALIAS", "PROCESS", "CFSTRUCT", "QMGR")
-QUEUE_TYPES = ("QLOCAL", "QALIAS")
+OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT", "QMGR")
+QUEUE_TYPES = ("QLOCAL", "QALIAS", "QREMOTE")
 
 # Attributes an application may change with MQSET (InhibitGet, InhibitPut and the trigger
 # attributes), by their MQSC names.
@@ -200,6 +200,14 @@ _QLOCAL_ONLY: tuple[AttrSpec, ...] = (
 _QALIAS_ONLY: tuple[AttrSpec, ...] = (
     _str("TARGET", 48, synonyms=("TARGQ",)),
     _enum("TARGTYPE", "QUEUE", ("QUEUE", "TOPIC")),
+)
+
+# A remote queue definition (RNAME set) or a queue-manager alias (RNAME blank); on z/OS it has
+# no GET, PROPCTL, DEFREADA or CAPEXPRY.
+_QREMOTE_ONLY: tuple[AttrSpec, ...] = (
+    _str("RNAME", 48),
+    _str("RQMNAME", 48),
+    _str("XMITQ", 48),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -363,6 +371,8 @@ def _table(*groups: Iterable[AttrSpec]) -> dict[str, AttrSpec]:
 _SPECS: dict[str, dict[str, AttrSpec]] = {
     "QLOCAL": _table(_COMMON_QUEUE, _QLOCAL_ONLY),
     "QALIAS": _table(_COMMON_QUEUE, _QALIAS_ONLY),
+    "QREMOTE": _table(tuple(a for a in _COMMON_QUEUE if a.name not in ("GET", "PROPCTL", "DEFREADA", "CAPEXPRY")),
+                      _QREMOTE_ONLY),
     "PROCESS": _table(_PROCESS),
     "CFSTRUCT": _table(_CFSTRUCT),
     "QMGR": _table(_QMGR),

@@ -27,13 +27,14 @@ from app.security.rights import RIGHTS_BY_OBJTYPE, current_principal, parse_righ
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
 
-DEFINABLE = ("QLOCAL", "QALIAS", "PROCESS", "CFSTRUCT")
+DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT")
 # Keywords of the commands themselves rather than of the object's attributes.
 COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
                     "ALL", "TYPE", "WHERE", "NAME"}
 QSGDISP_FOR = {
     "QLOCAL": ("QMGR", "COPY", "GROUP", "SHARED"),
     "QALIAS": ("QMGR", "COPY", "GROUP"),
+    "QREMOTE": ("QMGR", "COPY", "GROUP"),
     "PROCESS": ("QMGR", "COPY", "GROUP"),
 }
 MAX_SCRIPT_CHARS = 1_000_000
@@ -79,7 +80,8 @@ class Executor:
         table = {("DEFINE", t): self.define for t in DEFINABLE}
         table |= {("ALTER", t): self.alter for t in DEFINABLE}
         table |= {("DELETE", t): self.delete for t in DEFINABLE}
-        table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QUEUE", "PROCESS", "CFSTRUCT")}
+        table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QREMOTE", "QUEUE", "PROCESS",
+                                                            "CFSTRUCT")}
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
                   ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
                   ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,
@@ -451,14 +453,14 @@ class Executor:
     async def display(self, cmd: Command) -> list[dict[str, Any]]:
         objtype = cmd.objtype or ""
         pattern = self._name(cmd, generic=True)
-        objclass = "QUEUE" if objtype in ("QLOCAL", "QALIAS", "QUEUE") else objtype
+        objclass = "QUEUE" if objtype in ("QLOCAL", "QALIAS", "QREMOTE", "QUEUE") else objtype
         types = {"QLOCAL": {"QLOCAL"}, "QALIAS": {"QALIAS"}, "PROCESS": {"PROCESS"}, "CFSTRUCT": {"CFSTRUCT"},
-                 "QUEUE": {"QLOCAL", "QALIAS"}}[objtype]
+                 "QREMOTE": {"QREMOTE"}, "QUEUE": {"QLOCAL", "QALIAS", "QREMOTE"}}[objtype]
         if objtype == "QUEUE" and cmd.get("TYPE"):
             wanted = (cmd.get("TYPE").value or "").upper()
-            if wanted not in ("QLOCAL", "QALIAS", "ALL"):
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({wanted}) is not QLOCAL, QALIAS or ALL")
-            types = {"QLOCAL", "QALIAS"} if wanted == "ALL" else {wanted}
+            if wanted not in ("QLOCAL", "QALIAS", "QREMOTE", "ALL"):
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({wanted}) is not QLOCAL, QALIAS, QREMOTE or ALL")
+            types = {"QLOCAL", "QALIAS", "QREMOTE"} if wanted == "ALL" else {wanted}
         dispositions = self._display_dispositions(cmd, objtype)
         defs = await self.qm.db(self.qm.repo.visible_to, self.qm.name, objclass)
         where = _parse_where(cmd)

@@ -22,7 +22,7 @@ from app.activity import Verb, note, recorded
 from app.cf.engine import GetResult, QueueStatus
 from app.core import attributes
 from app.core.errors import MQError
-from app.core.names import check_object_name
+from app.core.names import check_object_name, is_object_name
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.mqmd import NO_ID, hex_id, MsgIdGenerator, format_put_time, validate_put_md
 from app.core.options import (
@@ -281,8 +281,35 @@ class Mqi:
         check_object_name(object_name)
         target_qmgr = object_qmgr.strip()
         if target_qmgr and target_qmgr not in (self.qm.name, self.qm.qsg):
-            return await self._resolve_remote(object_name, target_qmgr)
+            # ObjectQMgrName is resolved first: it may name a queue-manager alias (a QREMOTE
+            # with a blank RNAME) whose RQMNAME is the queue manager meant.
+            alias = self.qm.cache.queue(target_qmgr) if is_object_name(target_qmgr) else None
+            if alias is not None and alias.objtype == "QREMOTE" and not str(alias.attrs.get("RNAME", "")).strip():
+                target_qmgr = str(alias.attrs.get("RQMNAME", "")).strip() or self.qm.name
+            if target_qmgr not in (self.qm.name, self.qm.qsg):
+                return await self._resolve_remote(object_name, target_qmgr)
+        named = self.qm.cache.queue(object_name)
+        if named is not None and named.objtype == "QREMOTE":
+            return await self._resolve_remote_definition(named)
         return self.qm.cache.resolve_queue(object_name)
+
+    async def _resolve_remote_definition(self, remote) -> ResolvedQueue:
+        """A local definition of a remote queue: RNAME at RQMNAME, reached through the group
+        (the only transmission this emulator has is intra-group queuing)."""
+        rname = str(remote.attrs.get("RNAME", "")).strip()
+        rqmname = str(remote.attrs.get("RQMNAME", "")).strip()
+        xmitq = str(remote.attrs.get("XMITQ", "")).strip()
+        if not rname:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{remote.name} is a queue-manager alias, not a queue")
+        if not rqmname or rqmname == self.qm.name:
+            raise MQError(MQRC.UNKNOWN_REMOTE_Q_MGR,
+                          f"{remote.name}: RQMNAME is blank or this queue manager (IBM's MQRC_UNKNOWN_REMOTE_Q_MGR)")
+        if xmitq and xmitq != IGQ_XMITQ:
+            raise MQError(MQRC.UNKNOWN_REMOTE_Q_MGR,
+                          f"{remote.name}: XMITQ({xmitq}) - only {IGQ_XMITQ} (intra-group queuing) is available")
+        resolved = await self._resolve_remote(rname, rqmname)
+        # the remote definition is the first in the resolution path: its PUT and defaults apply
+        return ResolvedQueue(remote, resolved.base, resolved.location, remote=resolved.remote)
 
     async def _resolve_remote(self, queue: str, target_qmgr: str) -> ResolvedQueue:
         members = {m.name for m in await self.qm.membership.members()}
@@ -587,7 +614,7 @@ def _match_id(value: Any, name: str) -> str:
 
 def display_object(obj) -> dict[str, Any]:
     """An object definition keyed by MQSC attribute names, as DISPLAY and MQINQ show it."""
-    key = {"QLOCAL": "QUEUE", "QALIAS": "QUEUE", "PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}[obj.objtype]
+    key = {"PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}.get(obj.objtype, "QUEUE")
     out: dict[str, Any] = {key: obj.name, "TYPE": obj.objtype}
     if obj.objtype != "CFSTRUCT":
         out["QSGDISP"] = obj.qsgdisp

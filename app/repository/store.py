@@ -24,7 +24,8 @@ from app.repository.models import ObjectRow, QMgrRow, QSGRow, utcnow
 
 GROUP_LOCATION = "@GROUP"
 SHARED_LOCATION = "@SHARED"
-OBJECT_CLASS = {"QLOCAL": "QUEUE", "QALIAS": "QUEUE", "PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}
+OBJECT_CLASS = {"QLOCAL": "QUEUE", "QALIAS": "QUEUE", "QREMOTE": "QUEUE", "PROCESS": "PROCESS",
+                "CFSTRUCT": "CFSTRUCT"}
 
 
 def location_of(qsgdisp: str, qmgr: str) -> str:
