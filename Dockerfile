@@ -1,5 +1,5 @@
 # One image for every service of the QSG: queue managers (qsg serve), the one-shot migration
-# (qsg db upgrade) and, later, the analytics schedule. Java is there for PySpark.
+# (qsg db upgrade) and the nightly analytics (qsg analytics schedule). Java is there for PySpark.
 FROM python:3.11-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless curl \

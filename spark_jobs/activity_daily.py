@@ -327,7 +327,9 @@ def applications(prepared: DataFrame) -> DataFrame:
               _count(F.col("failed")).alias("failures"),
               F.count_distinct("qmgr").alias("qmgrs"),
               F.avg("latency_us").alias("avg_latency_us")))
-    rank = Window.orderBy(F.col("calls").desc(), F.col("appl"))
+    # One row per application: ranking them in a single partition is cheap (the constant key
+    # says so, instead of Spark's warning about a window without one).
+    rank = Window.partitionBy(F.lit(0)).orderBy(F.col("calls").desc(), F.col("appl"))
     return df.withColumn("rank", F.row_number().over(rank)).select(
         "rank", "appl", "calls", "connections", "puts", "gets", "bytes_put", "bytes_got", "failures",
         "qmgrs", "avg_latency_us")
@@ -442,10 +444,12 @@ class Steps:
         self._bar: Any = None
         self._task: Any = None
         if enabled and sys.stderr.isatty():
+            from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+            # On stderr, with Spark's own stage progress bars; stdout keeps the result lines.
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                                 TimeElapsedColumn(), transient=False)
+                                 TimeElapsedColumn(), console=Console(stderr=True), transient=False)
             self._bar.start()
             self._task = self._bar.add_task("analytics", total=total)
 

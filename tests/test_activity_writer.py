@@ -14,7 +14,7 @@ from typing import Any
 import fsspec
 
 from app.activity.store import FolderStore, FsspecStore, open_store, partition, safe_segment
-from app.activity.writer import ActivityWriter, Spool
+from app.activity.writer import ActivityWriter, Spool, encode
 
 DAY = 1_748_736_000_000  # 2025-06-01T00:00:00Z
 
@@ -22,6 +22,11 @@ DAY = 1_748_736_000_000  # 2025-06-01T00:00:00Z
 def rec(i: int, ts: int | None = None) -> dict[str, Any]:
     return {"v": 1, "ts": DAY + 36_000_000 + i if ts is None else ts, "qsg": "QSG1", "qmgr": "QM1",
             "verb": "PUT", "object": "APP.Q", "size": i}
+
+
+def enc(*records: dict[str, Any]) -> list[tuple[int, bytes]]:
+    """Records as the spool takes them (what ActivityWriter.submit makes of them)."""
+    return [encode(r) for r in records]
 
 
 def shipped(store: Path, date: str = "2025-06-01", qmgr: str = "QM1") -> list[Path]:
@@ -39,8 +44,8 @@ def make_spool(tmp_path: Path, store: Any = None, **kwargs: Any) -> Spool:
 def test_files_rotate_by_size_and_only_closed_files_reach_the_store(tmp_path):
     spool = make_spool(tmp_path, rotate_bytes=500)
     for i in range(0, 40, 4):
-        spool.write([rec(i + k) for k in range(4)])
-    spool.write([rec(40)])
+        spool.write(enc(*(rec(i + k) for k in range(4))))
+    spool.write(enc(rec(40)))
     open_files = list((tmp_path / "spool").glob("*.open"))
     assert len(open_files) == 1  # the one being written stays in the spool
     before_close = shipped(tmp_path / "store")
@@ -56,7 +61,7 @@ def test_files_rotate_by_size_and_only_closed_files_reach_the_store(tmp_path):
 def test_files_rotate_by_age_even_without_new_records(tmp_path):
     now = [0.0]
     spool = make_spool(tmp_path, rotate_s=60, monotonic=lambda: now[0])
-    spool.write([rec(1)])
+    spool.write(enc(rec(1)))
     spool.tick()
     assert shipped(tmp_path / "store") == []
     now[0] = 61.0
@@ -64,18 +69,20 @@ def test_files_rotate_by_age_even_without_new_records(tmp_path):
     assert [r["size"] for r in lines(shipped(tmp_path / "store"))] == [1]
 
 
-def test_a_file_never_spans_two_days(tmp_path):
+def test_every_record_lands_in_the_partition_of_its_date(tmp_path):
     spool = make_spool(tmp_path)
     before_midnight = DAY + 86_400_000 - 1
-    spool.write([rec(1, before_midnight), rec(2, before_midnight + 1), rec(3, before_midnight + 2)])
+    spool.write(enc(rec(1, before_midnight), rec(2, before_midnight + 1), rec(3, before_midnight + 2)))
+    # a call that ended just before midnight, submitted after the first call of the new day
+    spool.write(enc(rec(4, before_midnight - 5), rec(5, before_midnight + 3)))
     spool.close()
-    assert [r["size"] for r in lines(shipped(tmp_path / "store"))] == [1]
-    assert [r["size"] for r in lines(shipped(tmp_path / "store", "2025-06-02"))] == [2, 3]
+    assert [r["size"] for r in lines(shipped(tmp_path / "store"))] == [1, 4]
+    assert [r["size"] for r in lines(shipped(tmp_path / "store", "2025-06-02"))] == [2, 3, 5]
 
 
 def test_files_left_by_a_killed_process_are_cut_to_whole_records_and_shipped(tmp_path):
     spool = make_spool(tmp_path)
-    spool.write([rec(1), rec(2)])
+    spool.write(enc(rec(1), rec(2)))
     path = next((tmp_path / "spool").glob("*.open"))
     with open(path, "ab") as f:
         f.write(b'{"v": 1, "ts": 17487')  # the process died in the middle of a line
@@ -101,7 +108,7 @@ class FlakyStore(FolderStore):
 def test_a_file_the_store_refuses_waits_in_the_spool(tmp_path):
     store = FlakyStore(tmp_path / "store")
     spool = make_spool(tmp_path, store=store)
-    spool.write([rec(1)])
+    spool.write(enc(rec(1)))
     spool.close()
     assert shipped(tmp_path / "store") == [] and len(list((tmp_path / "spool").glob("*.jsonl"))) == 1
     store.up = True
@@ -113,7 +120,7 @@ def test_a_uri_store_receives_files_under_a_final_name_only(tmp_path):
     store = open_store("memory://activity-test")
     assert isinstance(store, FsspecStore)
     spool = make_spool(tmp_path, store=store)
-    spool.write([rec(1), rec(2)])
+    spool.write(enc(rec(1), rec(2)))
     spool.close()
     fs = fsspec.filesystem("memory")
     names = fs.find("/activity-test")

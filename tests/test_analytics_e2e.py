@@ -118,7 +118,10 @@ def day(tmp_path_factory, redis_server, spark) -> dict[str, Any]:
 
     work = tmp_path_factory.mktemp("e2e")
     redis_sync.Redis.from_url(redis_server.url).flushall()
-    seen = asyncio.run(_drive(redis_server.url, work))
+    try:
+        seen = asyncio.run(_drive(redis_server.url, work))
+    finally:  # the session's Redis is shared: leave no group members (QM9) behind
+        redis_sync.Redis.from_url(redis_server.url).flushall()
     summary = run_job(spark, DATE, str(work / "activity"), str(work / "reports"))
     return {"work": work, "seen": seen, "summary": summary}
 

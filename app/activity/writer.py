@@ -3,14 +3,16 @@ activity store.
 
 Two halves:
 
-* ``ActivityWriter`` lives on the event loop. ``submit`` appends a record to an in-memory
-  buffer (never blocks, never does I/O); a background task hands the buffer over in batches to
-  one dedicated worker thread. The buffer is bounded: when it is full, ``room()`` lets a caller
-  wait for space (policy ``wait``: a slow disk slows the calls down, nothing is lost) or the
-  record is dropped and counted (policy ``drop``: the calls never wait; a ``LOST`` record tells
-  the analytics how many went missing). ``stop`` writes everything that is buffered, closes the
+* ``ActivityWriter`` lives on the event loop. ``submit`` encodes a record as its JSON line
+  (a few microseconds) and appends it to an in-memory buffer (never blocks, never does I/O); a
+  background task hands the buffer over in batches to one dedicated worker thread, which only
+  joins and writes bytes (file I/O releases the GIL, so it hardly competes with the loop).
+  The buffer is bounded (``max_records`` encoded lines, about 400 bytes each): when it is full,
+  ``room()`` lets a caller wait for space (policy ``wait``: a slow disk slows the calls down,
+  nothing is lost) or the record is dropped and counted (policy ``drop``: the calls never wait;
+  a ``LOST`` record tells the analytics how many went missing). ``stop`` writes everything that is buffered, closes the
   current file and ships it, so a clean shutdown loses nothing.
-* ``Spool`` runs only in that worker thread: it appends JSON lines to the current file in the
+* ``Spool`` runs only in that worker thread: it appends the lines to the current file in the
   spool folder, rotates it by age, size and date (a file never spans two UTC days, so it
   belongs to one date partition), and ships every closed file into the store. A file the store
   could not take stays in the spool and is shipped later; files a killed process left behind
@@ -41,10 +43,8 @@ DAY_MS = 86_400_000
 OPEN_SUFFIX = ".jsonl.open"   # being written
 CLOSED_SUFFIX = ".jsonl"      # complete, waiting to be shipped
 
-
-def utc_date(ts_ms: int) -> str:
-    """The UTC date (YYYY-MM-DD) of a timestamp in ms since the epoch."""
-    return datetime.fromtimestamp(ts_ms // 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+#: A record as the writer keeps it: its timestamp (for the date of its file) and its JSON line.
+Line = tuple[int, bytes]
 
 
 class Spool:
@@ -71,26 +71,31 @@ class Spool:
         self._day: int | None = None       # day number (ts // DAY_MS) of the current file
         self._opened_at = 0.0
         self._bytes = 0
-        #: Closed files shipped into the store (observability and tests).
-        self.shipped: list[str] = []
+        #: Closed files shipped into the store so far.
+        self.shipped = 0
 
     # -- writing --
 
-    def write(self, records: Sequence[dict[str, Any]]) -> None:
-        """Append records (in order) and rotate where their date, the size or the age says so."""
+    def write(self, lines: Sequence[Line]) -> None:
+        """Append encoded records (in order) and rotate where their date, the size or the age
+        says so."""
         i = 0
-        n = len(records)
+        n = len(lines)
         while i < n:
-            day = records[i]["ts"] // DAY_MS
+            day = lines[i][0] // DAY_MS
             j = i + 1
-            while j < n and records[j]["ts"] // DAY_MS == day:
+            while j < n and lines[j][0] // DAY_MS == day:
                 j += 1
-            # A record of an earlier day than the open file (a call that started before
-            # midnight and ended after a later one) stays in the open file: dates are decided
-            # per file, and the job filters records by their own timestamp.
-            if self._file is None or (day > self._day):
-                self._open(day, records[i]["ts"])
-            data = b"\n".join([orjson.dumps(r, default=str) for r in records[i:j]]) + b"\n"
+            data = b"\n".join([line for _, line in lines[i:j]]) + b"\n"
+            if self._file is not None and day < self._day:
+                # Records of the day before, submitted after the first of the new day (calls
+                # ending around midnight): a small file of their own keeps every record in the
+                # partition of its date, which is all the nightly job reads.
+                self._write_late(lines[i][0], data)
+                i = j
+                continue
+            if self._file is None or day > self._day:
+                self._open(day, lines[i][0])
             self._file.write(data)
             self._bytes += len(data)
             if self._bytes >= self.rotate_bytes:
@@ -105,12 +110,26 @@ class Spool:
             self.close_current()
         self.ship_pending()
 
+    def _name(self, first_ts: int) -> str:
+        """Named after its first record's time (the group's clock), which also gives its date."""
+        self._seq += 1
+        stamp = datetime.fromtimestamp(first_ts / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%S")
+        return f"{safe_segment(self.qsg)}.{safe_segment(self.qmgr)}.{stamp}.{self._seq:06d}.{self._instance}"
+
+    def _write_late(self, first_ts: int, data: bytes) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / (self._name(first_ts) + CLOSED_SUFFIX)
+        tmp = path.with_name(path.name[:-len(CLOSED_SUFFIX)] + OPEN_SUFFIX)
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        self.ship_pending()
+
     def _open(self, day: int, first_ts: int) -> None:
         self.close_current()
-        self._seq += 1
-        # Named after its first record's time (the group's clock), which also gives its date.
-        stamp = datetime.fromtimestamp(first_ts / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%S")
-        name = f"{safe_segment(self.qsg)}.{safe_segment(self.qmgr)}.{stamp}.{self._seq:06d}.{self._instance}"
+        name = self._name(first_ts)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._path = self.folder / (name + OPEN_SUFFIX)
         self._file = open(self._path, "wb")
@@ -140,7 +159,8 @@ class Spool:
         for path in sorted(self.folder.glob("*" + CLOSED_SUFFIX)):
             date = _date_of(path.name)
             try:
-                self.shipped.append(self.store.ship(path, date, self.qmgr))
+                self.store.ship(path, date, self.qmgr)
+                self.shipped += 1
             except OSError as exc:
                 log.warning("activity file %s not shipped to %s yet: %s", path.name, self.store.url, exc)
                 return
@@ -187,7 +207,7 @@ class ActivityWriter:
         self.flush_s = flush_s
         self.overflow = overflow
         self._now_ms = now_ms
-        self._buf: list[dict[str, Any]] = []
+        self._buf: list[Line] = []
         self._wake = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
@@ -208,11 +228,12 @@ class ActivityWriter:
         return len(self._buf) >= self.max_records
 
     def submit(self, record: dict[str, Any]) -> None:
-        """Buffer one record; never blocks. Under policy ``drop`` a full buffer drops it."""
+        """Buffer one record as its JSON line; never blocks. Under policy ``drop`` a full
+        buffer drops it."""
         if len(self._buf) >= self.max_records and self.overflow == "drop":
             self.dropped += 1
             return
-        self._buf.append(record)
+        self._buf.append(encode(record))
         if len(self._buf) >= self.batch_records:
             self._wake.set()
         if len(self._buf) >= self.max_records:
@@ -252,16 +273,6 @@ class ActivityWriter:
             self._room.set()
             self._pool.shutdown(wait=True)
 
-    async def flush(self) -> None:
-        """Write what is buffered now (tests and benchmarks; the task does this by itself)."""
-        await self._drain(asyncio.get_running_loop())
-
-    async def rotate(self) -> None:
-        """Close and ship the current file now (``qsg`` admin and tests)."""
-        loop = asyncio.get_running_loop()
-        await self._drain(loop)
-        await loop.run_in_executor(self._pool, self.spool.close_current)
-
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         backoff = 0.1
@@ -275,10 +286,13 @@ class ActivityWriter:
                 await self._drain(loop)
                 await loop.run_in_executor(self._pool, self.spool.tick)
                 backoff = 0.1
-            except OSError as exc:
+            except Exception as exc:  # the writer must outlive any failure, or callers would wait forever
                 # A full or failing disk: the batch went back to the buffer; callers wait for
                 # room (or drop); try again a little later.
-                log.error("activity log of %s cannot be written: %s", self.spool.qmgr, exc)
+                if isinstance(exc, OSError):
+                    log.error("activity log of %s cannot be written: %s", self.spool.qmgr, exc)
+                else:
+                    log.exception("activity log of %s", self.spool.qmgr)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 5.0)
 
@@ -299,14 +313,22 @@ class ActivityWriter:
                 log.exception("activity records of %s could not be written; %d dropped",
                               self.spool.qmgr, len(batch))
                 self.dropped += len(batch)
-                continue
+                if len(self._buf) < self.max_records:
+                    self._room.set()
+                return  # the LOST record is tried at the next drain, not in a tight loop
             self.written += len(batch)
             if len(self._buf) < self.max_records:
                 self._room.set()
 
-    def _lost_record(self) -> dict[str, Any]:
+    def _lost_record(self) -> Line:
         lost, self.dropped = self.dropped, 0
-        ts = self._buf[-1]["ts"] if self._buf else self._now_ms()
-        return {"v": SCHEMA_VERSION, "ts": ts, "qsg": self.spool.qsg, "qmgr": self.spool.qmgr,
-                "verb": Verb.LOST.value, "count": lost,
-                "detail": "records dropped: the activity buffer was full (activity_overflow=drop)"}
+        ts = self._buf[-1][0] if self._buf else self._now_ms()
+        return encode({"v": SCHEMA_VERSION, "ts": ts, "qsg": self.spool.qsg, "qmgr": self.spool.qmgr,
+                       "verb": Verb.LOST.value, "count": lost,
+                       "detail": "records dropped: the activity buffer was full (activity_overflow=drop)"})
+
+
+def encode(record: dict[str, Any]) -> Line:
+    """A record as the writer keeps it. Values JSON does not know (none should come) are written
+    as text rather than failing the record."""
+    return record["ts"], orjson.dumps(record, default=str)

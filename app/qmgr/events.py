@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.cf.keys import QueueLocation
+from app.activity.schema import Verb
 from app.core import attributes
 from app.core.errors import MQError
 from app.core.mqmd import NO_ID
@@ -94,6 +95,7 @@ class EventService:
                                "HighQDepth": stats.hiq, "MsgEnqCount": stats.enq, "MsgDeqCount": stats.deq}}
         md = {"format": "MQEVENT", "correl_id": correl_id, "expiry": -1, "persistence": "NOT_PERSISTENT"}
         await self.qm.mqi.put_system(EVENT_QUEUE, md, orjson.dumps(body))
+        self.qm.activity.emit(Verb.EVENT, object=loc.name, rc=reason, correl_id=correl_id)
 
     async def drain(self) -> None:
         """Wait for event messages being issued (tests, shutdown)."""

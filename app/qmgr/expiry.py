@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from redis.exceptions import RedisError
 
+from app.activity.schema import Verb
 from app.cf import keys
 from app.core.errors import MQError
 from app.core.expiry import expiration_report
@@ -156,7 +157,10 @@ class ExpiryService:
         total = 0
         for tag in tags:
             for name in await self.qm.cf.expiry_candidates(tag):
-                total += await self.qm.cf.scan_expired(keys.QueueLocation(tag, name), self.qm.name)
+                n = await self.qm.cf.scan_expired(keys.QueueLocation(tag, name), self.qm.name)
+                if n:
+                    self.qm.activity.emit(Verb.EXPIRY, object=name, count=n)
+                total += n
         if total:
             log.info("%s: expiry scan discarded %d message(s)", self.qm.name, total)
         return total
@@ -168,5 +172,8 @@ class ExpiryService:
                   if d.objtype == "QLOCAL" and d.location != "@GROUP" and matches(pattern, d.name)]
         discarded = 0
         for d in queues:
-            discarded += await self.qm.cf.scan_expired(queue_location(self.qm.qsg, d), self.qm.name)
+            n = await self.qm.cf.scan_expired(queue_location(self.qm.qsg, d), self.qm.name)
+            if n:
+                self.qm.activity.emit(Verb.EXPIRY, object=d.name, qsgdisp=d.qsgdisp, count=n)
+            discarded += n
         return len(queues), discarded

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from redis.exceptions import RedisError
 
+from app.activity.schema import Verb
 from app.cf import keys
 from app.core.errors import MQError
 from app.core.expiry import remaining_tenths, report_kind
@@ -165,6 +166,8 @@ class IgqAgent:
             await self._undeliverable(header, md, data, exc)
         await self.qm.mqi._commit(self.conn)  # get and put (or dead letter) together
         self.delivered += 1
+        self.qm.activity.emit(Verb.IGQ, object=header["RemoteQName"], msg_id=md.get("msg_id"),
+                              correl_id=md.get("correl_id"), size=len(data), detail=header.get("RemoteQMgrName"))
         return True
 
     async def _deliver(self, queue: str, md: dict[str, Any], data: bytes, expires: int) -> None:

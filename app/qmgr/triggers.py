@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from redis.exceptions import RedisError
 
+from app.activity.schema import Verb
 from app.cf import keys
 from app.core.errors import MQError
 from app.core.triggers import (
@@ -134,6 +135,7 @@ class TriggerService:
         """Trigger messages are put outside any unit of work, with unlimited expiry."""
         try:
             await self.qm.mqi.put_system(initq, dict(TRIGGER_MD), orjson.dumps(message))
+            self.qm.activity.emit(Verb.TRIGGER, object=message["QName"], detail=initq)
         except MQError as exc:
             log.warning("%s: trigger message for %s not put on %s: %s", self.qm.name, message["QName"], initq, exc)
 

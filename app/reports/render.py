@@ -167,6 +167,7 @@ def chart_depth(summary: dict[str, Any]) -> str:
     ax.set_xticks(range(0, 24, 2))
     ax.set_xlabel("hour (UTC)")
     ax.set_ylabel("peak depth")
+    ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1]))  # depth starts at an empty queue
     _integer_axis(ax.yaxis)
     ax.legend(frameon=False, fontsize=8)
     return _svg(fig, "depth")
