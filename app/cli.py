@@ -57,11 +57,9 @@ def serve(**given: Any) -> None:
         click.echo(f"qsg serve: {settings.qmgr}: {exc}", err=True)
         sys.exit(2)
     if settings.auth == "off":
-        import logging
-
+        # stderr is the QM's log in a container too: one banner, not also a log record
         banner = (f"WARNING: {settings.qmgr}: AUTHENTICATION IS OFF (QSG_AUTH=off): every caller may connect, "
                   "put, get and run MQSC without credentials. Use only on a trusted machine.")
-        logging.getLogger("qsg.security").warning(banner)
         click.echo("!" * 100 + "\n" + banner + "\n" + "!" * 100, err=True)
     app = create_app(settings)
 

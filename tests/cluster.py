@@ -142,6 +142,25 @@ class Cluster:
         assert r.status_code == 200, r.text
         return r.json()["results"]
 
+    def wait_for_waiter(self, queue: str, struct: str = "APPL1", private_of: str | None = None) -> None:
+        """Return once a getter waits on ``queue`` - a shared queue of ``struct``, or the
+        private queue of queue manager ``private_of``: a waiting get registers in the coupling
+        facility (the queue's waiters key), which is the event to await."""
+        import redis
+
+        from app.cf.keys import QueueKeys, QueueLocation, private_tag, shared_tag
+
+        tag = private_tag(self.qsg, private_of) if private_of else shared_tag(self.qsg, struct)
+        key = QueueKeys(QueueLocation(tag, queue)).waiters
+        client = redis.Redis.from_url(self.redis_url)
+        deadline = time.monotonic() + 20
+        try:
+            while not client.exists(key):
+                assert time.monotonic() < deadline, f"no getter started waiting on {queue}"
+                time.sleep(0.01)
+        finally:
+            client.close()
+
     def mqsc_ok(self, name: str, script: str) -> list[dict[str, Any]]:
         """Run MQSC and insist every command completed."""
         results = self.mqsc(name, script)

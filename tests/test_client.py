@@ -6,16 +6,13 @@ retried (MQCONN) and which never are (MQPUT, MQGET)."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-import redis
 
 import app.client as pymqi
-from app.cf.keys import QueueKeys, QueueLocation, shared_tag
 from app.client import CMQC, aio
 from app.client.core import url_of
 
@@ -61,17 +58,6 @@ def reason_of(call) -> pymqi.MQMIError:
     return caught.value
 
 
-def wait_for_waiter(group, q: str) -> None:
-    """Return once a getter waits on shared queue ``q`` (its CF waiters key exists)."""
-    client = redis.Redis.from_url(group.redis_url)
-    key = QueueKeys(QueueLocation(shared_tag("QSG1", "APPL1"), q)).waiters
-    deadline = time.monotonic() + 20
-    try:
-        while not client.exists(key):
-            assert time.monotonic() < deadline, "the getter never started waiting"
-            time.sleep(0.01)
-    finally:
-        client.close()
 
 
 # ---- connection -------------------------------------------------------------------------------
@@ -149,7 +135,7 @@ def test_get_with_wait_returns_a_message_put_through_another_queue_manager(group
     gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | NO_SYNC_GET, WaitInterval=30_000)
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = pool.submit(queue.get, None, pymqi.MD(), gmo)
-        wait_for_waiter(group, q)
+        group.wait_for_waiter(q)
         writer = connect("QM1")
         writer.put1(q, b"arrived", pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
         assert waiting.result(timeout=60) == b"arrived"
@@ -248,7 +234,7 @@ def test_asyncio_client_waits_commits_and_backs_out(group):
             out = await aio.Queue.opened(writer, pymqi.OD(ObjectName=q), CMQC.MQOO_OUTPUT)
             gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_SYNCPOINT, WaitInterval=30_000)
             waiting = asyncio.create_task(inq.get(None, pymqi.MD(), gmo))
-            await asyncio.to_thread(wait_for_waiter, group, q)
+            await asyncio.to_thread(group.wait_for_waiter, q)
             md = pymqi.MD(Format=CMQC.MQFMT_STRING)
             await out.put("async hello", md, pymqi.PMO(Options=CMQC.MQPMO_SYNCPOINT))
             assert not waiting.done()  # not visible before MQCMIT

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -11,9 +10,6 @@ import uuid
 
 import httpx
 import pytest
-import redis
-
-from app.cf.keys import QueueKeys, QueueLocation, shared_tag
 
 from tests.cluster import free_port
 from tests.mqclient import MQ, MQFailed, mq_reason
@@ -150,10 +146,7 @@ def test_clean_stop_leaves_nothing_for_peer_recovery_and_quiesces_waiters(group)
 
     t = threading.Thread(target=wait_get)
     t.start()
-    # A waiting getter registers in the coupling facility (the queue's waiters key): await that.
-    cf = redis.Redis.from_url(group.redis_url)
-    waiters = QueueKeys(QueueLocation(shared_tag("QSG1", "APPL1"), q)).waiters
-    wait_until(lambda: cf.exists(waiters), what="the get waiting in the coupling facility")
+    group.wait_for_waiter(q)  # the get is waiting in the coupling facility
     group.qms["QM3"].stop()
     t.join(timeout=30)
     assert isinstance(outcome[0], MQFailed) and outcome[0].reason == 2161, outcome

@@ -21,9 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-import redis
 
-from app.cf.keys import QueueKeys, QueueLocation, private_tag, shared_tag
 from tests.mqclient import MQ, MQFailed
 
 HEX48 = re.compile(r"[0-9a-f]{48}")
@@ -101,17 +99,6 @@ def v1_browse(group, q: str, qm: str = "QM1") -> list[dict]:
         m.http.close()
 
 
-def wait_for_waiter(group, q: str) -> None:
-    """Return once a getter waits on shared queue ``q`` (its CF waiters key exists)."""
-    client = redis.Redis.from_url(group.redis_url)
-    key = QueueKeys(QueueLocation(shared_tag("QSG1", "APPL1"), q)).waiters
-    deadline = time.monotonic() + 20
-    try:
-        while not client.exists(key):
-            assert time.monotonic() < deadline, "the getter never started waiting"
-            time.sleep(0.01)
-    finally:
-        client.close()
 
 
 # ---- IBM's samples, replayed -------------------------------------------------------------------
@@ -311,7 +298,7 @@ def test_delete_with_wait_receives_a_message_put_while_it_waits(group, http):
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = pool.submit(delete, http, group, q, "v2", {"wait": "30000"}, via="QM2", qmgr="QM2")
         # the getter runs on QM2; the message is put through QM1 (a shared queue)
-        wait_for_waiter(group, q)
+        group.wait_for_waiter(q)
         assert post(http, group, q, "worth the wait").status_code == 201
         r = waiting.result(timeout=60)
     assert r.status_code == 200 and r.text == "worth the wait"
@@ -327,7 +314,7 @@ def test_a_delete_whose_client_went_away_leaves_the_message(group, http):
     sock = socket.create_connection(("127.0.0.1", port))
     sock.sendall(f"DELETE /ibmmq/rest/v2/messaging/qmgr/QM1/queue/{q}/message?wait=60000 HTTP/1.1\r\n"
                  f"Host: 127.0.0.1:{port}\r\nibm-mq-rest-csrf-token: x\r\n\r\n".encode())
-    wait_for_waiter(group, q)
+    group.wait_for_waiter(q)
     sock.close()  # the client gives up while the call waits
     assert post(http, group, q, "keep me").status_code == 201
     deadline = time.monotonic() + 30

@@ -16,9 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 
-from app.cf.keys import QueueKeys, QueueLocation, private_tag, shared_tag
 from tests.mqclient import MQ, MQFailed, mq_reason
 
 NO_ID = "0" * 48
@@ -114,19 +112,6 @@ def display_depth(group, qm: str, q: str) -> int:
     return res["objects"][0]["CURDEPTH"]
 
 
-def wait_for_waiter(group, q: str, struct: str = "APPL1", private_of: str | None = None) -> None:
-    """Return once a getter waits on queue ``q`` (its CF waiters key exists): a shared queue
-    of ``struct``, or the private queue of queue manager ``private_of``."""
-    client = redis.Redis.from_url(group.redis_url)
-    tag = private_tag("QSG1", private_of) if private_of else shared_tag("QSG1", struct)
-    key = QueueKeys(QueueLocation(tag, q)).waiters
-    deadline = time.monotonic() + 20
-    try:
-        while not client.exists(key):
-            assert time.monotonic() < deadline, "the getter never started waiting"
-            time.sleep(0.01)
-    finally:
-        client.close()
 
 
 # ---- MQCONN / MQDISC / handles ---------------------------------------------------------------
@@ -924,7 +909,7 @@ def test_waiting_get_woken_by_put_on_another_queue_manager(group, connect, pool)
     wait_ms = 4000  # under the waiter's 5 s safety recheck: only a wake-up returns earlier
     started = time.monotonic()
     future = pool.submit(getter.get, hin, ["WAIT", "NO_SYNCPOINT"], wait_ms)
-    wait_for_waiter(group, q)
+    group.wait_for_waiter(q)
     putter.put(putter.open(q, ["OUTPUT"]), "wake up")
     got = future.result(timeout=30)
     assert time.monotonic() - started < wait_ms / 1000, "the waiter was not woken by the put"
@@ -938,7 +923,7 @@ def test_waiting_get_on_a_private_queue_woken_by_another_connection(group, conne
     wait_ms = 4000
     started = time.monotonic()
     future = pool.submit(getter.get, hin, ["WAIT", "SYNCPOINT"], wait_ms)
-    wait_for_waiter(group, q, private_of="QM2")
+    group.wait_for_waiter(q, private_of="QM2")
     put_exact(putter, putter.open(q, ["OUTPUT"]), "private", options=[])
     putter.commit()
     got = future.result(timeout=30)
@@ -957,7 +942,7 @@ def test_waiting_get_with_match_waits_for_the_matching_message(group, connect, p
     wait_ms = 4000
     started = time.monotonic()
     future = pool.submit(getter.get, hin, ["WAIT", "NO_SYNCPOINT"], wait_ms, {"correl_id": wanted})
-    wait_for_waiter(group, q)
+    group.wait_for_waiter(q)
     putter.put(hout, "other", md={"correl_id": "77" * 24})
     putter.put(hout, "wanted", md={"correl_id": wanted})
     got = future.result(timeout=30)
@@ -974,7 +959,7 @@ def test_waiting_get_woken_by_commit_on_another_queue_manager(group, connect, po
     wait_ms = 4000
     started = time.monotonic()
     future = pool.submit(getter.get, hin, ["WAIT", "SYNCPOINT"], wait_ms)
-    wait_for_waiter(group, q)
+    group.wait_for_waiter(q)
     putter.commit()
     got = future.result(timeout=30)
     assert time.monotonic() - started < wait_ms / 1000, "the waiter was not woken by the commit"
@@ -987,7 +972,7 @@ def test_waiting_get_not_woken_by_uncommitted_put(group, connect, pool):
     getter, putter = connect("QM1"), connect("QM2")
     hin = getter.open(q, ["INPUT_SHARED"])
     future = pool.submit(getter.get, hin, ["WAIT"], 1500)
-    wait_for_waiter(group, q)
+    group.wait_for_waiter(q)
     put_exact(putter, putter.open(q, ["OUTPUT"]), "not yet", options=["SYNCPOINT"])
     with mq_reason(2033, 404):
         future.result(timeout=30)
@@ -1001,7 +986,7 @@ def test_waiting_get_ended_by_mqdisc_keeps_later_messages(group, connect, pool):
     hin = getter.open(q, ["INPUT_SHARED"])
     started = time.monotonic()
     future = pool.submit(getter.get, hin, ["WAIT", "SYNCPOINT"], 4000)
-    wait_for_waiter(group, q)
+    group.wait_for_waiter(q)
     closer = MQ(group.url("QM1"), connect=False)
     closer.hconn = getter.hconn
     try:

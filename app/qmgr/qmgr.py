@@ -21,7 +21,6 @@ from app.cf.keys import shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
-from app.core.reasons import MQRC
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
 from app.qmgr.events import EventService

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from app.cf import keys
-from app.core.errors import MQError
-from app.core.reasons import MQRC
 from app.security.passwords import split_api_key, verify_secret
 from app.security.rights import (
     RIGHT_FOR_OPEN_OPTION,
