@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 SAMPLE_MQSC = """\
-DEFINE CFSTRUCT(APPL1) CFLEVEL(5) DESCR('Application structure of qsg up')
+DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES) DESCR('Application structure of qsg up')
 DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) DESCR('Sample shared queue')
 """
 
@@ -86,6 +86,7 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
             env = {**os.environ, "QSG_QMGR": name, "QSG_QSG": qsg, "QSG_PORT": str(port),
                    "QSG_REDIS_URL": redis_url, "QSG_DATABASE_URL": database_url,
                    "QSG_ACTIVITY_DIR": str((workdir / "activity").resolve()), "QSG_LOG_LEVEL": "warning",
+                   "QSG_MQLOG_DIR": str((workdir / "mqlog").resolve()),
                    "QSG_AUTH": auth}
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env))
             urls.append((name, f"http://127.0.0.1:{port}"))

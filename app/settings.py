@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     activity_overflow: Literal["wait", "drop"] = Field(
         "wait", description="When the buffer is full (disk too slow): calls wait for room, or records "
                             "are dropped and counted")
+    mqlog_dir: str = Field(
+        "./mqlog", description="The queue managers' logs of persistent changes to RECOVER(YES) CF structures "
+                               "and the structure backups: one folder every QM of the group can read")
+    mqlog_sync: Literal["commit", "none"] = Field(
+        "commit", description="'commit': each logged change is forced to disk (fsync) before the call returns; "
+                              "'none': left to the operating system (survives a QM crash, not a machine crash)")
     reports_dir: str = Field("./reports", description="Analytics output served at /reports (qsg analytics run --output)")
     idle_timeout_s: float = Field(
         600.0, gt=0, description="A connection idle this long ends and its unit of work is backed out"

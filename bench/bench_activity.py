@@ -113,7 +113,7 @@ def start_group(activity: bool) -> tuple[RedisServer, Cluster]:
     cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
                       extra_env={"QSG_ACTIVITY_ENABLED": "true" if activity else "false"})
     cluster.start(["QM1"])
-    cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+    cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
                            "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")
     return server, cluster
 

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> None:
                              "--log-level", "warning"], cwd=ROOT, env={**os.environ, "BARE_REDIS_URL": server.url})
     try:
         cluster.start(["QM1"])
-        cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+        cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
                                "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")
         qm = httpx.post(f"{cluster.url('QM1')}/v1/connections", json={"appl_name": "BENCH"}).json()["hconn"]
         conn = f"{cluster.url('QM1')}/v1/connections/{qm}"

@@ -113,7 +113,8 @@ class Cluster:
         port = free_port()
         env = {**os.environ, "QSG_QMGR": name, "QSG_QSG": self.qsg, "QSG_PORT": str(port),
                "QSG_REDIS_URL": self.redis_url, "QSG_DATABASE_URL": self.database_url,
-               "QSG_ACTIVITY_DIR": str(self.workdir / "activity"), "QSG_LOG_LEVEL": os.environ.get("QSG_TEST_LOG_LEVEL", "warning"),
+               "QSG_ACTIVITY_DIR": str(self.workdir / "activity"), "QSG_MQLOG_DIR": str(self.workdir / "mqlog"),
+               "QSG_LOG_LEVEL": os.environ.get("QSG_TEST_LOG_LEVEL", "warning"),
                # authentication is on by default: tests that are not about security say off explicitly
                "QSG_AUTH": "off", **self.extra_env}
         qm = QmProcess(name, port, env, log_path=self.workdir / f"{name}.log")

@@ -112,7 +112,7 @@ async def inprocess_group(names: list[str], redis_url: str, workdir: Path, clock
     async with AsyncExitStack() as stack:
         for i, name in enumerate(names):
             s = Settings(qmgr=name, qsg="QSG1", port=19441 + i, redis_url=redis_url, database_url=database_url,
-                         activity_dir=str(workdir / "activity"), **{"auth": "off", **settings})
+                         activity_dir=str(workdir / "activity"), mqlog_dir=str(workdir / "mqlog"), **{"auth": "off", **settings})
             app = create_app(s, clock)
             await stack.enter_async_context(app.router.lifespan_context(app))
             http = await stack.enter_async_context(

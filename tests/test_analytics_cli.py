@@ -18,7 +18,7 @@ from tests.mqclient import MQ, mq_reason
 def shipped(make_cluster) -> dict[str, Any]:
     """QM1 puts 12 messages on a shared queue, QM2 gets them and fails one get; both stop."""
     cluster = make_cluster(["QM1", "QM2"])
-    cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\nDEFINE QLOCAL(CLI.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)")
+    cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(CLI.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)")
     writer, reader = MQ(cluster.url("QM1"), "WRITER"), MQ(cluster.url("QM2"), "READER")
     out = writer.open("CLI.Q", ["OUTPUT"])
     put_ids = [writer.put(out, f"m{i}")["md"]["msg_id"] for i in range(12)]

@@ -56,7 +56,7 @@ async def _drive(redis_url: str, workdir: Path) -> dict[str, Any]:
         clock.advance(ms - clock.now_ms())
     seen: dict[str, Any] = {"put_ids": [], "put_times": []}
     async with inprocess_group(["QM1", "QM2", "QM3"], redis_url, workdir, clock) as qms:
-        await qms["QM1"].mqsc("DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+        await qms["QM1"].mqsc("DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
                               "DEFINE QLOCAL(ORDERS.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) BOTHRESH(2)\n"
                               "DEFINE QLOCAL(QM1.LOCAL) QSGDISP(QMGR)")
         orders = await qms["QM1"].connect("ORDERS")

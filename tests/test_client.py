@@ -22,7 +22,7 @@ NO_SYNC_GET = CMQC.MQGMO_NO_SYNCPOINT
 @pytest.fixture(scope="module")
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2"])
-    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
 
 

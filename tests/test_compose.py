@@ -69,7 +69,7 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
             value = str(value).replace("redis://redis:6379", redis_server.url.rsplit("/", 1)[0])
             if key == "QSG_DATABASE_URL":
                 value = db_url
-            if key in ("QSG_ACTIVITY_DIR", "QSG_REPORTS_DIR"):  # the volumes, as folders of this test
+            if key in ("QSG_ACTIVITY_DIR", "QSG_REPORTS_DIR", "QSG_MQLOG_DIR"):  # the volumes, as folders of this test
                 value = str(tmp_path / value.strip("/"))
             for svc, port in ports.items():
                 value = value.replace(f"http://{svc}:9441", f"http://127.0.0.1:{port}")
@@ -113,7 +113,7 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
             MQ(gw.url, "NOBODY")
         assert refused.value.status == 401
         results = MQ(gw.url, connect=False, auth=admin).call("POST", "/v1/admin/mqsc", {"script": (
-            "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\nDEFINE QLOCAL(COMPOSE.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\n"
+            "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(COMPOSE.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\n"
             "DISPLAY GROUP")})["results"]
         assert all(r["completion_code"] == 0 for r in results), results
         assert {o["QMNAME"] for o in results[2]["objects"]} == {"QM1", "QM2", "QM3"}

@@ -10,7 +10,7 @@ from tests.mqclient import MQ, MQFailed
 
 def test_messages_survive_a_cf_restart_and_service_resumes(make_cluster):
     group = make_cluster(["QM1", "QM2"], aof=True)
-    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
                          "DEFINE QLOCAL(DUR.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")
     writer = MQ(group.url("QM1"))
     h = writer.open("DUR.Q", ["OUTPUT"])

@@ -26,7 +26,7 @@ async def qm(redis_url, tmp_path):
     manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url, auth="off"),
                            Repository(make_engine(url), "QSG1"), make_redis(redis_url), clock)
     await manager.start()
-    await mqsc(manager, "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\nDEFINE QLOCAL(REPLY.Q)\nDEFINE QLOCAL(DLQ)\n"
+    await mqsc(manager, "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(REPLY.Q)\nDEFINE QLOCAL(DLQ)\n"
                         "ALTER QMGR DEADQ(DLQ)")
     yield manager
     await manager.stop()

@@ -34,7 +34,7 @@ def wait_until(predicate, timeout_s: float = 20, what: str = "condition") -> Non
 @pytest.fixture(scope="module")
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env=FAST)
-    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
 
 

@@ -17,7 +17,7 @@ HEADERS = {"Content-Type": "application/json", "ibm-mq-rest-csrf-token": "token"
 @pytest.fixture(scope="module")
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2"])
-    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
 
 

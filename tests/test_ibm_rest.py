@@ -34,7 +34,7 @@ BASIC_AUTH = "Basic " + base64.b64encode(b"app:passw0rd").decode()
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2"])
     g.mqsc_ok("QM1", """
-        DEFINE CFSTRUCT(APPL1) CFLEVEL(5)
+        DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)
         DEFINE QLOCAL(DEV.QUEUE.1) QSGDISP(SHARED) CFSTRUCT(APPL1)
         DEFINE QLOCAL(DEV.QUEUE.2) QSGDISP(SHARED) CFSTRUCT(APPL1)
         DEFINE QLOCAL(DEV.QUEUE.3) QSGDISP(SHARED) CFSTRUCT(APPL1)

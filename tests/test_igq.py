@@ -21,7 +21,7 @@ ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
 @pytest.fixture(scope="module")
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env=ENV)
-    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1)")
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) RECOVER(YES)")
     for qm in ("QM1", "QM2", "QM3"):
         g.mqsc_ok(qm, f"DEFINE QLOCAL(DEST.{qm})\nDEFINE QLOCAL(DLQ)\nALTER QMGR DEADQ(DLQ)")
     return g

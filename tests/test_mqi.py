@@ -30,7 +30,7 @@ HEX48 = re.compile(r"[0-9a-f]{48}")
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"])
     g.mqsc_ok("QM1", """
-        DEFINE CFSTRUCT(APPL1) CFLEVEL(5)
+        DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)
         DEFINE CFSTRUCT(LEVEL3)
         DEFINE CFSTRUCT(LEVEL4) CFLEVEL(4)
     """)
@@ -1093,7 +1093,7 @@ def test_malformed_json_bodies_get_mq_error_bodies(group, connect):
 
 def test_idle_connection_is_ended_and_its_unit_of_work_backed_out(make_cluster):
     idle_group = make_cluster(["QM1", "QM2"], env={"QSG_IDLE_TIMEOUT_S": "2"})
-    idle_group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    idle_group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     q, empty = shared_q(idle_group), shared_q(idle_group)
     idle, watcher, busy = MQ(idle_group.url("QM1")), MQ(idle_group.url("QM2")), MQ(idle_group.url("QM1"))
     try:

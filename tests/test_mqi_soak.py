@@ -26,7 +26,7 @@ DEADLINE_S = 60
 @pytest.fixture(scope="module")
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"])
-    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
 
 

@@ -30,7 +30,7 @@ def group(make_cluster):
     g = make_cluster(["QM1", "QM2"], env={"QSG_AUTH": "on"})
     qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
     qsg_cli(g, "user", "add", "alice", "--group", "clerks", "--password-stdin", stdin=ALICE[1] + "\n")
-    mqsc_ok(g, "QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    mqsc_ok(g, "QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
 
 

@@ -20,7 +20,7 @@ def test_committed_persistent_messages_survive_qm_kills_and_a_redis_restart(make
     # Clients that lose a call reconnect and abandon the old connection: it ends after the idle
     # timeout, backing out its unit of work (API.md), so keep that short here.
     group = make_cluster(["QM1", "QM2", "QM3"], env={**FAST, "QSG_IDLE_TIMEOUT_S": "2"}, aof=True)
-    group.mqsc_ok("QM1", f"DEFINE CFSTRUCT(APPL1)\nDEFINE QLOCAL({Q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")
+    group.mqsc_ok("QM1", f"DEFINE CFSTRUCT(APPL1) RECOVER(YES)\nDEFINE QLOCAL({Q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")
     stop = threading.Event()
     lock = threading.Lock()
     committed_puts: set[str] = set()

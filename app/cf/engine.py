@@ -24,11 +24,11 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import redis.exceptions as redis_errors
 from redis.asyncio import Redis
@@ -41,6 +41,7 @@ from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Largest message data a z/OS CF structure holds without offload (63 KB).
 OFFLOAD_THRESHOLD = 64512
@@ -295,6 +296,19 @@ def _cf_access(tag: str) -> Iterator[None]:
         raise MQError(reason, f"structure {tag} is not available: {exc}") from exc
 
 
+class PersistentLog(Protocol):
+    """Where the engine reports committed persistent changes to recoverable structures
+    (``app.qmgr.mqlog.MessageLog``): what RECOVER CFSTRUCT replays after a structure is lost."""
+
+    def wanted(self, tag: str) -> bool: ...
+    def put(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int,
+            meta: str, md: bytes, data: bytes) -> None: ...
+    def got(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int) -> None: ...
+    def removed_all(self, tag: str, queue: str, upto: int, *, deleted: bool) -> None: ...
+    def committed(self, qmgr: str, hconn: str, tag: str) -> None: ...
+    def backed_out(self, qmgr: str, hconn: str, tag: str) -> None: ...
+
+
 # ---- small helpers ------------------------------------------------------------------------
 
 
@@ -532,6 +546,13 @@ class CouplingFacility:
         self.on_event: Callable[[QueueLocation, int], None] | None = None
         # Whether this QM has PERFMEV(ENABLED): its private queues switch event flags only then.
         self.perfmev_enabled: Callable[[], bool] = lambda: False
+        # The log of persistent changes to RECOVER(YES) structures (None: nothing is logged).
+        self.log: PersistentLog | None = None
+        # Tags of structures that failed or are being recovered: their queues answer 2373.
+        self.failed: set[str] = set()
+        # Called when a queue's state is missing: True when that is because its structure was
+        # lost (now handled: failed, reallocated, rebuilt), so the call is worth one retry.
+        self.structure_lost: Callable[[str], Awaitable[bool]] | None = None
 
     async def start(self) -> bool:
         """Start the availability listener; True when it is subscribed."""
@@ -558,6 +579,34 @@ class CouplingFacility:
             if int(reason):
                 self.on_event(loc, int(reason))
 
+    async def usable(self, tag: str) -> None:
+        """Raise MQRC_CF_STRUC_FAILED when structure ``tag`` has failed (until RECOVER CFSTRUCT).
+        A structure this QM holds failed is re-read first: the recovery may have just ended."""
+        if tag not in self.failed:
+            return
+        with _cf_access(tag):
+            status = await self.redis.hget(keys.structure_state(tag), "status")
+        if status == b"ACTIVE":
+            self.failed.discard(tag)
+            return
+        raise MQError(MQRC.CF_STRUC_FAILED, f"CF structure {tag.rsplit('.', 1)[-1]} has failed; "
+                                            f"RECOVER CFSTRUCT makes it available again")
+
+    async def _once_more_if_lost(self, tag: str, call: Callable[[], Awaitable[T]]) -> T:
+        """Run ``call``; when it finds a queue's state missing because the structure was lost
+        (Redis restarted empty and nobody noticed yet), handle the loss and retry once."""
+        try:
+            return await call()
+        except MQError as exc:
+            if (exc.reason not in (MQRC.UNKNOWN_OBJECT_NAME, MQRC.Q_DELETED)
+                    or self.structure_lost is None or not await self.structure_lost(tag)):
+                raise
+        await self.usable(tag)
+        return await call()
+
+    def _logs(self, tag: str, persistent: bool) -> bool:
+        return persistent and self.log is not None and self.log.wanted(tag)
+
     def channel(self, loc: QueueLocation) -> str:
         """The queue's availability channel."""
         return keys.availability_channel(self.qsg, loc.tag, loc.name)
@@ -576,16 +625,20 @@ class CouplingFacility:
              "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
              _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
              str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-             r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag)],
+             r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
+             "1" if self._logs(loc.tag, r.persistent) else "0"],
         )
 
-    def _put_result(self, reply: Sequence[Any], loc: QueueLocation) -> PutResult:
+    def _put_result(self, reply: Sequence[Any], loc: QueueLocation, r: PutRequest) -> PutResult:
         if int(reply[0]) == MQRC.Q_FULL and len(reply) > 1:
             self._fired(loc, reply[1])  # a Queue Full event fires with the refusal
         _check(reply, loc)
         (_, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event,
-         trig_before, trig_after) = reply
+         trig_before, trig_after, meta) = reply
         self._fired(loc, depth_event, service_event)
+        if meta and self.log is not None:
+            md = r.md_json if isinstance(r.md_json, bytes) else r.md_json.encode()
+            self.log.put(loc.tag, r.qmgr, r.hconn, r.syncpoint, loc.name, int(seq), _text(meta), md, r.body)
         return PutResult(
             msg_seq=int(seq), depth=int(depth),
             info={"depth_before": int(before), "depth_after": int(depth),
@@ -610,12 +663,16 @@ class CouplingFacility:
         asked for and the queue manager that report goes to.
         Raises MQError 2085/2052/2041/2051/2030/2053/2050.
         """
-        k, a = self._put_call(loc, PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent,
-                                              msg_id, correl_id, md_json, body, offload,
-                                              expiry_at_ms, report, report_qmgr))
-        with _cf_access(loc.tag):
-            reply = await self.scripts.put(k, a)
-        return self._put_result(reply, loc)
+        r = PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent, msg_id, correl_id,
+                       md_json, body, offload, expiry_at_ms, report, report_qmgr)
+        k, a = self._put_call(loc, r)
+        await self.usable(loc.tag)
+
+        async def call() -> PutResult:
+            with _cf_access(loc.tag):
+                reply = await self.scripts.put(k, a)
+            return self._put_result(reply, loc, r)
+        return await self._once_more_if_lost(loc.tag, call)
 
     async def put_many(self, loc: QueueLocation,
                        requests: Sequence[PutRequest]) -> list[PutResult | MQError]:
@@ -624,16 +681,18 @@ class CouplingFacility:
         CF does not stop the others. Invalid arguments raise before anything is sent; a
         connection failure raises (earlier chunks are applied, nothing is retried)."""
         out: list[PutResult | MQError] = []
+        await self.usable(loc.tag)
         for start in range(0, len(requests), _PUT_MANY_CHUNK):
             pipe = self.redis.pipeline(transaction=False)
-            for r in requests[start:start + _PUT_MANY_CHUNK]:
+            chunk = requests[start:start + _PUT_MANY_CHUNK]
+            for r in chunk:
                 k, a = self._put_call(loc, r)
                 await self.scripts.put(k, a, client=pipe)
             with _cf_access(loc.tag):
                 replies = await pipe.execute(raise_on_error=True)
-            for reply in replies:
+            for reply, r in zip(replies, chunk):
                 try:
-                    out.append(self._put_result(reply, loc))
+                    out.append(self._put_result(reply, loc, r))
                 except MQError as exc:
                     out.append(exc)
         return out
@@ -655,8 +714,22 @@ class CouplingFacility:
         Raises MQError 2085/2052/2041/2016/2033/2034, ``TruncatedMessageError`` (2080, the
         message stays); a truncated message accepted is a result with ``truncated=True``.
         """
-        mode = GetMode(mode)
-        sp = Syncpoint(syncpoint)
+        await self.usable(loc.tag)
+        result = await self._once_more_if_lost(loc.tag, lambda: self._get(
+            loc, qmgr=qmgr, hconn=hconn, gen=gen, mode=GetMode(mode), syncpoint=Syncpoint(syncpoint),
+            match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
+            buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
+            should_stop=should_stop))
+        if not result.info["browse"] and self._logs(loc.tag, result.persistent):
+            assert self.log is not None
+            self.log.got(loc.tag, qmgr, hconn, result.info["syncpoint"], loc.name, result.info["msg_seq"])
+        return result
+
+    async def _get(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
+                   syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
+                   cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
+                   should_stop: Callable[[], bool] | None) -> GetResult:
+        sp = syncpoint
         qk = QueueKeys(loc)
         k = [qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag)]
         a: list[Any] = [qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
@@ -784,12 +857,18 @@ class CouplingFacility:
 
     async def commit(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
         """MQCMIT of the connection's work in structure ``tag`` (atomic, idempotent)."""
-        return await self._resolve("commit", tag, qmgr, hconn)
+        done = await self._resolve("commit", tag, qmgr, hconn)
+        if self.log is not None:
+            self.log.committed(qmgr, hconn, tag)
+        return done
 
     async def backout(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
         """MQBACK of the connection's work in structure ``tag`` (atomic, idempotent); a peer
         uses it for a failed QM's units of work listed by ``units_of_work``."""
-        return await self._resolve("backout", tag, qmgr, hconn)
+        done = await self._resolve("backout", tag, qmgr, hconn)
+        if self.log is not None:
+            self.log.backed_out(qmgr, hconn, tag)
+        return done
 
     async def units_of_work(self, tag: str) -> list[tuple[str, str]]:
         """(qmgr, hconn) of every unit of work in progress in structure ``tag``."""
@@ -816,14 +895,18 @@ class CouplingFacility:
         with the same options is a no-op (``reopened``).
         """
         flags = _open_flags(input, output, browse, inquire, set)
-        with _cf_access(loc.tag):
-            reply = await self.scripts.open(
-                [QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr)],
-                [keys.structure_prefix(loc.tag), loc.name, qmgr, hobj, flags,
-                 "" if gen_expected is None else str(gen_expected)])
-        _check(reply, loc)
-        return OpenResult(gen=int(reply[1]), ipprocs=int(reply[2]), opprocs=int(reply[3]),
-                          reopened=bool(reply[4]))
+        await self.usable(loc.tag)
+
+        async def call() -> OpenResult:
+            with _cf_access(loc.tag):
+                reply = await self.scripts.open(
+                    [QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr)],
+                    [keys.structure_prefix(loc.tag), loc.name, qmgr, hobj, flags,
+                     "" if gen_expected is None else str(gen_expected)])
+            _check(reply, loc)
+            return OpenResult(gen=int(reply[1]), ipprocs=int(reply[2]), opprocs=int(reply[3]),
+                              reopened=bool(reply[4]))
+        return await self._once_more_if_lost(loc.tag, call)
 
     async def close_queue(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
         """Undo an open's counts (idempotent: an unknown hobj is a no-op)."""
@@ -851,7 +934,8 @@ class CouplingFacility:
         qk = QueueKeys(loc)
         with _cf_access(loc.tag):
             reply = await self.scripts.define(
-                [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag)],
+                [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
+                 keys.structure_last_ids(loc.tag)],
                 [qk.queue_prefix, loc.name, self.channel(loc), *_pairs(runtime, "define")])
         return int(reply[0])
 
@@ -871,24 +955,32 @@ class CouplingFacility:
         """Remove a queue's state. MQRC_OBJECT_IN_USE if open anywhere, MQRC_Q_NOT_EMPTY if
         it has messages (unless ``purge``) or uncommitted work. Returns messages purged."""
         qk = QueueKeys(loc)
+        await self.usable(loc.tag)
         with _cf_access(loc.tag):
             reply = await self.scripts.delete(
-                [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag)],
+                [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
+                 keys.structure_last_ids(loc.tag)],
                 [qk.queue_prefix, loc.name, "1" if purge else "0", self.channel(loc)])
         _check(reply, loc)
+        if self.log is not None and self.log.wanted(loc.tag):
+            self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=True)
         return int(reply[1])
 
     async def clear_queue(self, loc: QueueLocation) -> int:
         """CLEAR QLOCAL. MQRC_OBJECT_IN_USE if open anywhere, MQRC_Q_NOT_EMPTY if uncommitted
         work exists. Returns the number of messages removed."""
         qk = QueueKeys(loc)
+        await self.usable(loc.tag)
         with _cf_access(loc.tag):
             reply = await self.scripts.clear([qk.ctl], [qk.queue_prefix])
         _check(reply, loc)
+        if self.log is not None and self.log.wanted(loc.tag):
+            self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=False)
         return int(reply[1])
 
     async def queue_status(self, loc: QueueLocation) -> QueueStatus:
         """Snapshot for DISPLAY QSTATUS / MQINQ. MQRC_UNKNOWN_OBJECT_NAME if no state."""
+        await self.usable(loc.tag)
         qk = QueueKeys(loc)
         with _cf_access(loc.tag):
             reply = await self.scripts.status([qk.ctl, qk.opens, qk.stats], [qk.queue_prefix])
@@ -977,10 +1069,87 @@ class CouplingFacility:
         return QueueStatistics(enq=int(reply[1]), deq=int(reply[2]), hiq=int(reply[3]),
                                reset_ms=int(reply[4]))
 
+    # -- structure state, backup and recovery (BACKUP / RECOVER / RESET CFSTRUCT) --
+
+    async def structure_state(self, tag: str, action: str, *args: str) -> StructureState:
+        """Read or change a structure's state (struct.lua: CHECK, FAIL, RECOVER, ACTIVE)."""
+        with _cf_access(tag):
+            reply = await self.scripts.struct([keys.structure_state(tag)], [action, *args])
+        status, alloc, failtime, outcome, by = (_text(v) for v in reply)
+        return StructureState(status=status, alloc=alloc, fail_ms=int(failtime or 0), outcome=outcome, by=by)
+
+    async def empty_structure(self, tag: str) -> int:
+        """Delete every key of a structure except its state (a failed structure's contents are
+        gone; RESET CFSTRUCT ACTION(FAIL) and recovery start from nothing). Returns how many."""
+        keep = keys.structure_state(tag).encode()
+        removed = 0
+        with _cf_access(tag):
+            async for batch in _batched(self.redis.scan_iter(match=keys.structure_prefix(tag) + "*", count=1000)):
+                doomed = [k for k in batch if k != keep]
+                if doomed:
+                    removed += await self.redis.unlink(*doomed)
+        return removed
+
+    async def backup_chunk(self, loc: QueueLocation, cursor: str, before_ms: int,
+                           count: int = 500) -> tuple[str, list[tuple[int, str, bytes, bytes]]]:
+        """One chunk of a queue's committed persistent messages put before ``before_ms``:
+        (next cursor, "0" at the end; [(id, meta, MQMD JSON, data)])."""
+        with _cf_access(loc.tag):
+            reply = await self.scripts.backup(
+                [keys.uow_registry(loc.tag)],
+                [QueueKeys(loc).queue_prefix, loc.name, keys.structure_prefix(loc.tag), cursor,
+                 str(count), str(before_ms)])
+        items = reply[1:]
+        return _text(reply[0]), [(int(items[i]), _text(items[i + 1]), bytes(items[i + 2]), bytes(items[i + 3]))
+                                 for i in range(0, len(items), 4)]
+
+    async def restore_messages(self, loc: QueueLocation, last_id: int,
+                               messages: Sequence[tuple[int, str, bytes, bytes]]) -> int:
+        """Put recovered messages (id, meta, MQMD JSON, data) back on a defined queue, committed;
+        its message ids continue after ``last_id``. Returns how many were restored."""
+        flat: list[Any] = []
+        for ident, meta, md, data in messages:
+            flat += [str(ident), meta, md, data]
+        with _cf_access(loc.tag):
+            reply = await self.scripts.restore([QueueKeys(loc).ctl, keys.expiry_queues(loc.tag)],
+                                               [QueueKeys(loc).queue_prefix, loc.name, str(last_id), *flat])
+        _check(reply, loc)
+        return int(reply[1])
+
+    async def remember_last_id(self, tag: str, queue: str, last_id: int) -> None:
+        """A queue recovery saw in the logs that is not defined now: a later DEFINE continues
+        its message ids after ``last_id``."""
+        with _cf_access(tag):
+            current = int(await self.redis.hget(keys.structure_last_ids(tag), queue) or 0)
+            if last_id > current:
+                await self.redis.hset(keys.structure_last_ids(tag), queue, last_id)
+
+
+@dataclass(frozen=True)
+class StructureState:
+    """A CF structure's state in Redis (see struct.lua)."""
+
+    status: str
+    alloc: str
+    fail_ms: int
+    outcome: str
+    by: str
+
+
+async def _batched(it: Any, size: int = 500) -> Any:
+    batch: list[bytes] = []
+    async for item in it:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
 
 __all__ = [
     "AvailabilityListener", "CloseResult", "CouplingFacility", "GetMode",
     "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PutRequest", "PutResult",
-    "QueueStatistics", "QueueStatus", "Syncpoint", "TruncatedMessageError", "UowQueueResult",
+    "QueueStatistics", "QueueStatus", "StructureState", "Syncpoint", "TruncatedMessageError", "UowQueueResult",
     "mq_error",
 ]

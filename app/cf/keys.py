@@ -123,6 +123,22 @@ def structure_queues(tag: str) -> str:
     return f"{structure_prefix(tag)}queues"
 
 
+def structure_last_ids(tag: str) -> str:
+    """Hash: queue name -> last message id of a deleted queue (a re-created queue's ids continue
+    after it, so that (queue, id) names one message for ever: the recovery log relies on it)."""
+    return f"{structure_prefix(tag)}seqs"
+
+
+def structure_state(tag: str) -> str:
+    """Hash: the structure's allocation id and status (ACTIVE, FAILED, RECOVERING); see struct.lua."""
+    return f"{structure_prefix(tag)}struct"
+
+
+def backup_lock(tag: str) -> str:
+    """String with a PEXPIRE: held by the queue manager running BACKUP CFSTRUCT of the structure."""
+    return f"{structure_prefix(tag)}backup"
+
+
 def expiry_queues(tag: str) -> str:
     """Sorted set of a structure's queues with expiring messages, score = earliest expiry (ms)."""
     return f"{structure_prefix(tag)}expq"

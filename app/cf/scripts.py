@@ -37,6 +37,9 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "clear",
     "status",
     "reset_stats",
+    "struct",
+    "backup",
+    "restore",
 )
 
 
@@ -78,6 +81,9 @@ class ScriptRegistry:
     delete: AsyncScript
     clear: AsyncScript
     status: AsyncScript
+    struct: AsyncScript
+    backup: AsyncScript
+    restore: AsyncScript
     reset_stats: AsyncScript
     scan: AsyncScript
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT")
 # Keywords of the commands themselves rather than of the object's attributes.
 COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
-                    "ALL", "TYPE", "WHERE", "NAME"}
+                    "ALL", "TYPE", "WHERE", "NAME", "EXCLINT", "ACTION"}
 QSGDISP_FOR = {
     "QLOCAL": ("QMGR", "COPY", "GROUP", "SHARED"),
     "QALIAS": ("QMGR", "COPY", "GROUP"),
@@ -87,7 +87,9 @@ class Executor:
                   ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,
                   ("REFRESH", "QMGR"): self.refresh_qmgr, ("RESET", "QSTATS"): self.reset_qstats,
                   ("SET", "AUTHREC"): self.set_authrec, ("DELETE", "AUTHREC"): self.delete_authrec,
-                  ("DISPLAY", "AUTHREC"): self.display_authrec, ("REFRESH", "SECURITY"): self.refresh_security}
+                  ("DISPLAY", "AUTHREC"): self.display_authrec, ("REFRESH", "SECURITY"): self.refresh_security,
+                  ("BACKUP", "CFSTRUCT"): self.backup_cfstruct, ("RECOVER", "CFSTRUCT"): self.recover_cfstruct,
+                  ("RESET", "CFSTRUCT"): self.reset_cfstruct, ("DISPLAY", "CFSTATUS"): self.display_cfstatus}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
@@ -172,6 +174,8 @@ class Executor:
         # DEFINE ... REPLACE sets the event switches as given; a new queue gets them anyway
         await self._queue_state_changed(changed, set_switches=existing is not None)
         await self.qm.announce([(saved.objclass, name)])
+        if objtype == "CFSTRUCT":
+            await self.qm.structures.connect(name)  # allocated now: a later loss is noticed
 
     async def _like_attrs(self, cmd: Command, objtype: str, qsgdisp: str, name: str) -> dict[str, Any]:
         """Starting attributes: IBM defaults, the LIKE object's, or (QSGDISP COPY) the group object's."""
@@ -306,6 +310,8 @@ class Executor:
         await self.qm.db(self.qm.repo.delete, existing)
         if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
             await self._delete_copies(existing, purge)
+        if objtype == "CFSTRUCT":
+            await self.qm.db(self.qm.structures.store.forget, name)
         await self.qm.announce([(existing.objclass, name)])
 
     async def _delete_copies(self, group_obj: ObjectDef, purge: bool) -> None:
@@ -448,6 +454,58 @@ class Executor:
         """REFRESH SECURITY: every QM of the group reads users, keys and authority records again."""
         await self.qm.security.announce()
 
+    # ---- CF structures: BACKUP, RECOVER, RESET CFSTRUCT and DISPLAY CFSTATUS ------------------
+
+    def _structure_names(self, cmd: Command, *, recoverable_only: bool) -> list[str]:
+        """The structures a command names: a list, or a generic name (``*`` = all)."""
+        if not cmd.name:
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} {cmd.objtype} needs a structure name in parentheses")
+        out: list[str] = []
+        for part in (p.strip() for p in cmd.name.split(",")):
+            if "*" in part:
+                out += [d.name for d in self.qm.cache.all("CFSTRUCT") if matches(part, d.name)
+                        and (not recoverable_only or d.attrs.get("RECOVER") == "YES")]
+            elif re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", part):
+                out.append(part)
+            else:
+                raise MQError(MQRC.OBJECT_NAME_ERROR, f"'{part}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
+        return out
+
+    async def backup_cfstruct(self, cmd: Command) -> None:
+        """BACKUP CFSTRUCT(name) [EXCLINT(30-600)]."""
+        kw = cmd.get("EXCLINT")
+        raw = (kw.value or "") if kw else "30"
+        if not raw.isdigit() or not 30 <= int(raw) <= 600:
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"EXCLINT({raw}) must be 30 to 600 seconds")
+        for name in self._structure_names(cmd, recoverable_only=True):
+            self.messages += await self.qm.structures.backup(name, int(raw))
+
+    async def recover_cfstruct(self, cmd: Command) -> None:
+        """RECOVER CFSTRUCT(name, ...) [TYPE(NORMAL | PURGE)]."""
+        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else "NORMAL"
+        if kind not in ("NORMAL", "PURGE"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not NORMAL or PURGE")
+        self.messages += await self.qm.structures.recover(self._structure_names(cmd, recoverable_only=True),
+                                                          purge=kind == "PURGE")
+
+    async def reset_cfstruct(self, cmd: Command) -> None:
+        """RESET CFSTRUCT(name) ACTION(FAIL): simulate a structure failure."""
+        action = (cmd.get("ACTION").value or "").upper() if cmd.get("ACTION") else ""
+        if action != "FAIL":
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "RESET CFSTRUCT needs ACTION(FAIL)")
+        self.messages += await self.qm.structures.fail(self._name(cmd))
+
+    async def display_cfstatus(self, cmd: Command) -> list[dict[str, Any]]:
+        """DISPLAY CFSTATUS(generic name) [TYPE(SUMMARY | BACKUP)]."""
+        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else "SUMMARY"
+        if kind not in ("SUMMARY", "BACKUP"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not SUMMARY or BACKUP")
+        names = self._structure_names(cmd, recoverable_only=False)
+        for name in names:
+            if self.qm.cache.cfstruct(name) is None and "*" not in (cmd.name or ""):
+                raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CFSTRUCT({name}) not found")
+        return [await self.qm.structures.status(name, kind) for name in names]
+
     # ---- DISPLAY ------------------------------------------------------------------------
 
     async def display(self, cmd: Command) -> list[dict[str, Any]]:
@@ -471,8 +529,9 @@ class Executor:
             if objtype != "CFSTRUCT" and d.qsgdisp not in dispositions:
                 continue
             row = display_object(d)
-            if d.objtype == "QLOCAL" and d.location != GROUP_LOCATION:
-                row.update(live_counts(await self.qm.cf.queue_status(queue_location(self.qm.qsg, d)), self.qm.name))
+            loc = queue_location(self.qm.qsg, d) if d.objtype == "QLOCAL" and d.location != GROUP_LOCATION else None
+            if loc is not None and loc.tag not in self.qm.cf.failed:  # a failed structure has no counts
+                row.update(live_counts(await self.qm.cf.queue_status(loc), self.qm.name))
             if where is None or where(row):
                 out.append(row)
         if not out and "*" not in pattern:
@@ -499,6 +558,8 @@ class Executor:
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
+            if queue_location(self.qm.qsg, d).tag in self.qm.cf.failed and "*" in pattern:
+                continue  # a generic DISPLAY shows what it can; a named queue answers 2373
             status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, d))
             per_qm = status.opens
             holders = [q for q, c in per_qm.items() if int(c.get("handles", 0))] or [self.qm.name]

@@ -67,6 +67,7 @@ class Connection:
     principal: Any = None  # app.security.rights.Principal, checked at MQOPEN/MQPUT1
     handles: dict[str, Handle] = field(default_factory=dict)
     uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
+    lost_tags: set[str] = field(default_factory=set)  # of those, structures that failed meanwhile
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
@@ -190,6 +191,14 @@ class Mqi:
         await self._backout(self.connection(hconn))
 
     async def _commit(self, conn: Connection) -> None:
+        failed = conn.uow_tags & conn.lost_tags
+        conn.lost_tags.clear()
+        if failed:
+            # Part of the unit of work was in a structure that failed: it cannot commit whole,
+            # so none of it does (recovery brings back the persistent messages it got).
+            await self._backout(conn)
+            raise MQError(MQRC.BACKED_OUT, f"the unit of work was backed out: CF structure(s) "
+                                           f"{', '.join(t.rsplit('.', 1)[-1] for t in sorted(failed))} failed")
         # A unit of work spanning several structures commits each in turn; the order is
         # recorded first so that a peer can finish an interrupted commit (roll forward).
         tags = sorted(conn.uow_tags)
@@ -207,6 +216,12 @@ class Mqi:
             await self.qm.cf.backout(tag, self.qm.name, conn.hconn)
             conn.uow_tags.discard(tag)
         await self.qm.triggers.unit_of_work_ended(conn, committed=False)
+
+    def structure_failed(self, tag: str) -> None:
+        """A structure failed: units of work with operations in it can no longer commit."""
+        for conn in self.connections.values():
+            if tag in conn.uow_tags:
+                conn.lost_tags.add(tag)
 
     async def _reap_idle(self) -> None:
         """End connections idle past the timeout; their unit of work is backed out."""
@@ -454,6 +469,12 @@ class Mqi:
             md["priority"] = int(defaults.get("DEFPRTY", 0))
         if md["persistence"] == "AS_Q_DEF":
             md["persistence"] = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
+        if md["persistence"] == "PERSISTENT" and resolved.base.qsgdisp == "SHARED":
+            cfstruct = self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))
+            if cfstruct is None or cfstruct.attrs.get("RECOVER") != "YES":
+                raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
+                              f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
+                              f"defined RECOVER(NO): it holds non-persistent messages only")
         if pmo.new_msg_id or md["msg_id"] == NO_ID:
             md["msg_id"] = self.msg_ids.next()
         if pmo.new_correl_id:

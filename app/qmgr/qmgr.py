@@ -22,6 +22,7 @@ from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
 from app.qmgr.broadcast import Broadcaster
+from app.qmgr.cfstruct import StructureService
 from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
 from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
@@ -59,6 +60,7 @@ class QueueManager:
         self.triggers = TriggerService(self)
         self.igq = IgqAgent(self)
         self.security = Security(self)
+        self.structures = StructureService(self)
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
@@ -83,6 +85,7 @@ class QueueManager:
         await self.broadcaster.start()
         await self.triggers.start()
         await self.reload_definitions()
+        await self.structures.connect_all()
         if previous_failed:
             # Serialization with peer recovery: shared work of the failed incarnation is resolved
             # (by a peer, or here) before this QM serves, so nothing is processed out of order.
@@ -93,7 +96,7 @@ class QueueManager:
                      self.name, backed_out, committed)
         await self._refresh_group_copies()
         await self.events.ensure_event_queue()
-        await self._reconcile_queue_state()
+        await self.reconcile_queue_state()
         self.mqi.start()
         self.expiry.start()
         await self.membership.start_watching()
@@ -115,7 +118,7 @@ class QueueManager:
         self.status = "STOPPING"
         for step in (self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
                      self.membership.leave,
-                     self.triggers.stop, self.broadcaster.stop, self.cf.stop):
+                     self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)
@@ -147,7 +150,8 @@ class QueueManager:
         and give every local queue its runtime state back if Redis came back without its data
         (define is idempotent: kept counters, messages and event switches stay as they are)."""
         await self.reload_definitions()
-        await self._reconcile_queue_state()
+        await self.structures.connect_all()  # a structure that came back empty has failed
+        await self.reconcile_queue_state()
         log.info("%s: coupling facility available again; definitions and queue state reconciled", self.name)
 
     async def reload_definitions(self) -> None:
@@ -167,11 +171,13 @@ class QueueManager:
                     continue  # created meanwhile by a concurrent DEFINE
         await self.reload_definitions()
 
-    async def _reconcile_queue_state(self) -> None:
+    async def reconcile_queue_state(self) -> None:
         """Give every local queue this QM can use runtime state in the CF (self-healing after a
         lost Redis or a change that reached SQL but not Redis)."""
         for obj in self.cache.all("QUEUE"):
             if obj.objtype == "QLOCAL" and obj.location != "@GROUP":
+                if queue_location(self.qsg, obj).tag in self.cf.failed:
+                    continue  # a failed structure gets its queues back with RECOVER CFSTRUCT
                 await self.sync_queue_state(obj)
                 if obj.qsgdisp != "SHARED" and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
                     # document 000: at start-up the timer is set to start-up time if messages wait
@@ -213,6 +219,8 @@ class QueueManager:
                 self.cache.replace_name(objclass, name, await self.db(self.repo.visible_to, self.name, objclass, name))
                 if message.get("invalidate"):
                     self.invalidate_handles(objclass, name)
+        elif message.get("kind") == "cfstatus":
+            await self.structures.refresh(str(message.get("name", "")))
         elif message.get("kind") == "security":
             await self.security.reload()
         elif message.get("kind") == "perfm" and message.get("origin") != self.name:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKeyConstraint, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKeyConstraint, Integer, MetaData, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -128,3 +128,36 @@ class AuthRecRow(Base):
     entity: Mapped[str] = mapped_column(String(64))
     rights: Mapped[list] = mapped_column(JSON, default=list)
     altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CFStructRow(Base):
+    """A CF structure's allocation and status (z/OS keeps these in Db2 too): the allocation id
+    tells a queue manager that a structure missing from Redis was there before, i.e. failed."""
+
+    __tablename__ = "cf_struct"
+    __table_args__ = (ForeignKeyConstraint(["qsg"], ["qsg.name"]),)
+
+    qsg: Mapped[str] = mapped_column(String(4), primary_key=True)
+    name: Mapped[str] = mapped_column(String(12), primary_key=True)
+    alloc_id: Mapped[str] = mapped_column(String(32))
+    alloc_ns: Mapped[int] = mapped_column(BigInteger)  # when this allocation was made
+    status: Mapped[str] = mapped_column(String(10), default="ACTIVE")  # ACTIVE, FAILED, RECOVERING
+    fail_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class CFBackupRow(Base):
+    """One BACKUP CFSTRUCT: which queue manager took it, when, and where its file is."""
+
+    __tablename__ = "cf_backup"
+    __table_args__ = (ForeignKeyConstraint(["qsg"], ["qsg.name"]),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    qsg: Mapped[str] = mapped_column(String(4), index=True)
+    name: Mapped[str] = mapped_column(String(12))
+    qmgr: Mapped[str] = mapped_column(String(4))
+    start_ns: Mapped[int] = mapped_column(BigInteger)  # the backup started (wall clock, ns)
+    log_from_ns: Mapped[int] = mapped_column(BigInteger)  # recovery reads the logs from here
+    end_ns: Mapped[int] = mapped_column(BigInteger)
+    path: Mapped[str] = mapped_column(String(1024))
+    messages: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(BigInteger)

@@ -8,12 +8,13 @@
 
   Output:
     {code}         2085 not defined, 2042 open by some handle on some QM, 2055 uncommitted work
-    {0, removed}   number of messages removed (the depth before)
+    {0, removed, seq}  number of messages removed (the depth before); seq: the last message id
+                       used, every message removed has an id up to it (the recovery log's record)
 ]]
 
 local ctl = KEYS[1]
 local qp = ARGV[1]
-local a = redis.call("HMGET", ctl, "gen", "handles", "depth", "uncom")
+local a = redis.call("HMGET", ctl, "gen", "handles", "depth", "uncom", "seq")
 if not a[1] then return { 2085 } end
 if (tonumber(a[2]) or 0) > 0 then return { 2042 } end
 if (tonumber(a[4]) or 0) > 0 then return { 2055 } end
@@ -22,4 +23,4 @@ for i = 1, #bigs do redis.call("UNLINK", qp .. "big:" .. bigs[i]) end
 redis.call("UNLINK", qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp .. "body",
            qp .. "meta", qp .. "bigs", qp .. "exp")
 redis.call("HSET", ctl, "depth", 0)
-return { 0, tonumber(a[3]) or 0 }
+return { 0, tonumber(a[3]) or 0, tonumber(a[5]) or 0 }

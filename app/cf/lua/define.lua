@@ -1,12 +1,14 @@
 --[[
   DEFINE (or DEFINE ... REPLACE) of a queue's runtime state: store every attribute given, keep
   existing counters and messages. A new queue's generation continues after the last one used by
-  a deleted queue of the same name, so a stale handle can never match a re-created queue.
+  a deleted queue of the same name, so a stale handle can never match a re-created queue; so do
+  its message ids, so that (queue, id) names one message for ever (the recovery log relies on it).
 
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:queues                 set of queue names with state in the structure
     KEYS[3]  {tag}:gens                   hash: queue name -> last generation of a deleted queue
+    KEYS[4]  {tag}:seqs                   hash: queue name -> last message id of a deleted queue
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -25,9 +27,11 @@ local gen = redis.call("HGET", ctl, "gen")
 local created = 0
 if not gen then
   gen = (tonumber(redis.call("HGET", KEYS[3], ARGV[2])) or 0) + 1
-  redis.call("HSET", ctl, "gen", gen, "depth", 0, "seq", 0, "uncom", 0, "ipprocs", 0,
+  local seq = tonumber(redis.call("HGET", KEYS[4], ARGV[2])) or 0
+  redis.call("HSET", ctl, "gen", gen, "depth", 0, "seq", seq, "uncom", 0, "ipprocs", 0,
              "opprocs", 0, "excl", 0, "handles", 0)
   redis.call("HDEL", KEYS[3], ARGV[2])
+  redis.call("HDEL", KEYS[4], ARGV[2])
   created = 1
 end
 for i = 4, #ARGV, 2 do

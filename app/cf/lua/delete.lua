@@ -5,6 +5,7 @@
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:queues
     KEYS[3]  {tag}:gens                   remembers the last generation (see define.lua)
+    KEYS[4]  {tag}:seqs                   remembers the last message id (see define.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -14,13 +15,13 @@
   Output:
     {code}         2085 not defined, 2042 open by some handle on some QM, 2055 messages
                    (not purge) or uncommitted work (even with purge)
-    {0, purged}    number of messages removed
+    {0, purged, seq}  number of messages removed; seq: the last message id used
 ]]
 --@include _helpers.lua
 
 local ctl = KEYS[1]
 local qp = ARGV[1]
-local a = redis.call("HMGET", ctl, "gen", "handles", "depth", "uncom")
+local a = redis.call("HMGET", ctl, "gen", "handles", "depth", "uncom", "seq")
 if not a[1] then return { 2085 } end
 if (tonumber(a[2]) or 0) > 0 then return { 2042 } end
 local depth = tonumber(a[3]) or 0
@@ -34,4 +35,5 @@ redis.call("UNLINK", ctl, qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp ..
            qp .. "meta", qp .. "bigs", qp .. "exp", qp .. "opens", qp .. "stats", qp .. "waiters")
 redis.call("SREM", KEYS[2], ARGV[2])
 redis.call("HSET", KEYS[3], ARGV[2], a[1])
-return { 0, depth }
+redis.call("HSET", KEYS[4], ARGV[2], a[5] or 0)
+return { 0, depth, tonumber(a[5]) or 0 }

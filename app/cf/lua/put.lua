@@ -28,16 +28,19 @@
     ARGV[18] queue manager an expiration report goes to (the ReplyToQMgr)
     ARGV[19] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
     ARGV[20] trigger channel of the group (a shared queue's trigger counts are published there)
+    ARGV[21] "1": return the stored metadata (a persistent message the queue manager logs for
+             RECOVER CFSTRUCT), "0": return ""
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
              2041 generation changed, 2051 put inhibited, 2030 too big, 2053 queue full
     {0, depth_after, seq, depth_before, available_after, ipprocs, opprocs, visible, depth_event,
-     service_event, trig_before, trig_after}  events: 0 or the reason of the performance event
+     service_event, trig_before, trig_after, meta}  events: 0 or the reason of the performance event
              that fired (2224, 2226); trig_*: trigger counts (-1 when the put does not count);
              a refused put returns {2053, 2053} when a Queue Full event fired
              seq is the message's id; available_after counts committed available messages;
-             ipprocs/opprocs are the group-wide open counts; visible is 1 when committed now.
+             ipprocs/opprocs are the group-wide open counts; visible is 1 when committed now;
+             meta: the message's packed metadata when ARGV[21] asked for it.
 ]]
 --@include _helpers.lua
 
@@ -164,4 +167,4 @@ end
 
 return { 0, depth_after, seq, depth, redis.call("ZCARD", qp .. "idx"),
          tonumber(a[9]) or 0, tonumber(a[10]) or 0, visible, depth_event, service_event,
-         trig_before, trig_after }
+         trig_before, trig_after, ARGV[21] == "1" and make_meta(m) or "" }

@@ -1,0 +1,350 @@
+"""CF structure failure, BACKUP CFSTRUCT and RECOVER CFSTRUCT, as on z/OS.
+
+* A structure whose contents are lost (Redis restarted without its data, or RESET CFSTRUCT
+  ACTION(FAIL)) is detected by the first queue manager that connects to it again: the shared
+  repository names its allocation, Redis no longer has it (struct.lua). A RECOVER(YES)
+  structure is then FAILED: its queues answer MQRC_CF_STRUC_FAILED (2373) on every queue
+  manager until RECOVER CFSTRUCT, which a CFLEVEL(5) RECAUTO(YES) structure runs by itself.
+  A RECOVER(NO) structure holds no persistent messages (MQRC_PERSISTENT_NOT_ALLOWED) and is
+  reallocated empty at once.
+* BACKUP CFSTRUCT copies the committed persistent messages to a backup file and records it in
+  the repository; RECOVER CFSTRUCT reads the latest backup and every queue manager's log from
+  a margin before it (``app.qmgr.mqlog``), replays (``app.core.cfrecovery``) and puts the
+  messages back. Non-persistent messages are not recovered, as on z/OS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from app.cf.keys import QueueLocation, backup_lock, private_tag, shared_tag
+from app.core.cfrecovery import RecoveredStructure, SavedMessage, replay
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+from app.qmgr.definitions import queue_location
+from app.qmgr.mqlog import MessageLog
+from app.repository.cfstore import BackupRecord, StructureStore
+from app.repository.store import ObjectDef
+
+if TYPE_CHECKING:
+    from app.qmgr.qmgr import QueueManager
+
+log = logging.getLogger(__name__)
+
+#: Recovery reads the logs from this long before a backup's window (a record written late by a
+#: slow queue manager is not missed; replaying older records changes nothing).
+LOG_MARGIN_NS = 600 * 10**9
+RESTORE_BATCH = 200
+
+
+class StructureService:
+    """The structures of the group as one queue manager sees them, and the commands on them."""
+
+    def __init__(self, qm: QueueManager) -> None:
+        self.qm = qm
+        self.store = StructureStore(qm.repo.engine, qm.qsg)
+        self.log = MessageLog(qm.settings.mqlog_dir, qm.qsg, qm.name, sync=qm.settings.mqlog_sync == "commit",
+                              structure_of=self._recoverable)
+        qm.cf.log = self.log
+        qm.cf.structure_lost = self._lost
+        self._tasks: set[asyncio.Task] = set()
+        # One check of a structure at a time: a stale answer must not overwrite a newer one.
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def _recoverable(self, tag: str) -> str | None:
+        name = tag.rpartition(".CF.")[2] if ".CF." in tag else ""
+        cf = self.qm.cache.cfstruct(name) if name else None
+        return name if cf is not None and cf.attrs.get("RECOVER") == "YES" else None
+
+    def _tag(self, name: str) -> str:
+        return shared_tag(self.qm.qsg, name)
+
+    def _definition(self, name: str) -> ObjectDef:
+        cf = self.qm.cache.cfstruct(name)
+        if cf is None:
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"CFSTRUCT({name}) is not defined")
+        return cf
+
+    def _queues(self, name: str) -> list[ObjectDef]:
+        return [d for d in self.qm.cache.all("QUEUE")
+                if d.objtype == "QLOCAL" and d.qsgdisp == "SHARED" and d.attrs.get("CFSTRUCT") == name]
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        self.log.close()
+
+    # ---- connecting: allocation and failure detection -------------------------------------
+
+    async def connect_all(self) -> None:
+        """Check every structure (start-up, and when Redis answers again after an outage)."""
+        for cf in self.qm.cache.all("CFSTRUCT"):
+            await self.connect(cf.name)
+
+    async def _lost(self, tag: str) -> bool:
+        """A queue's state is missing: True when its structure was lost (and is now failed or
+        reallocated), not merely the queue undefined. This QM's own private queues ("page
+        sets") get their state back at once."""
+        if tag == private_tag(self.qm.qsg, self.qm.name):
+            # The state hash is made on first check: missing again means Redis lost its data.
+            state = await self.qm.cf.structure_state(tag, "CHECK", "", "private", str(self.qm.clock.now_ms()))
+            if state.outcome != "NEW":
+                return False
+            await self.qm.reconcile_queue_state()
+            return True
+        if ".CF." not in tag:
+            return False
+        name = tag.rpartition(".CF.")[2]
+        if self.qm.cache.cfstruct(name) is None:
+            return False
+        known = await self.qm.db(self.store.structure, name)
+        before = known.alloc_id if known else ""
+        status = await self.connect(name)
+        after = await self.qm.db(self.store.structure, name)
+        return status != "ACTIVE" or (after.alloc_id if after else "") != before
+
+    async def connect(self, name: str) -> str:
+        """Connect to one structure: allocate it on first use, notice that it was lost. Returns
+        its status (ACTIVE, FAILED, RECOVERING)."""
+        async with self._locks.setdefault(name, asyncio.Lock()):
+            return await self._connect(name)
+
+    async def _connect(self, name: str) -> str:
+        tag = self._tag(name)
+        known = await self.qm.db(self.store.structure, name)
+        state = await self.qm.cf.structure_state(tag, "CHECK", known.alloc_id if known else "",
+                                                 uuid.uuid4().hex, str(self.qm.clock.now_ms()))
+        status = state.status
+        if state.outcome == "NEW":
+            await self.qm.db(self.store.allocated, name, state.alloc, time.time_ns())
+        elif state.outcome == "LOST":
+            log.error("%s: CF structure %s has failed: its contents were lost", self.qm.name, name)
+            status = await self._failed(name, state.fail_ms)
+        self._note(tag, status)
+        return status
+
+    def _note(self, tag: str, status: str) -> None:
+        if status in ("FAILED", "RECOVERING"):
+            if tag not in self.qm.cf.failed:
+                self.qm.mqi.structure_failed(tag)
+            self.qm.cf.failed.add(tag)
+        else:
+            self.qm.cf.failed.discard(tag)
+
+    async def _failed(self, name: str, fail_ms: int) -> str:
+        """This QM saw the structure fail: reallocate a RECOVER(NO) one empty, record a
+        RECOVER(YES) one FAILED (and recover it when RECAUTO says so)."""
+        cf = self._definition(name)
+        tag = self._tag(name)
+        if cf.attrs.get("RECOVER") != "YES":
+            for queue in self._queues(name):  # the queues first: ACTIVE means usable
+                await self.qm.sync_queue_state(queue)
+            alloc = uuid.uuid4().hex
+            await self.qm.cf.structure_state(tag, "ACTIVE", alloc)
+            await self.qm.db(self.store.allocated, name, alloc, time.time_ns())
+            log.warning("%s: CF structure %s is RECOVER(NO): reallocated empty, its messages are lost",
+                        self.qm.name, name)
+            return "ACTIVE"
+        await self.qm.db(self.store.set_status, name, "FAILED", fail_ms)
+        if cf.attrs.get("RECAUTO") == "YES" and int(cf.attrs.get("CFLEVEL", 3)) >= 5:
+            task = asyncio.create_task(self._auto_recover(name))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return "FAILED"
+
+    async def _auto_recover(self, name: str) -> None:
+        try:
+            for line in await self.recover([name], purge=False):
+                log.warning("%s: RECAUTO: %s", self.qm.name, line)
+        except MQError as exc:
+            log.error("%s: automatic recovery of CF structure %s failed: %s", self.qm.name, name, exc)
+
+    async def refresh(self, name: str) -> None:
+        """Another QM changed a structure's state (broadcast): take it over."""
+        if self.qm.cache.cfstruct(name) is not None:
+            await self.connect(name)
+
+    async def _announce(self, name: str) -> None:
+        await self.qm.broadcaster.publish({"kind": "cfstatus", "name": name})
+
+    # ---- RESET CFSTRUCT ACTION(FAIL) ------------------------------------------------------
+
+    async def fail(self, name: str) -> list[str]:
+        """Simulate a structure failure: its contents are deleted, its status is FAILED."""
+        self._definition(name)
+        tag = self._tag(name)
+        known = await self.qm.db(self.store.structure, name)
+        now = self.qm.clock.now_ms()
+        await self.qm.cf.structure_state(tag, "FAIL", str(now), known.alloc_id if known else uuid.uuid4().hex)
+        self._note(tag, "FAILED")
+        await self._announce(name)  # every QM answers 2373 from now on
+        await self.qm.cf.empty_structure(tag)
+        status = await self._failed(name, now)
+        self._note(tag, status)
+        await self._announce(name)
+        return [f"CF structure {name} failed; status {status}"]
+
+    # ---- BACKUP CFSTRUCT ------------------------------------------------------------------
+
+    async def backup(self, name: str, exclint_s: int) -> list[str]:
+        """BACKUP CFSTRUCT(name) EXCLINT(s): the committed persistent messages put more than
+        ``exclint_s`` seconds ago go to a backup file (later ones are in the logs)."""
+        cf = self._definition(name)
+        if int(cf.attrs.get("CFLEVEL", 3)) < 3 or cf.attrs.get("RECOVER") != "YES":
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                          f"CFSTRUCT({name}) cannot be backed up: it needs CFLEVEL(3) or higher and RECOVER(YES)")
+        tag = self._tag(name)
+        await self.connect(name)
+        await self.qm.cf.usable(tag)
+        lock = backup_lock(tag)
+        if not await self.qm.redis.set(lock, self.qm.name, nx=True, px=3_600_000):
+            holder = await self.qm.redis.get(lock)
+            raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is being backed up by {holder.decode() if holder else '?'}")
+        try:
+            start_ns = time.time_ns()
+            before_ms = self.qm.clock.now_ms() - exclint_s * 1000
+            messages: list[SavedMessage] = []
+            for queue in sorted(await self.qm.cf.queue_names(tag)):
+                loc = QueueLocation(tag, queue)
+                cursor = "0"
+                while True:
+                    cursor, chunk = await self.qm.cf.backup_chunk(loc, cursor, before_ms)
+                    messages += [SavedMessage(queue, *m) for m in chunk]
+                    if cursor == "0":
+                        break
+            path, size = await asyncio.to_thread(
+                self.log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
+            record = BackupRecord(name, self.qm.name, start_ns, start_ns - exclint_s * 10**9, time.time_ns(),
+                                  str(path), len(messages), size)
+            await self.qm.db(self.store.add_backup, record)
+            pruned = await self._prune()
+        finally:
+            await self.qm.redis.delete(lock)
+        lines = [f"Backup of CF structure {name} complete: {len(messages)} persistent message(s), {size} bytes, "
+                 f"on {self.qm.name} at {_when(start_ns)}"]
+        if pruned:
+            lines.append(f"{pruned} log segment(s) no longer needed for recovery deleted")
+        return lines
+
+    async def _prune(self) -> int:
+        """Delete log segments older than what any recoverable structure's recovery reads."""
+        oldest: int | None = None
+        for cf in self.qm.cache.all("CFSTRUCT"):
+            if cf.attrs.get("RECOVER") != "YES":
+                continue
+            b = await self.qm.db(self.store.latest_backup, cf.name)
+            s = await self.qm.db(self.store.structure, cf.name)
+            start = b.log_from_ns if b else (s.alloc_ns if s else 0)
+            oldest = start if oldest is None else min(oldest, start)
+        if oldest is None:
+            return 0
+        return await asyncio.to_thread(self.log.prune, oldest - 2 * LOG_MARGIN_NS)
+
+    # ---- RECOVER CFSTRUCT -----------------------------------------------------------------
+
+    async def recover(self, names: list[str], *, purge: bool) -> list[str]:
+        """RECOVER CFSTRUCT(names) TYPE(NORMAL | PURGE) of FAILED structures."""
+        lines: list[str] = []
+        for name in names:
+            cf = self._definition(name)
+            if cf.attrs.get("RECOVER") != "YES":
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                              f"CFSTRUCT({name}) is RECOVER(NO): it is reallocated empty when it fails")
+            await self.connect(name)
+            tag = self._tag(name)
+            state = await self.qm.cf.structure_state(tag, "RECOVER", self.qm.name)
+            if state.outcome == "BUSY":
+                if state.status == "RECOVERING":
+                    raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is being recovered by {state.by}")
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                              f"CFSTRUCT({name}) is {state.status}, not FAILED: nothing to recover "
+                              f"(RESET CFSTRUCT({name}) ACTION(FAIL) fails it)")
+            self._note(tag, "RECOVERING")
+            await self.qm.db(self.store.set_status, name, "RECOVERING")
+            try:
+                lines += await self._rebuild(name, tag, state.alloc, purge)
+            except BaseException:
+                await self.qm.cf.structure_state(tag, "FAIL", str(state.fail_ms or self.qm.clock.now_ms()), state.alloc)
+                await self.qm.db(self.store.set_status, name, "FAILED")
+                raise
+            await self.qm.db(self.store.set_status, name, "ACTIVE", 0)
+            self.qm.cf.failed.discard(tag)
+            await self._announce(name)
+        return lines
+
+    async def _rebuild(self, name: str, tag: str, alloc: str, purge: bool) -> list[str]:
+        await self.qm.cf.empty_structure(tag)
+        backup = await self.qm.db(self.store.latest_backup, name)
+        structure = await self.qm.db(self.store.structure, name)
+        since = backup.log_from_ns if backup else (structure.alloc_ns if structure else 0)
+        saved = await asyncio.to_thread(self.log.read_backup, backup.path) if backup and backup.path else []
+        records, puts = await asyncio.to_thread(self.log.read, name, since - LOG_MARGIN_NS)
+        recovered = replay(saved, records, puts)
+        if purge:
+            # Every message so far is gone for good: a CLEAR record per queue says so to any
+            # later recovery, and the queues' ids continue after the highest one seen.
+            for queue, last_id in recovered.last_ids.items():
+                self.log.removed_all(tag, queue, last_id, deleted=False)
+            recovered = RecoveredStructure(last_ids=recovered.last_ids)
+            source = "TYPE(PURGE): recovered empty"
+        else:
+            source = (f"backup of {_when(backup.start_ns)} by {backup.qmgr} ({len(saved)} message(s))"
+                      if backup and backup.path else "no backup: the logs since the structure was allocated") + \
+                     f", then {len(puts) + len(records)} log record(s)"
+        defined = {d.name: d for d in self._queues(name)}
+        for d in defined.values():
+            await self.qm.sync_queue_state(d)
+        restored = dropped = 0
+        for queue, last_id in recovered.last_ids.items():
+            msgs = recovered.messages.get(queue, [])
+            if queue not in defined:
+                dropped += len(msgs)
+                await self.qm.cf.remember_last_id(tag, queue, last_id)
+                continue
+            loc = queue_location(self.qm.qsg, defined[queue])
+            for i in range(0, max(len(msgs), 1), RESTORE_BATCH):
+                batch = [(m.id, m.meta, m.md, m.data) for m in msgs[i:i + RESTORE_BATCH]]
+                restored += await self.qm.cf.restore_messages(loc, last_id, batch)
+        await self.qm.cf.structure_state(tag, "ACTIVE", alloc)
+        lines = [f"Recovery of CF structure {name} complete from {source}: {restored} persistent message(s) "
+                 f"restored to {len(defined)} shared queue(s); non-persistent messages are not recovered"]
+        if dropped:
+            lines.append(f"{dropped} message(s) of queues no longer defined were not restored")
+        return lines
+
+    # ---- DISPLAY CFSTATUS -----------------------------------------------------------------
+
+    async def status(self, name: str, kind: str) -> dict[str, object]:
+        """One DISPLAY CFSTATUS row (TYPE SUMMARY or BACKUP)."""
+        tag = self._tag(name)
+        status = await self.connect(name)
+        known = await self.qm.db(self.store.structure, name)
+        row: dict[str, object] = {"CFSTATUS": name, "TYPE": kind,
+                                  "STATUS": "IN RECOVER" if status == "RECOVERING" else status}
+        fail_ms = known.fail_ms if known else 0
+        row["FAILDATE"], row["FAILTIME"] = _date_time(fail_ms * 10**6) if fail_ms else ("", "")
+        if kind == "SUMMARY":
+            row["CFTYPE"] = "APPL"
+            row["ENTSUSED"] = 0 if tag in self.qm.cf.failed else sum(
+                [await self.qm.cf.queue_depth(QueueLocation(tag, q)) for q in await self.qm.cf.queue_names(tag)])
+        else:
+            backup = await self.qm.db(self.store.latest_backup, name)
+            row["QMNAME"] = backup.qmgr if backup else ""
+            row["BKUPDATE"], row["BKUPTIME"] = _date_time(backup.start_ns) if backup else ("", "")
+            row["BKUPSIZE"] = round(backup.size / 1048576, 3) if backup else 0
+        return row
+
+
+def _date_time(ns: int) -> tuple[str, str]:
+    t = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+    return t.strftime("%Y-%m-%d"), t.strftime("%H.%M.%S")
+
+
+def _when(ns: int) -> str:
+    d, t = _date_time(ns)
+    return f"{d} {t}"

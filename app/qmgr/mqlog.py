@@ -1,0 +1,198 @@
+"""The queue managers' logs of persistent changes to recoverable CF structures, and the
+structure backups: what RECOVER CFSTRUCT reads when a structure's contents are lost.
+
+On z/OS every persistent MQPUT and MQGET on a shared queue is written to the log of the queue
+manager that did it, and BACKUP CFSTRUCT copies a structure's persistent messages to the log of
+the queue manager that runs it; RECOVER CFSTRUCT reads the backup and then the logs of every
+queue manager of the group. Here each queue manager appends JSON lines to files under
+``<mqlog_dir>/<QSG>/<QM>/`` and backups go to ``<mqlog_dir>/<QSG>/backups/``; the folder must be
+one that every queue manager of the group can read (one disk for ``qsg up``, a shared volume in
+docker-compose), as z/OS needs every log of the group for recovery.
+
+Only what recovery needs is logged, and only for structures defined RECOVER(YES):
+
+* a persistent message's PUT once it is committed (at once outside syncpoint, at MQCMIT inside),
+* a persistent message's destructive GET once committed,
+* CLEAR QLOCAL and DELETE QLOCAL of a shared queue (every message id up to ``upto`` is gone).
+
+A record is written after the coupling facility accepted the change and before the call
+returns to the application; with ``QSG_MQLOG_SYNC=commit`` (the default) it is also forced to
+disk (fsync) first, like a z/OS log write at commit.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from app.core.cfrecovery import CLEAR, DELETE, GET, PUT, SavedMessage
+
+log = logging.getLogger(__name__)
+
+SEGMENT_BYTES = 64 * 1024 * 1024
+
+
+class MessageLog:
+    """One queue manager's log writer, and the reader of every queue manager's log.
+
+    ``structure_of(tag)``: the structure name when the tag is a RECOVER(YES) structure, else None.
+    """
+
+    def __init__(self, root: str | Path, qsg: str, qmgr: str, *, sync: bool,
+                 structure_of: Callable[[str], str | None]) -> None:
+        self.group_dir = Path(root) / qsg
+        self.own_dir = self.group_dir / qmgr
+        self.backup_dir = self.group_dir / "backups"
+        self.sync = sync
+        self.structure_of = structure_of
+        self._pending: dict[tuple[str, str, str], list[bytes]] = {}
+        self._fd: int | None = None
+        self._size = 0
+
+    # ---- writing --------------------------------------------------------------------------
+
+    def wanted(self, tag: str) -> bool:
+        """Whether changes to structure ``tag`` are logged (it is defined RECOVER(YES))."""
+        return self.structure_of(tag) is not None
+
+    def put(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int,
+            meta: str, md: bytes, data: bytes) -> None:
+        """A persistent message was put (logged now, or at MQCMIT when ``syncpoint``)."""
+        self._record(tag, qmgr, hconn, syncpoint, {"o": PUT, "q": queue, "i": ident, "m": meta,
+                                                    "d": md.decode(), "b": base64.b64encode(data).decode()})
+
+    def got(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int) -> None:
+        """A persistent message was got destructively (logged now, or at MQCMIT)."""
+        self._record(tag, qmgr, hconn, syncpoint, {"o": GET, "q": queue, "i": ident})
+
+    def removed_all(self, tag: str, queue: str, upto: int, *, deleted: bool) -> None:
+        """CLEAR QLOCAL (or DELETE QLOCAL) removed every message of ``queue`` with id <= ``upto``."""
+        self._record(tag, "", "", False, {"o": DELETE if deleted else CLEAR, "q": queue, "upto": upto})
+
+    def committed(self, qmgr: str, hconn: str, tag: str) -> None:
+        """MQCMIT of the connection's work in ``tag`` succeeded: its records go to the log."""
+        lines = self._pending.pop((qmgr, hconn, tag), None)
+        if lines:
+            self._write(lines)
+
+    def backed_out(self, qmgr: str, hconn: str, tag: str) -> None:
+        """MQBACK: the connection's records for ``tag`` are forgotten."""
+        self._pending.pop((qmgr, hconn, tag), None)
+
+    def _record(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, record: dict[str, Any]) -> None:
+        structure = self.structure_of(tag)
+        if structure is None:
+            return
+        record["s"] = structure
+        if syncpoint:
+            # Stamped at commit, not now: the time says when the change became committed.
+            self._pending.setdefault((qmgr, hconn, tag), []).append(orjson.dumps(record))
+        else:
+            self._write([orjson.dumps(record)])
+
+    def _write(self, records: list[bytes]) -> None:
+        stamp = b'{"t":%d,' % time.time_ns()
+        blob = b"".join(stamp + r[1:] + b"\n" for r in records)
+        # A new segment when this one is full, or was deleted meanwhile (BACKUP CFSTRUCT on
+        # another queue manager prunes segments that were idle since before the last backup).
+        if self._fd is None or self._size > SEGMENT_BYTES or os.fstat(self._fd).st_nlink == 0:
+            self._open_segment()
+        assert self._fd is not None
+        os.write(self._fd, blob)
+        self._size += len(blob)
+        if self.sync:
+            os.fsync(self._fd)
+
+    def _open_segment(self) -> None:
+        self.close()
+        self.own_dir.mkdir(parents=True, exist_ok=True)
+        path = self.own_dir / f"{time.time_ns():020d}.log"
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._size = 0
+
+    def close(self) -> None:
+        """Close the current segment (a new one starts with the next record)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    # ---- reading (RECOVER CFSTRUCT) -------------------------------------------------------
+
+    def segments(self) -> list[Path]:
+        """Every log segment of every queue manager of the group."""
+        if not self.group_dir.exists():
+            return []
+        return sorted(p for d in self.group_dir.iterdir() if d.is_dir() and d != self.backup_dir
+                      for p in d.glob("*.log"))
+
+    def read(self, structure: str, since_ns: int) -> tuple[list[dict[str, Any]], list[SavedMessage]]:
+        """Records of ``structure`` written at or after ``since_ns`` in every queue manager's
+        log: (GET/CLEAR/DELETE records, messages of PUT records)."""
+        records: list[dict[str, Any]] = []
+        puts: list[SavedMessage] = []
+        for segment in self.segments():
+            for rec in _lines(segment):
+                if rec.get("s") != structure or rec.get("t", 0) < since_ns:
+                    continue
+                if rec["o"] == PUT:
+                    puts.append(SavedMessage(rec["q"], int(rec["i"]), rec["m"], rec["d"].encode(),
+                                             base64.b64decode(rec["b"])))
+                else:
+                    records.append(rec)
+        return records, puts
+
+    def prune(self, keep_since_ns: int) -> int:
+        """Delete the segments (of every queue manager) whose newest record is older than
+        ``keep_since_ns``: no recovery reads them, every recoverable structure has a newer
+        backup. A writer whose segment went starts a new one. Returns how many were deleted."""
+        removed = 0
+        for segment in self.segments():
+            try:
+                if segment.stat().st_mtime_ns < keep_since_ns:  # its newest record is older
+                    segment.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue  # pruned by another queue manager meanwhile
+        return removed
+
+    # ---- backups --------------------------------------------------------------------------
+
+    def write_backup(self, name: str, messages: list[SavedMessage]) -> tuple[Path, int]:
+        """Write a backup file (atomically: complete or absent); returns its path and size."""
+        self.backup_dir.mkdir(parents=True, exist_ok=True)
+        path = self.backup_dir / name
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            for m in messages:
+                f.write(orjson.dumps({"q": m.queue, "i": m.id, "m": m.meta, "d": m.md.decode(),
+                                      "b": base64.b64encode(m.data).decode()}) + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+        return path, path.stat().st_size
+
+    @staticmethod
+    def read_backup(path: str | Path) -> list[SavedMessage]:
+        """The messages of a backup file."""
+        return [SavedMessage(r["q"], int(r["i"]), r["m"], r["d"].encode(), base64.b64decode(r["b"]))
+                for r in _lines(Path(path))]
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    """JSON records of a file; a last line cut short by a crash is skipped."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    yield orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    log.warning("%s: skipping an incomplete record", path)
+    except FileNotFoundError:
+        return
