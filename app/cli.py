@@ -179,6 +179,49 @@ def _read_password(stdin: bool) -> str:
     return password
 
 
+def _tell_queue_managers(store, redis_url: str | None, change: str, *, required: bool) -> None:
+    """After ``change`` to users or keys: every running queue manager of the repository's groups
+    forgets its cached users and keys before this returns (the broadcast of REFRESH SECURITY).
+
+    Without a Redis URL the queue managers are not told (they notice within QSG_AUTH_CACHE_S).
+    When they cannot all be told, a ``required`` change (a revoked key, a deleted user, a
+    replaced password) ends with exit status 3: it is in the repository, but not yet in force
+    everywhere.
+    """
+    later = "they notice within QSG_AUTH_CACHE_S, or at once after the MQSC command REFRESH SECURITY"
+    if redis_url is None:
+        click.echo(f"note: {change}; the queue managers were not told (no --redis-url or QSG_REDIS_URL): {later}",
+                   err=True)
+        return
+    import asyncio
+
+    from redis.exceptions import RedisError
+
+    from app.qmgr.broadcast import publish_from_outside
+    from app.security.service import SECURITY_CHANGED
+
+    timeout_s = _settings(redis_url=redis_url).broadcast_timeout_ms / 1000
+    try:
+        deliveries = asyncio.run(publish_from_outside(redis_url, store.qsgs(), SECURITY_CHANGED, timeout_s))
+    except (RedisError, OSError) as exc:
+        click.echo(f"qsg user: {change} in the repository, but the queue managers could not be told "
+                   f"(cannot reach {redis_url}: {exc}); {later}", err=True)
+        if required:
+            sys.exit(3)
+        return
+    missing = {qsg: d for qsg, d in deliveries.items() if not d.complete}
+    for qsg, d in missing.items():
+        click.echo(f"qsg user: {change}, but only {d.acknowledged} of {d.receivers} queue manager(s) of {qsg} "
+                   f"confirmed it; {later}", err=True)
+    if missing and required:
+        sys.exit(3)
+    told = sum(d.acknowledged for d in deliveries.values())
+    click.echo(f"in force on the {told} running queue manager(s)")
+
+
+_REDIS_HELP = "The coupling facility: running queue managers apply the change before the command returns"
+
+
 @user.command("add")
 @click.argument("name")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of standard input")
@@ -187,9 +230,10 @@ def _read_password(stdin: bool) -> str:
 @click.option("--group", "groups", multiple=True, help="A group the user belongs to (repeatable)")
 @click.option("--replace", is_flag=True, help="Replace an existing user's password, admin flag and groups")
 @_opt("database-url", "The shared repository URL")
+@_opt("redis-url", _REDIS_HELP)
 def user_add(name: str, password_stdin: bool, no_password: bool, admin: bool, groups: tuple[str, ...],
-             replace: bool, database_url: str | None) -> None:
-    """Create a user (case-sensitive NAME)."""
+             replace: bool, database_url: str | None, redis_url: str | None) -> None:
+    """Create a user (case-sensitive NAME), or with --replace change its password and rights."""
     if not name or len(name) > 64 or any(c.isspace() or c == ":" for c in name):
         raise click.UsageError("NAME: 1-64 characters, no blanks or ':'")
     store = _security_store(database_url)
@@ -201,6 +245,8 @@ def user_add(name: str, password_stdin: bool, no_password: bool, admin: bool, gr
         sys.exit(1)
     click.echo(f"user {name} {'replaced' if replace else 'added'}" + (" (administrator)" if admin else "")
                + (f", groups {', '.join(sorted(set(groups)))}" if groups else ""))
+    # a new user: a queue manager may remember that the name was unknown
+    _tell_queue_managers(store, redis_url, f"user {name} {'replaced' if replace else 'added'}", required=replace)
 
 
 @user.command("key")
@@ -221,22 +267,30 @@ def user_key(name: str, database_url: str | None) -> None:
 @click.argument("name")
 @click.option("--key-id", default=None, help="Revoke only this key (the hex part after qsg_); default: all keys")
 @_opt("database-url", "The shared repository URL")
-def user_revoke(name: str, key_id: str | None, database_url: str | None) -> None:
-    """Revoke API keys of NAME. Queue managers notice within QSG_AUTH_CACHE_S, or at once after
-    the MQSC command REFRESH SECURITY."""
-    count = _security_store(database_url).revoke_keys(name, key_id)
+@_opt("redis-url", _REDIS_HELP)
+def user_revoke(name: str, key_id: str | None, database_url: str | None, redis_url: str | None) -> None:
+    """Revoke API keys of NAME: with --redis-url (QSG_REDIS_URL) they stop working on every
+    running queue manager before the command returns (exit status 3 when not every one
+    confirmed it); without, within QSG_AUTH_CACHE_S or after REFRESH SECURITY."""
+    store = _security_store(database_url)
+    count = store.revoke_keys(name, key_id)
     click.echo(f"{count} key(s) of {name} revoked")
+    if count:
+        _tell_queue_managers(store, redis_url, f"{count} key(s) of {name} revoked", required=True)
 
 
 @user.command("delete")
 @click.argument("name")
 @_opt("database-url", "The shared repository URL")
-def user_delete(name: str, database_url: str | None) -> None:
-    """Delete a user and its keys."""
-    if not _security_store(database_url).delete_user(name):
+@_opt("redis-url", _REDIS_HELP)
+def user_delete(name: str, database_url: str | None, redis_url: str | None) -> None:
+    """Delete a user and its keys (in force at once with --redis-url, as for revoke)."""
+    store = _security_store(database_url)
+    if not store.delete_user(name):
         click.echo(f"qsg user delete: no user {name}", err=True)
         sys.exit(1)
     click.echo(f"user {name} deleted")
+    _tell_queue_managers(store, redis_url, f"user {name} deleted", required=True)
 
 
 @user.command("list")
