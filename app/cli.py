@@ -97,23 +97,64 @@ def gateway(host: str | None, port: int, upstreams: str) -> None:
     uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
 
 
+def _credentials(user: str | None, password_stdin: bool, api_key: str | None):
+    """Credentials of a command that calls a queue manager: ``--user`` with the password from
+    QSG_PASSWORD, standard input (``--password-stdin``) or a prompt - never the command line -
+    or ``--api-key`` (QSG_API_KEY). None when neither is given."""
+    import os
+
+    from app.client.core import Credentials
+
+    if user and api_key:
+        raise click.UsageError("give --user or --api-key, not both")
+    if api_key:
+        return Credentials(api_key=api_key.strip())
+    if not user:
+        if password_stdin:
+            raise click.UsageError("--password-stdin needs --user")
+        return None
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    elif "QSG_PASSWORD" in os.environ:
+        password = os.environ["QSG_PASSWORD"]
+    elif sys.stdin.isatty():
+        password = click.prompt(f"Password of {user}", hide_input=True)
+    else:
+        raise click.UsageError(f"no password for {user}: set QSG_PASSWORD or use --password-stdin")
+    return Credentials(user=user, password=password)
+
+
 @main.command()
 @_opt("url", "The queue manager's REST URL")
 @click.option("--initq", envvar="QSG_INITQ", show_envvar=True, required=True, help="The initiation queue to serve")
 @click.option("--deadq", envvar="QSG_DEADQ", show_envvar=True, default=None,
               help="Dead-letter queue (default: the queue manager's DEADQ)")
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="Seconds for an HTTP application")
-def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float) -> None:
-    """A trigger monitor: start the applications that trigger messages name."""
+@_opt("user", "User to authenticate as; the password comes from QSG_PASSWORD, --password-stdin or a prompt")
+@click.option("--password-stdin", is_flag=True, help="Read the password of --user from standard input")
+@click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
+              help="API key to authenticate with (qsg user key NAME), instead of --user")
+def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, user: str | None,
+            password_stdin: bool, api_key: str | None) -> None:
+    """A trigger monitor: start the applications that trigger messages name.
+
+    With authentication on, its user needs CONNECT, GET on the initiation queue and PUT on the
+    dead-letter queue.
+    """
     import logging
 
     from app.trigmon import TriggerMonitor
 
+    credentials = _credentials(user, password_stdin, api_key)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not every MQGET of the initiation queue
-    monitor = TriggerMonitor(url or f"http://127.0.0.1:{DEFAULTS['port'].default}", initq, deadq=deadq,
-                             timeout_s=timeout_s)
-    click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")
+    url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
+    try:
+        monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials)
+    except (RuntimeError, httpx.HTTPError) as exc:
+        click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it", nl=True)
     try:
         monitor.run()
     except KeyboardInterrupt:
