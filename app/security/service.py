@@ -8,7 +8,8 @@ for ``QSG_AUTH_CACHE_S`` seconds; every change of a user, password or API key ma
 RACF change), which every QM applies before the command returns. A credential verified once
 (argon2 is slow on purpose) is remembered by its SHA-256 with the cached user, so a changed or
 revoked credential is checked again. A read from the repository that an invalidation overtook
-is not cached. Checks happen at MQCONN, MQOPEN, MQPUT1 and per MQSC command.
+is not cached. Checks happen at MQCONN, MQOPEN, MQPUT1, per MQSC command, and in the IGQ agent
+(IGQAUT / IGQUSER).
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from app.cf import keys
+from app.core.errors import MQError
+from app.core.reasons import MQRC
 from app.security.passwords import split_api_key, verify_secret
 from app.security.rights import (
     RIGHT_FOR_OPEN_OPTION,
     AuthRec,
     Principal,
+    igq_checked_users,
     not_authorized,
     rights_of,
 )
@@ -196,3 +200,18 @@ class Security:
         have = self.rights(principal, "QMGR", self.qm.name)
         return "CTX" in have or "ADMIN" in have
 
+    async def check_igq_put(self, queue: str, user_identifier: str) -> None:
+        """The IGQ agent's check before it puts a message to ``queue``: the PUT right of the
+        users that this QM's IGQAUT and IGQUSER name (``rights.igq_checked_users``), when
+        authentication is on. MQRC_NOT_AUTHORIZED otherwise (the message is dead-lettered)."""
+        if not self.enabled:
+            return
+        igqaut = str(self.qm.attrs.get("IGQAUT", "DEF"))
+        for user in igq_checked_users(igqaut, str(self.qm.attrs.get("IGQUSER", "")), user_identifier):
+            entry = await self._cached(self._users, user, self.store.user)
+            if entry.value is None:
+                raise MQError(MQRC.NOT_AUTHORIZED, f"IGQAUT({igqaut}): user '{user}' is not defined")
+            principal = Principal(entry.value.name, entry.value.groups, entry.value.admin, "igq")
+            if "PUT" not in self.rights(principal, "QUEUE", queue):
+                raise MQError(MQRC.NOT_AUTHORIZED,
+                              f"IGQAUT({igqaut}): user '{user}' is not authorized to PUT on queue '{queue}'")
