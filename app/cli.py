@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import httpx
 
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.client.core import Credentials
+    from app.security.store import SecurityStore
 
 DEFAULTS = Settings.model_fields
 
@@ -97,7 +101,7 @@ def gateway(host: str | None, port: int, upstreams: str) -> None:
     uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
 
 
-def _credentials(user: str | None, password_stdin: bool, api_key: str | None):
+def _credentials(user: str | None, password_stdin: bool, api_key: str | None) -> Credentials | None:
     """Credentials of a command that calls a queue manager: ``--user`` with the password from
     QSG_PASSWORD, standard input (``--password-stdin``) or a prompt - never the command line -
     or ``--api-key`` (QSG_API_KEY). None when neither is given."""
@@ -154,7 +158,7 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, us
     except (RuntimeError, httpx.HTTPError) as exc:
         click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {exc}", err=True)
         sys.exit(2)
-    click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it", nl=True)
+    click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")
     try:
         monitor.run()
     except KeyboardInterrupt:
@@ -193,7 +197,7 @@ def user() -> None:
     """Users of the REST APIs, kept in the shared repository (works before any QM runs)."""
 
 
-def _security_store(database_url: str | None):
+def _security_store(database_url: str | None) -> SecurityStore:
     from app.repository.db import make_engine, schema_status
     from app.security.store import SecurityStore
 
@@ -220,7 +224,7 @@ def _read_password(stdin: bool) -> str:
     return password
 
 
-def _tell_queue_managers(store, redis_url: str | None, change: str, *, required: bool) -> None:
+def _tell_queue_managers(store: SecurityStore, redis_url: str | None, change: str, *, required: bool) -> None:
     """After ``change`` to users or keys: every running queue manager of the repository's groups
     forgets its cached users and keys before this returns (the broadcast of REFRESH SECURITY).
 
