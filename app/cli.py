@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import httpx
 
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from app.client.core import Credentials
+    from app.security.store import SecurityStore
 
 DEFAULTS = Settings.model_fields
 
@@ -97,22 +101,63 @@ def gateway(host: str | None, port: int, upstreams: str) -> None:
     uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
 
 
+def _credentials(user: str | None, password_stdin: bool, api_key: str | None) -> Credentials | None:
+    """Credentials of a command that calls a queue manager: ``--user`` with the password from
+    QSG_PASSWORD, standard input (``--password-stdin``) or a prompt - never the command line -
+    or ``--api-key`` (QSG_API_KEY). None when neither is given."""
+    import os
+
+    from app.client.core import Credentials
+
+    if user and api_key:
+        raise click.UsageError("give --user or --api-key, not both")
+    if api_key:
+        return Credentials(api_key=api_key.strip())
+    if not user:
+        if password_stdin:
+            raise click.UsageError("--password-stdin needs --user")
+        return None
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    elif "QSG_PASSWORD" in os.environ:
+        password = os.environ["QSG_PASSWORD"]
+    elif sys.stdin.isatty():
+        password = click.prompt(f"Password of {user}", hide_input=True)
+    else:
+        raise click.UsageError(f"no password for {user}: set QSG_PASSWORD or use --password-stdin")
+    return Credentials(user=user, password=password)
+
+
 @main.command()
 @_opt("url", "The queue manager's REST URL")
 @click.option("--initq", envvar="QSG_INITQ", show_envvar=True, required=True, help="The initiation queue to serve")
 @click.option("--deadq", envvar="QSG_DEADQ", show_envvar=True, default=None,
               help="Dead-letter queue (default: the queue manager's DEADQ)")
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True, help="Seconds for an HTTP application")
-def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float) -> None:
-    """A trigger monitor: start the applications that trigger messages name."""
+@_opt("user", "User to authenticate as; the password comes from QSG_PASSWORD, --password-stdin or a prompt")
+@click.option("--password-stdin", is_flag=True, help="Read the password of --user from standard input")
+@click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
+              help="API key to authenticate with (qsg user key NAME), instead of --user")
+def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, user: str | None,
+            password_stdin: bool, api_key: str | None) -> None:
+    """A trigger monitor: start the applications that trigger messages name.
+
+    With authentication on, its user needs CONNECT, GET on the initiation queue and PUT on the
+    dead-letter queue.
+    """
     import logging
 
     from app.trigmon import TriggerMonitor
 
+    credentials = _credentials(user, password_stdin, api_key)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not every MQGET of the initiation queue
-    monitor = TriggerMonitor(url or f"http://127.0.0.1:{DEFAULTS['port'].default}", initq, deadq=deadq,
-                             timeout_s=timeout_s)
+    url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
+    try:
+        monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials)
+    except (RuntimeError, httpx.HTTPError) as exc:
+        click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {exc}", err=True)
+        sys.exit(2)
     click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")
     try:
         monitor.run()
@@ -152,7 +197,7 @@ def user() -> None:
     """Users of the REST APIs, kept in the shared repository (works before any QM runs)."""
 
 
-def _security_store(database_url: str | None):
+def _security_store(database_url: str | None) -> SecurityStore:
     from app.repository.db import make_engine, schema_status
     from app.security.store import SecurityStore
 
@@ -179,6 +224,49 @@ def _read_password(stdin: bool) -> str:
     return password
 
 
+def _tell_queue_managers(store: SecurityStore, redis_url: str | None, change: str, *, required: bool) -> None:
+    """After ``change`` to users or keys: every running queue manager of the repository's groups
+    forgets its cached users and keys before this returns (the broadcast of REFRESH SECURITY).
+
+    Without a Redis URL the queue managers are not told (they notice within QSG_AUTH_CACHE_S).
+    When they cannot all be told, a ``required`` change (a revoked key, a deleted user, a
+    replaced password) ends with exit status 3: it is in the repository, but not yet in force
+    everywhere.
+    """
+    later = "they notice within QSG_AUTH_CACHE_S, or at once after the MQSC command REFRESH SECURITY"
+    if redis_url is None:
+        click.echo(f"note: {change}; the queue managers were not told (no --redis-url or QSG_REDIS_URL): {later}",
+                   err=True)
+        return
+    import asyncio
+
+    from redis.exceptions import RedisError
+
+    from app.qmgr.broadcast import publish_from_outside
+    from app.security.service import SECURITY_CHANGED
+
+    timeout_s = _settings(redis_url=redis_url).broadcast_timeout_ms / 1000
+    try:
+        deliveries = asyncio.run(publish_from_outside(redis_url, store.qsgs(), SECURITY_CHANGED, timeout_s))
+    except (RedisError, OSError) as exc:
+        click.echo(f"qsg user: {change} in the repository, but the queue managers could not be told "
+                   f"(cannot reach {redis_url}: {exc}); {later}", err=True)
+        if required:
+            sys.exit(3)
+        return
+    missing = {qsg: d for qsg, d in deliveries.items() if not d.complete}
+    for qsg, d in missing.items():
+        click.echo(f"qsg user: {change}, but only {d.acknowledged} of {d.receivers} queue manager(s) of {qsg} "
+                   f"confirmed it; {later}", err=True)
+    if missing and required:
+        sys.exit(3)
+    told = sum(d.acknowledged for d in deliveries.values())
+    click.echo(f"in force on the {told} running queue manager(s)")
+
+
+_REDIS_HELP = "The coupling facility: running queue managers apply the change before the command returns"
+
+
 @user.command("add")
 @click.argument("name")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of standard input")
@@ -187,9 +275,10 @@ def _read_password(stdin: bool) -> str:
 @click.option("--group", "groups", multiple=True, help="A group the user belongs to (repeatable)")
 @click.option("--replace", is_flag=True, help="Replace an existing user's password, admin flag and groups")
 @_opt("database-url", "The shared repository URL")
+@_opt("redis-url", _REDIS_HELP)
 def user_add(name: str, password_stdin: bool, no_password: bool, admin: bool, groups: tuple[str, ...],
-             replace: bool, database_url: str | None) -> None:
-    """Create a user (case-sensitive NAME)."""
+             replace: bool, database_url: str | None, redis_url: str | None) -> None:
+    """Create a user (case-sensitive NAME), or with --replace change its password and rights."""
     if not name or len(name) > 64 or any(c.isspace() or c == ":" for c in name):
         raise click.UsageError("NAME: 1-64 characters, no blanks or ':'")
     store = _security_store(database_url)
@@ -201,6 +290,8 @@ def user_add(name: str, password_stdin: bool, no_password: bool, admin: bool, gr
         sys.exit(1)
     click.echo(f"user {name} {'replaced' if replace else 'added'}" + (" (administrator)" if admin else "")
                + (f", groups {', '.join(sorted(set(groups)))}" if groups else ""))
+    # a new user: a queue manager may remember that the name was unknown
+    _tell_queue_managers(store, redis_url, f"user {name} {'replaced' if replace else 'added'}", required=replace)
 
 
 @user.command("key")
@@ -221,22 +312,30 @@ def user_key(name: str, database_url: str | None) -> None:
 @click.argument("name")
 @click.option("--key-id", default=None, help="Revoke only this key (the hex part after qsg_); default: all keys")
 @_opt("database-url", "The shared repository URL")
-def user_revoke(name: str, key_id: str | None, database_url: str | None) -> None:
-    """Revoke API keys of NAME. Queue managers notice within QSG_AUTH_CACHE_S, or at once after
-    the MQSC command REFRESH SECURITY."""
-    count = _security_store(database_url).revoke_keys(name, key_id)
+@_opt("redis-url", _REDIS_HELP)
+def user_revoke(name: str, key_id: str | None, database_url: str | None, redis_url: str | None) -> None:
+    """Revoke API keys of NAME: with --redis-url (QSG_REDIS_URL) they stop working on every
+    running queue manager before the command returns (exit status 3 when not every one
+    confirmed it); without, within QSG_AUTH_CACHE_S or after REFRESH SECURITY."""
+    store = _security_store(database_url)
+    count = store.revoke_keys(name, key_id)
     click.echo(f"{count} key(s) of {name} revoked")
+    if count:
+        _tell_queue_managers(store, redis_url, f"{count} key(s) of {name} revoked", required=True)
 
 
 @user.command("delete")
 @click.argument("name")
 @_opt("database-url", "The shared repository URL")
-def user_delete(name: str, database_url: str | None) -> None:
-    """Delete a user and its keys."""
-    if not _security_store(database_url).delete_user(name):
+@_opt("redis-url", _REDIS_HELP)
+def user_delete(name: str, database_url: str | None, redis_url: str | None) -> None:
+    """Delete a user and its keys (in force at once with --redis-url, as for revoke)."""
+    store = _security_store(database_url)
+    if not store.delete_user(name):
         click.echo(f"qsg user delete: no user {name}", err=True)
         sys.exit(1)
     click.echo(f"user {name} deleted")
+    _tell_queue_managers(store, redis_url, f"user {name} deleted", required=True)
 
 
 @user.command("list")

@@ -99,7 +99,7 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
                   "anyone who can reach these ports may use every queue and run MQSC")
         else:
             print(f"authentication is on: create users with qsg user add NAME --admin "
-                  f"--database-url {database_url}")
+                  f"--database-url {database_url} --redis-url {redis_url}")
             sample = False  # the sample definitions would need an administrator's credentials
         if sample:
             httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30)

@@ -7,6 +7,11 @@ any other ApplId is run as a program with the MQTM (JSON) as its argument, as ru
 the MQTMC2. A trigger message whose application cannot be started goes to the queue manager's
 dead-letter queue with an MQDEAD header (reason MQFB_APPL_CANNOT_BE_STARTED), never dropped;
 only then is the unit of work committed, so a monitor that dies loses nothing.
+
+Against a queue manager with authentication on, the monitor authenticates every call with a
+user and password or an API key (``Credentials``); its user needs CONNECT, GET on the
+initiation queue and PUT on the dead-letter queue. The credentials go to the queue manager
+only, never to the applications it starts.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any
 import httpx
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from app.client.core import Credentials
+
 log = logging.getLogger("qsg.trigmon")
 MQFB_APPL_CANNOT_BE_STARTED = 265
 
@@ -33,8 +40,9 @@ class TriggerMonitor:
     """One trigger monitor on one initiation queue."""
 
     def __init__(self, url: str, initq: str, *, deadq: str | None = None, timeout_s: float = 10.0,
-                 attempts: int = 3, wait_ms: int = 5000) -> None:
-        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s + 60)
+                 attempts: int = 3, wait_ms: int = 5000, credentials: Credentials | None = None) -> None:
+        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s + 60,
+                                 headers=credentials.headers() if credentials is not None else None)
         self.initq = initq
         self.deadq = deadq
         self.timeout_s = timeout_s

@@ -188,7 +188,7 @@ def test_qmgr_defaults() -> None:
     assert d["PERFMEV"] == "DISABLED"
     assert d["TRIGINT"] == 999999999
     assert d["EXPRYINT"] == 0
-    assert d["IGQ"] == "DISABLED" and d["IGQAUT"] == "DEFAULT" and d["IGQUSER"] == ""
+    assert d["IGQ"] == "DISABLED" and d["IGQAUT"] == "DEF" and d["IGQUSER"] == ""
     assert d["DEADQ"] == "" and d["DEFXMITQ"] == ""
     assert d["MAXMSGL"] == 104857600
     assert d["MAXHANDS"] == 256 and d["MAXUMSGS"] == 10000

@@ -62,3 +62,18 @@ def test_repository_namespace_rules(database_url):
     saved = repo.update(repo.find("QUEUE", "A.Q", "QM1"), lambda cur: {**cur.attrs, "MAXDEPTH": 6})
     assert saved.attrs["MAXDEPTH"] == 6 and saved.version == 2
     engine.dispose()
+
+
+def test_igqaut_is_respelled_def_as_ibm_spells_it(database_url):
+    """0003: a queue manager registered when IGQAUT's default was stored as DEFAULT gets DEF."""
+    config = alembic_config(database_url)
+    command.upgrade(config, "0002")
+    engine = make_engine(database_url)
+    repo = Repository(engine, "QSG1")
+    repo.register_qmgr("QM1", {"IGQAUT": "DEFAULT", "IGQUSER": ""})
+    repo.register_qmgr("QM2", {"IGQAUT": "CTX", "IGQUSER": ""})
+    upgrade(database_url)
+    assert (repo.qmgr_attrs("QM1")["IGQAUT"], repo.qmgr_attrs("QM2")["IGQAUT"]) == ("DEF", "CTX")
+    command.downgrade(config, "0002")
+    assert (repo.qmgr_attrs("QM1")["IGQAUT"], repo.qmgr_attrs("QM2")["IGQAUT"]) == ("DEFAULT", "CTX")
+    engine.dispose()

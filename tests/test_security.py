@@ -17,11 +17,16 @@ ALICE = ("alice", "alice-secret")
 CSRF = {"ibm-mq-rest-csrf-token": ""}
 
 
-def qsg_cli(group, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    env = {**os.environ, "QSG_DATABASE_URL": group.database_url}
+def qsg_cli(group, *args: str, stdin: str = "", tell: bool = True, status: int = 0) -> subprocess.CompletedProcess:
+    """Run ``qsg`` on the group's repository; ``tell``: with the group's Redis (QSG_REDIS_URL), so
+    that user and key changes are in force on every running QM when it returns."""
+    env = {k: v for k, v in os.environ.items() if k != "QSG_REDIS_URL"}
+    env["QSG_DATABASE_URL"] = group.database_url
+    if tell:
+        env["QSG_REDIS_URL"] = group.redis_url
     out = subprocess.run([sys.executable, "-m", "app.cli", *args], input=stdin, env=env, capture_output=True,
                          text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == status, out.stderr
     return out
 
 
@@ -93,8 +98,11 @@ def test_api_keys_work_until_revoked(group):
         assert httpx.get(f"{group.url(qm)}/v1/qmgr", headers={"X-API-Key": key}).status_code == 200
         assert httpx.get(f"{group.url(qm)}/v1/qmgr", headers={"Authorization": f"Bearer {key}"}).status_code == 200
     assert_2035(httpx.get(f"{group.url('QM1')}/v1/qmgr", headers={"X-API-Key": key[:-2] + "xx"}), 401)
-    qsg_cli(group, "user", "revoke", "admin")
-    mqsc_ok(group, "QM2", "REFRESH SECURITY")  # every QM forgets the cached key at once
+    # without the coupling facility's URL the CLI cannot tell the QMs: the key stays cached ...
+    out = qsg_cli(group, "user", "revoke", "admin", tell=False)
+    assert "were not told" in out.stderr and "REFRESH SECURITY" in out.stderr
+    assert httpx.get(f"{group.url('QM1')}/v1/qmgr", headers={"X-API-Key": key}).status_code == 200
+    mqsc_ok(group, "QM2", "REFRESH SECURITY")  # ... until every QM forgets the cached key at once
     for qm in ("QM1", "QM2"):
         assert_2035(httpx.get(f"{group.url(qm)}/v1/qmgr", headers={"X-API-Key": key}), 401)
     assert httpx.get(f"{group.url('QM1')}/v1/qmgr", auth=ADMIN).status_code == 200

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -147,6 +147,66 @@ class CNO(MQOpts):
     """Connect options (MQCNO): accepted for pymqi compatibility, not used."""
 
     _fields = {"StrucId": b"CNO ", "Version": 1, "Options": 0}
+
+
+class CSP(MQOpts):
+    """Security parameters (MQCSP): the user id and password of MQCONNX, as pymqi builds from
+    ``connect_with_options(..., user=, password=)`` and as IBM's ``ibmmq`` takes (``csp=``)."""
+
+    _fields = {"StrucId": b"CSP ", "Version": 1, "AuthenticationType": CMQC.MQCSP_AUTH_USER_ID_AND_PWD,
+               "CSPUserId": b"", "CSPPassword": b""}
+
+    def __repr__(self) -> str:
+        return f"CSP(CSPUserId={self.CSPUserId!r}, CSPPassword=***)"
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """How a connection authenticates to the queue managers (README "Security"): a user and
+    password (HTTP basic, what MQCSP carries) or an API key (``X-API-Key``). Sent with every
+    call of the connection, since each REST call is authenticated on its own."""
+
+    user: str = ""
+    password: str = field(default="", repr=False)
+    api_key: str = field(default="", repr=False)
+
+    def headers(self) -> dict[str, str]:
+        if self.api_key:
+            return {"X-API-Key": self.api_key}
+        token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode("ascii")
+        return {"Authorization": f"Basic {token}"}
+
+
+def _secret_text(value: Any, what: str) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8")
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"{what} must be an instance of str or bytes")
+
+
+def credentials_of(user: Any = None, password: Any = None, api_key: Any = None,
+                   csp: CSP | None = None) -> Credentials | None:
+    """The credentials of an MQCONN: ``user``/``password`` (or an MQCSP) as pymqi takes them,
+    or an API key; None for none. As pymqi: a user without a password is a ValueError (an
+    empty password is a password)."""
+    if csp is not None and not user:
+        if csp.AuthenticationType == CMQC.MQCSP_AUTH_NONE:
+            return credentials_of(None, None, api_key)
+        user, password = csp.CSPUserId, csp.CSPPassword
+    user_text = _secret_text(user, "user").strip() if user else ""
+    key_text = _secret_text(api_key, "api_key").strip() if api_key else ""
+    if user_text and key_text:
+        raise ValueError("give a user and password, or an API key, not both")
+    if key_text:
+        return Credentials(api_key=key_text)
+    if not user_text:
+        return None
+    if password is None:
+        raise ValueError("Password must not be None if user is provided")
+    if ":" in user_text:
+        raise ValueError("a user name cannot contain ':'")
+    return Credentials(user=user_text, password=_secret_text(password, "password"))
 
 
 # ---- small conversions -------------------------------------------------------------------------
@@ -298,7 +358,8 @@ def md_from_api(md: MD, api: dict[str, Any]) -> None:
            ReplyToQMgr=padded(api.get("reply_to_qmgr", ""), 48), Report=report,
            MsgType=inverse_types.get(api.get("msg_type"), md.MsgType), Feedback=api.get("feedback", 0),
            Format=padded(api.get("format", ""), 8), BackoutCount=api.get("backout_count", 0),
-           PutApplName=padded(api.get("put_appl_name", ""), 28))
+           PutApplName=padded(api.get("put_appl_name", ""), 28),
+           UserIdentifier=padded(api.get("user_identifier") or "", 12))  # who put it (authentication on)
     stamp = api.get("put_date_time")
     if stamp:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))

@@ -21,7 +21,19 @@ import httpx
 import tenacity
 
 from app.client import CMQC
-from app.client.core import CD, GMO, MD, OD, PMO, MQMIError, PYIFError, text, url_of
+from app.client.core import (
+    CD,
+    CSP,
+    GMO,
+    MD,
+    OD,
+    PMO,
+    MQMIError,
+    PYIFError,
+    credentials_of,
+    text,
+    url_of,
+)
 from app.client.session import Call, Connection, Plan, RetryPolicy, default_appl_name, transport_error
 
 T = TypeVar("T")
@@ -47,17 +59,25 @@ class QueueManager:
         self._retry = retry or RetryPolicy()
         self._own_client = http_client is None
         self._http = http_client
+        self._auth_headers: dict[str, str] | None = None  # the connection's credentials
         self.disconnect_on_exit = disconnect_on_exit
         if name is not None or url is not None:
             self.connect(name, url=url)
 
     # ---- connection ---------------------------------------------------------------------
 
-    def connect(self, name: str | None, user: str | None = None, password: str | None = None, *,
-                url: str | None = None) -> None:
-        """MQCONN to the queue manager at ``url`` (default: MQSERVER, else the local QM1)."""
+    def connect(self, name: str | None, user: str | bytes | None = None, password: str | bytes | None = None,
+                *, url: str | None = None, api_key: str | None = None, csp: CSP | None = None) -> None:
+        """MQCONN to the queue manager at ``url`` (default: MQSERVER, else the local QM1).
+
+        Credentials, for queue managers with authentication on: ``user`` and ``password`` (or an
+        MQCSP ``csp``), or ``api_key``; every call of the connection carries them. Wrong ones
+        fail with MQRC_NOT_AUTHORIZED (2035), as MQCONN does.
+        """
         if self._conn.connected:
             raise PYIFError(f"already connected to {self._conn.qmgr_name}")
+        credentials = credentials_of(user, password, api_key, csp)
+        self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
         if self._http is None:
             self._http = httpx.Client(base_url=base, timeout=self._timeout,
@@ -72,16 +92,20 @@ class QueueManager:
             raise
 
     def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
-                           user: str | None = None, password: str | None = None) -> None:
+                           user: str | bytes | None = None, password: str | bytes | None = None, *,
+                           api_key: str | None = None, csp: CSP | None = None) -> None:
         """pymqi's client connection: ``conn_name`` (or ``cd.ConnectionName``) is ``host(port)``."""
         target = conn_name or (cd.ConnectionName if cd is not None else None)
-        self.connect(name, user, password, url=url_of(target) if target else None)
+        self.connect(name, user, password, url=url_of(target) if target else None, api_key=api_key, csp=csp)
 
     def connect_with_options(self, name: str | None, *args: Any, **kwargs: Any) -> None:
-        """pymqi's ``connect_with_options``: the ``cd`` keyword (or an MQCD argument) gives the address."""
+        """pymqi's ``connect_with_options``: the ``cd`` keyword (or an MQCD argument) gives the
+        address; ``user=`` and ``password=`` (pymqi), ``csp=`` (an MQCSP, as IBM's ibmmq) or
+        ``api_key=`` the credentials."""
         cd = kwargs.get("cd") or next((a for a in args if isinstance(a, CD)), None)
         self.connect_tcp_client(name, cd, conn_name=cd.ConnectionName if cd is not None else None,
-                                user=kwargs.get("user"), password=kwargs.get("password"))
+                                user=kwargs.get("user"), password=kwargs.get("password"),
+                                api_key=kwargs.get("api_key"), csp=kwargs.get("csp"))
 
     def disconnect(self) -> None:
         """MQDISC: the unit of work is committed, open queues are closed."""
@@ -154,9 +178,10 @@ class QueueManager:
         timeout = call.timeout(self._timeout)
 
         http = self._http
+        headers = self._auth_headers
 
         def once() -> httpx.Response:
-            return http.request(call.method, call.path, json=call.json, timeout=timeout)
+            return http.request(call.method, call.path, json=call.json, timeout=timeout, headers=headers)
 
         try:
             if call.establishes_connection:
@@ -229,9 +254,11 @@ class Queue:
             self.close()
 
 
-def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None, user: str | None = None,
-            password: str | None = None, disconnect_on_exit: bool = True, **kwargs: Any) -> QueueManager:
+def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None,
+            user: str | bytes | None = None, password: str | bytes | None = None, disconnect_on_exit: bool = True,
+            *, api_key: str | None = None, csp: CSP | None = None, **kwargs: Any) -> QueueManager:
     """pymqi's ``connect``: a connected QueueManager. ``conn_info`` is ``host(port)`` or a URL."""
     qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
-    qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password)
+    qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password, api_key=api_key,
+                            csp=csp)
     return qmgr

@@ -296,7 +296,7 @@ _QMGR: tuple[AttrSpec, ...] = (
     _int("EXPRYINT", 0, 1, 99999999, special={"OFF": 0}),  # seconds
     _event("GROUPUR"),
     _event("IGQ"),
-    _enum("IGQAUT", "DEFAULT", ("DEFAULT", "CTX", "ONLYIGQ", "ALTIGQ")),
+    _enum("IGQAUT", "DEF", ("DEF", "CTX", "ONLYIGQ", "ALTIGQ")),  # whose PUT right the IGQ agent checks
     _str("IGQUSER", 12),
     _event("INHIBTEV"),
     _enum("IPADDRV", "IPV4", ("IPV4", "IPV6")),

@@ -4,6 +4,9 @@ A sender publishes a JSON request on the group channel and waits until every rec
 acknowledged it (each pushes to a per-request list), so an MQSC command that changes a
 definition returns only when every active QM's cache has the change. A receiver that
 reconnects reloads everything, because messages published while it was away are lost.
+
+Tools outside the group (the ``qsg user`` CLI changing users and API keys in the repository)
+publish with ``publish`` and the same acknowledgement rule, without receiving.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -23,6 +27,41 @@ from app.qmgr.tasks import stop_task
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """How a broadcast went: subscribers that received it, and how many acknowledged in time."""
+
+    receivers: int
+    acknowledged: int
+
+    @property
+    def complete(self) -> bool:
+        return self.acknowledged >= self.receivers
+
+
+async def publish(redis: aioredis.Redis, qsg: str, origin: str, message: dict, timeout_s: float) -> Delivery:
+    """Publish ``message`` on the QSG's broadcast channel and wait (at most ``timeout_s``) until
+    every receiver has acknowledged it, that is, has applied it."""
+    request_id = uuid.uuid4().hex
+    ack_key = keys.broadcast_ack_key(qsg, request_id)
+    payload = json.dumps({**message, "id": request_id, "origin": origin})
+    receivers = await redis.publish(keys.definitions_channel(qsg), payload)
+    acked = 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while acked < receivers:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            log.warning("broadcast %s: %d of %d queue managers acknowledged", message.get("kind"), acked, receivers)
+            break
+        # BLPOP's own timeout bounds the wait; the connection's socket timeout is longer.
+        got = await redis.blpop([ack_key], timeout=max(0.01, min(remaining, 1.0)))
+        if got is not None:
+            acked += 1
+    await redis.delete(ack_key)
+    return Delivery(receivers, acked)
 
 
 class Broadcaster:
@@ -51,24 +90,8 @@ class Broadcaster:
 
     async def publish(self, message: dict) -> int:
         """Send ``message`` to every QM (this one included); return how many acknowledged in time."""
-        request_id = uuid.uuid4().hex
-        ack_key = keys.broadcast_ack_key(self._qsg, request_id)
-        payload = json.dumps({**message, "id": request_id, "origin": self._qmgr})
-        receivers = await self._redis.publish(self._channel, payload)
-        acked = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._timeout_s
-        while acked < receivers:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                log.warning("broadcast %s: %d of %d queue managers acknowledged", message.get("kind"), acked, receivers)
-                break
-            # BLPOP's own timeout bounds the wait; the connection's socket timeout is longer.
-            got = await self._redis.blpop([ack_key], timeout=max(0.01, min(remaining, 1.0)))
-            if got is not None:
-                acked += 1
-        await self._redis.delete(ack_key)
-        return acked
+        delivery = await publish(self._redis, self._qsg, self._qmgr, message, self._timeout_s)
+        return delivery.acknowledged
 
     async def _run(self) -> None:
         first = True
@@ -111,3 +134,17 @@ async def _close(pubsub) -> None:
         await pubsub.aclose()
     except Exception:  # the connection may already be gone
         pass
+
+
+async def publish_from_outside(redis_url: str, qsgs: list[str], message: dict, timeout_s: float,
+                               origin: str = "CLI") -> dict[str, Delivery]:
+    """Publish ``message`` to the queue managers of each QSG in ``qsgs`` from a process that is
+    not one of them (one short-lived Redis client); raises RedisError/OSError when Redis cannot
+    be reached."""
+    from app.cf.redisconn import make_redis
+
+    redis = make_redis(redis_url)
+    try:
+        return {qsg: await publish(redis, qsg, origin, message, timeout_s) for qsg in qsgs}
+    finally:
+        await redis.aclose()

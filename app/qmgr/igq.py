@@ -8,6 +8,9 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
 * The MQMD travels whole in the transmission header (MsgId, CorrelId, priority, persistence,
   context, reply-to, report options) and the remaining expiry goes on decreasing.
 * Self recovery: an agent that ends abnormally is restarted (message CSQM067E in the log).
+* Authority (IGQAUT, IGQUSER of this, the receiving, QM): with authentication on, the users
+  IBM's table names for the setting need PUT on the destination queue; a message they may not
+  put is dead-lettered with MQRC_NOT_AUTHORIZED, as any undeliverable one.
 * Retry: when the agent cannot use SYSTEM.QSG.TRANSMIT.QUEUE (not defined, wrong attributes,
   get-inhibited) or peer recovery of its queue manager is still running, it retries with the
   short and long retry counts and intervals of the document (intervals are settings).
@@ -172,6 +175,7 @@ class IgqAgent:
 
     async def _deliver(self, queue: str, md: dict[str, Any], data: bytes, expires: int) -> None:
         resolved = self.qm.cache.resolve_queue(queue)
+        await self.qm.security.check_igq_put(queue, str(md.get("user_identifier") or ""))
         if resolved.opened.attrs.get("PUT") == "DISABLED":
             raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {queue}")
         self.conn.uow_tags.add(resolved.location.tag)

@@ -31,7 +31,7 @@ from app.qmgr.membership import Membership
 from app.qmgr.mqi import Mqi
 from app.qmgr.triggers import TriggerService
 from app.repository.store import ObjectDef, Repository
-from app.security.service import Security
+from app.security.service import SECURITY_CHANGED, Security
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -221,7 +221,7 @@ class QueueManager:
                     self.invalidate_handles(objclass, name)
         elif message.get("kind") == "cfstatus":
             await self.structures.refresh(str(message.get("name", "")))
-        elif message.get("kind") == "security":
+        elif message.get("kind") == SECURITY_CHANGED["kind"]:
             await self.security.reload()
         elif message.get("kind") == "perfm" and message.get("origin") != self.name:
             await self.events.answer(message)

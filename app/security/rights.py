@@ -99,6 +99,27 @@ def rights_of(principal: Principal, objtype: str, name: str, records: list[AuthR
     return frozenset(out)
 
 
+# IGQAUT of the receiving queue manager -> whose PUT right on the destination queue its IGQ
+# agent checks. IBM's table "User IDs checked against profile name for intra-group queuing",
+# hlq.resourcename column, two-check rows (what z/OS does when no RESLEVEL profile lowers the
+# checks): DEF  SND + IGQ, CTX  SND + ALT, ONLYIGQ  IGQ, ALTIGQ  IGQ + ALT.
+#   IGQ: IGQUSER; blank means the receiving queue manager's own id, which is never checked.
+#   ALT: the UserIdentifier of the message (who put it); blank for a message put while
+#        authentication was off or by a queue manager itself: nobody to check.
+#   SND: the id of the queue manager that put the message on SYSTEM.QSG.TRANSMIT.QUEUE. The
+#        queue managers of a group are trusted alike here (as when they share one started-task
+#        user id), so like the receiving queue manager's own id it is not checked.
+_IGQ_CHECKED = {"DEF": ("IGQ",), "CTX": ("ALT",), "ONLYIGQ": ("IGQ",), "ALTIGQ": ("IGQ", "ALT")}
+
+
+def igq_checked_users(igqaut: str, igquser: str, user_identifier: str) -> tuple[str, ...]:
+    """The users whose PUT right on the destination queue the IGQ agent checks (IGQAUT values
+    other than the four count as DEF, the default)."""
+    ids = {"IGQ": igquser.strip(), "ALT": user_identifier.strip()}
+    chosen = (ids[which] for which in _IGQ_CHECKED.get(igqaut.strip().upper(), _IGQ_CHECKED["DEF"]))
+    return tuple(dict.fromkeys(user for user in chosen if user))
+
+
 def not_authorized(principal: Principal, right: str, objtype: str, name: str) -> MQError:
     return MQError(MQRC.NOT_AUTHORIZED,
                    f"user '{principal.name}' is not authorized to {right} on {objtype.lower()} '{name}'")

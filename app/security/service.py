@@ -3,10 +3,13 @@
 DESIGN principle 2 holds: no SQL on the put/get path. Authority records are cached whole in
 each QM, reloaded when ``SET AUTHREC`` / ``DELETE AUTHREC`` / ``REFRESH SECURITY`` broadcast a
 change (and after a broadcast reconnect). Users and API keys are read on a cache miss and kept
-for ``QSG_AUTH_CACHE_S`` seconds (``REFRESH SECURITY`` empties every QM's cache at once, as on
-z/OS after a RACF change); a credential verified once (argon2 is slow on purpose) is remembered
-by its SHA-256 with the cached user, so a changed or revoked credential is checked again.
-Checks happen at MQCONN, MQOPEN, MQPUT1 and per MQSC command.
+for ``QSG_AUTH_CACHE_S`` seconds; every change of a user, password or API key made with the
+``qsg user`` CLI broadcasts the same invalidation as ``REFRESH SECURITY`` (as on z/OS after a
+RACF change), which every QM applies before the command returns. A credential verified once
+(argon2 is slow on purpose) is remembered by its SHA-256 with the cached user, so a changed or
+revoked credential is checked again. A read from the repository that an invalidation overtook
+is not cached. Checks happen at MQCONN, MQOPEN, MQPUT1, per MQSC command, and in the IGQ agent
+(IGQAUT / IGQUSER).
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from app.cf import keys
+from app.core.errors import MQError
+from app.core.reasons import MQRC
 from app.security.passwords import split_api_key, verify_secret
 from app.security.rights import (
     RIGHT_FOR_OPEN_OPTION,
     AuthRec,
     Principal,
+    igq_checked_users,
     not_authorized,
     rights_of,
 )
@@ -37,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 LTPA_COOKIE = "LtpaToken2"
+SECURITY_CHANGED = {"kind": "security"}  # the broadcast of REFRESH SECURITY and of the qsg user CLI
 
 
 class AuthenticationFailed(Exception):
@@ -65,24 +72,29 @@ class Security:
         self.records: list[AuthRec] = []
         self._users: dict[str, _Cached[UserRecord]] = {}
         self._keys: dict[str, _Cached[KeyRecord]] = {}
+        self._generation = 0  # bumped by every invalidation
 
     # ---- caches -----------------------------------------------------------------------------
 
     async def reload(self) -> None:
         """Authority records from the repository; users and keys are read again when next used."""
-        self.records = await self.qm.db(self.store.authrecs)
+        self._generation += 1
         self._users.clear()
         self._keys.clear()
+        self.records = await self.qm.db(self.store.authrecs)
 
     async def announce(self) -> None:
         """Tell every QM of the group (this one included) to reload; returns after their acks."""
-        await self.qm.broadcaster.publish({"kind": "security"})
+        await self.qm.broadcaster.publish(SECURITY_CHANGED)
 
     async def _cached(self, table: dict[str, _Cached[T]], key: str, load) -> _Cached[T]:
         now = time.monotonic()
         entry = table.get(key)
         if entry is None or entry.expires < now:
+            generation = self._generation
             entry = _Cached(await self.qm.db(load, key), now + self.ttl_s)
+            if generation != self._generation:
+                return entry  # invalidated while reading: this answer serves this call only
             if len(table) > 10_000:
                 table.clear()  # bound the memory a stream of unknown names could take
             table[key] = entry
@@ -187,3 +199,19 @@ class Security:
             return True
         have = self.rights(principal, "QMGR", self.qm.name)
         return "CTX" in have or "ADMIN" in have
+
+    async def check_igq_put(self, queue: str, user_identifier: str) -> None:
+        """The IGQ agent's check before it puts a message to ``queue``: the PUT right of the
+        users that this QM's IGQAUT and IGQUSER name (``rights.igq_checked_users``), when
+        authentication is on. MQRC_NOT_AUTHORIZED otherwise (the message is dead-lettered)."""
+        if not self.enabled:
+            return
+        igqaut = str(self.qm.attrs.get("IGQAUT", "DEF"))
+        for user in igq_checked_users(igqaut, str(self.qm.attrs.get("IGQUSER", "")), user_identifier):
+            entry = await self._cached(self._users, user, self.store.user)
+            if entry.value is None:
+                raise MQError(MQRC.NOT_AUTHORIZED, f"IGQAUT({igqaut}): user '{user}' is not defined")
+            principal = Principal(entry.value.name, entry.value.groups, entry.value.admin, "igq")
+            if "PUT" not in self.rights(principal, "QUEUE", queue):
+                raise MQError(MQRC.NOT_AUTHORIZED,
+                              f"IGQAUT({igqaut}): user '{user}' is not authorized to PUT on queue '{queue}'")

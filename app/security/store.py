@@ -11,7 +11,7 @@ from sqlalchemy.orm import sessionmaker
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.repository.models import ApiKeyRow, AuthRecRow, UserRow, utcnow
+from app.repository.models import ApiKeyRow, AuthRecRow, QSGRow, UserRow, utcnow
 from app.security.passwords import hash_secret, new_api_key
 from app.security.rights import AuthRec
 
@@ -45,6 +45,11 @@ class SecurityStore:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     # ---- users and keys (the CLI, and authentication on a cache miss) ------------------------
+
+    def qsgs(self) -> list[str]:
+        """The queue-sharing groups of the repository (users and keys are valid in all of them)."""
+        with self._sessions.begin() as s:
+            return list(s.scalars(select(QSGRow.name).order_by(QSGRow.name)))
 
     def add_user(self, name: str, password: str | None, *, admin: bool = False, groups: list[str] | None = None,
                  replace: bool = False) -> None:
