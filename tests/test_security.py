@@ -227,3 +227,15 @@ def test_put_appl_name_cannot_be_forged_without_the_context_right(group):
     mqsc_ok(group, "QM2", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CTX)")
     md = put_and_get("PAYROLL")
     assert (md["put_appl_name"], md["user_identifier"]) == ("PAYROLL", "alice")
+
+
+def test_a_connection_handle_is_usable_by_its_own_user_only(group):
+    """Knowing another user's hconn gives nothing: to anyone else it is no valid handle (2018)."""
+    mqsc_ok(group, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)")
+    q = shared_queue(group, "OWN")
+    hconn = hconn_of(group, "QM1", ADMIN)
+    r = open_q(group, "QM1", hconn, q, ["OUTPUT"], ALICE)
+    assert r.status_code == 404 and r.json()["error"]["reason"] == 2018, r.text
+    r = httpx.delete(f"{group.url('QM1')}/v1/connections/{hconn}", auth=ALICE)
+    assert r.status_code == 404 and r.json()["error"]["reason"] == 2018, r.text
+    assert open_q(group, "QM1", hconn, q, ["OUTPUT"], ADMIN).status_code == 201  # still the owner's

@@ -145,7 +145,10 @@ class Mqi:
 
     def connection(self, hconn: str) -> Connection:
         conn = self.connections.get(hconn)
-        if conn is None:
+        caller = current_principal.get()
+        # A connection handle is its user's: another authenticated user may not borrow it
+        # (and its rights) by knowing the handle - to that user it is no valid handle at all.
+        if conn is None or (caller is not None and conn.principal is not None and caller.name != conn.principal.name):
             raise MQError(MQRC.HCONN_ERROR, f"connection handle '{hconn}' is not valid on {self.qm.name}")
         conn.last_used = time.monotonic()
         return conn
