@@ -3,6 +3,11 @@ per verb, next to a bare FastAPI endpoint running the same Lua script (the yards
 bench/bare_app.py), so the percentage is what the queue manager's own layers cost.
 
     python bench/bench_mqi.py [--messages 5000] [--concurrency 4] [--size 1024]
+                              [--persistent [--mqlog-sync commit|none]]
+
+``--persistent`` puts persistent messages (RECOVER(YES) structure): the queue manager then also
+writes each put and get to its recovery log (fsync per record with ``--mqlog-sync commit``),
+which the bare endpoint does not, so the percentage is what the log costs on top.
 
 Starts its own redis-server, a SQLite repository, one `qsg serve` and the bare app, all on
 loopback; prints a table and exits. Nothing here is asserted: the figures go in the README.
@@ -86,7 +91,8 @@ def run(args: argparse.Namespace) -> None:
     server = RedisServer()
     server.start()
     workdir = Path(tempfile.mkdtemp(prefix="qsg-bench-"))
-    cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir)
+    cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
+                      extra_env={"QSG_MQLOG_SYNC": args.mqlog_sync})
     bare_port = free_port()
     bare = subprocess.Popen([sys.executable, "-m", "uvicorn", "bench.bare_app:app", "--port", str(bare_port),
                              "--log-level", "warning"], cwd=ROOT, env={**os.environ, "BARE_REDIS_URL": server.url})
@@ -101,8 +107,11 @@ def run(args: argparse.Namespace) -> None:
         payload = "x" * args.size
         bare_url = f"http://127.0.0.1:{bare_port}"
 
+        persistence = "PERSISTENT" if args.persistent else "NOT_PERSISTENT"
+
         def put_qm(i: int):
-            return "POST", f"/objects/{put_h}/put", {"data": payload, "options": ["NO_SYNCPOINT"]}
+            return "POST", f"/objects/{put_h}/put", {"data": payload, "options": ["NO_SYNCPOINT"],
+                                                     "md": {"persistence": persistence}}
 
         def get_qm(i: int):
             return "POST", f"/objects/{get_h}/get", {"options": ["NO_SYNCPOINT"]}
@@ -131,8 +140,9 @@ def run(args: argparse.Namespace) -> None:
                                     put_bare, get_bare, r))
         rows = [{k: (statistics.median(rd[i][k] for rd in rounds) if isinstance(v, float) else v)
                  for k, v in rounds[0][i].items()} for i in range(len(rounds[0]))]
-        print(f"\nmedian of {args.rounds} alternating rounds of {args.messages} messages of {args.size} bytes, {args.concurrency} load processes, "
-              f"shared queue in CFSTRUCT(APPL1), one QM, loopback, {os.cpu_count()} cores\n")
+        kind = f"persistent (recovery log, QSG_MQLOG_SYNC={args.mqlog_sync})" if args.persistent else "non-persistent"
+        print(f"\nmedian of {args.rounds} alternating rounds of {args.messages} {kind} messages of {args.size} bytes, "
+              f"{args.concurrency} load processes, shared queue in CFSTRUCT(APPL1), one QM, loopback, {os.cpu_count()} cores\n")
         print(f"{'target':24} {'verb':6} {'msgs/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'EVALSHA/verb':>13} {'Redis cmds/verb':>16}")
         for row in rows:
             print(f"{row['target']:24} {row['verb']:6} {row['msgs_per_s']:8.0f} {row['p50_ms']:8.2f} "
@@ -154,6 +164,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="load processes")
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--persistent", action="store_true", help="persistent messages (logged for recovery)")
+    parser.add_argument("--mqlog-sync", choices=("commit", "none"), default="commit")
     run(parser.parse_args())
 
 

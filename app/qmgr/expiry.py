@@ -110,10 +110,12 @@ class ExpiryService:
         except MQError as exc:
             await self.dead_letter(md, data, exc.reason, queue, original.get("reply_to_qmgr", ""))
 
-    async def dead_letter(self, md: dict[str, Any], data: bytes, reason: int, dest_q: str, dest_qmgr: str) -> None:
+    async def dead_letter(self, md: dict[str, Any], data: bytes, reason: int, dest_q: str, dest_qmgr: str,
+                          *, conn: Any = None) -> None:
         """Put an undeliverable message on this QM's dead-letter queue (DEADQ), with a dead-letter
         header (MQDLH fields as JSON, the message data base64) as its body; logged when there
-        is no usable DEADQ, as the z/OS queue manager reports it."""
+        is no usable DEADQ, as the z/OS queue manager reports it. ``conn``: put inside that
+        connection's unit of work (an agent that got the message under syncpoint)."""
         deadq = str(self.qm.attrs.get("DEADQ", "")).strip()
         header = {"StrucId": "DLH ", "Version": 1, "Reason": reason, "DestQName": dest_q,
                   "DestQMgrName": dest_qmgr, "Format": md.get("format", ""), "PutApplName": self.qm.name,
@@ -123,7 +125,7 @@ class ExpiryService:
         try:
             if not deadq:
                 raise MQError(MQRC.UNKNOWN_OBJECT_NAME, "no DEADQ is set")
-            await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header))
+            await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn)
         except MQError as exc:
             log.error("%s: message for %s(%s) (reason %d) lost: dead-letter queue unusable: %s",
                       self.qm.name, dest_q, dest_qmgr, reason, exc.message)

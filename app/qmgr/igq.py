@@ -194,7 +194,10 @@ class IgqAgent:
         it asked for."""
         log.warning("%s IGQ agent: %s for %s cannot be delivered: %s", self.qm.name, md.get("msg_id"),
                     header["RemoteQName"], exc.message)
-        await self.qm.expiry.dead_letter(md, data, exc.reason, header["RemoteQName"], header["RemoteQMgrName"])
+        # In the agent's unit of work, with the get: a crash before the commit leaves the
+        # message on the transmission queue and no dead letter, never both.
+        await self.qm.expiry.dead_letter(md, data, exc.reason, header["RemoteQName"], header["RemoteQMgrName"],
+                                         conn=self.conn)
         if {"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA"} & set(md.get("report", [])) \
                 and md.get("reply_to_q"):
             report = {"msg_type": "REPORT", "feedback": int(exc.reason), "correl_id": md["msg_id"],
@@ -202,7 +205,7 @@ class IgqAgent:
             body = data if "EXCEPTION_WITH_FULL_DATA" in md["report"] else \
                 data[:100] if "EXCEPTION_WITH_DATA" in md["report"] else b""
             with contextlib.suppress(MQError):
-                await self.qm.mqi.put_system(md["reply_to_q"], report, body)
+                await self.qm.mqi.put_system(md["reply_to_q"], report, body, conn=self.conn)
 
     async def transfer_now(self, wait_ms: int = 0) -> bool:
         """One transfer outside the loop (tests)."""

@@ -429,12 +429,14 @@ class Mqi:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
         return await self._put(conn, handle.resolved, body, gen=handle.gen)
 
-    async def put_system(self, queue: str, md: dict[str, Any], data: bytes) -> dict[str, Any]:
+    async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *,
+                         conn: Connection | None = None) -> dict[str, Any]:
         """A put by the queue manager itself (expiration reports, dead letters): outside any
-        unit of work, with the queue manager's name as PutApplName."""
-        body = {"md": md, "options": ["NO_SYNCPOINT"], "data": base64.b64encode(data).decode(),
-                "data_encoding": "base64"}
-        return await self._put(self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
+        unit of work with the queue manager's name as PutApplName, or inside the unit of work
+        of ``conn`` (one of the queue manager's own agents, e.g. the IGQ agent)."""
+        body = {"md": md, "options": ["SYNCPOINT" if conn else "NO_SYNCPOINT"],
+                "data": base64.b64encode(data).decode(), "data_encoding": "base64"}
+        return await self._put(conn or self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
 
     async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
         try:
