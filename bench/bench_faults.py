@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -135,9 +136,11 @@ def run(args: argparse.Namespace) -> None:
         at(args.redis_at)
         t_redis = mark("Redis stopped (SIGTERM)")
         server.stop()
+        aof_mb = sum(f.stat().st_size for f in server.dir.rglob("appendonly*") if f.is_file()) / 1e6
         at(args.redis_at + args.redis_down)
-        mark("Redis started (AOF)")
+        mark(f"Redis started ({aof_mb:.0f} MB of AOF to load)")
         server.start()
+        mark("Redis answers")
         for qm in group.qms.values():
             qm.wait_ready()
         t_redis_back = mark("every QM ready")
@@ -150,6 +153,7 @@ def run(args: argparse.Namespace) -> None:
             load.stop_event.set()
         group.stop()
         server.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
     busy1, total1, cpu1 = *machine_busy(), own_cpu_s()
 
     # ---- the report ----------------------------------------------------------------------
