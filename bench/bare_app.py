@@ -26,7 +26,9 @@ scripts = ScriptRegistry(redis)
 LOC = QueueLocation("BARE.CF.APPL1", "BENCH")
 QK = QueueKeys(LOC)
 KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag)]
+PUT_KEYS = [*KEYS, keys.expiry_queues(LOC.tag)]
 CHANNEL = keys.availability_channel("BARE", LOC.tag, LOC.name)
+TRIGGERS = keys.trigger_channel("BARE", LOC.tag)
 
 
 @asynccontextmanager
@@ -44,9 +46,12 @@ app = FastAPI(lifespan=lifespan)
 async def put(request: Request) -> Response:
     body = orjson.loads(await request.body())
     now = str(time.time_ns() // 1_000_000)
-    reply = await scripts.put(keys=KEYS, args=[
+    # put.lua's ARGV in order (see its header): no syncpoint, priority 0, not persistent, no ids,
+    # no expiry or report, shared-queue events, nothing logged.
+    reply = await scripts.put(keys=PUT_KEYS, args=[
         QK.queue_prefix, LOC.name, "BARE", "h", "", "0", "0", "0", "", "",
-        orjson.dumps(body.get("md") or {}), body["data"].encode(), now, CHANNEL, ""])
+        orjson.dumps(body.get("md") or {}), body["data"].encode(), now, CHANNEL, "", "0", "0", "BARE",
+        "S", TRIGGERS, "0"])
     return Response(orjson.dumps({"depth": reply[1]}), status_code=201, media_type="application/json")
 
 
@@ -55,7 +60,8 @@ async def get(request: Request) -> Response:
     await request.body()
     now = str(time.time_ns() // 1_000_000)
     reply = await scripts.get(keys=KEYS, args=[
-        QK.queue_prefix, LOC.name, "BARE", "h", "", "GET", "NO", "", "", "", "-1", "0", now, "0"])
+        QK.queue_prefix, LOC.name, "BARE", "h", "", "GET", "NO", "", "", "", "-1", "0", now, "0",
+        keys.structure_prefix(LOC.tag), "S"])
     if reply[0] != 0:
         return Response(b'{"error":{"reason":2033}}', status_code=404, media_type="application/json")
     return Response(orjson.dumps({"md": orjson.loads(reply[1]), "data": reply[2].decode()}),

@@ -307,6 +307,7 @@ class PersistentLog(Protocol):
     def removed_all(self, tag: str, queue: str, upto: int, *, deleted: bool) -> None: ...
     def committed(self, qmgr: str, hconn: str, tag: str) -> None: ...
     def backed_out(self, qmgr: str, hconn: str, tag: str) -> None: ...
+    async def force(self) -> None: ...
 
 
 # ---- small helpers ------------------------------------------------------------------------
@@ -672,7 +673,10 @@ class CouplingFacility:
             with _cf_access(loc.tag):
                 reply = await self.scripts.put(k, a)
             return self._put_result(reply, loc, r)
-        return await self._once_more_if_lost(loc.tag, call)
+        done = await self._once_more_if_lost(loc.tag, call)
+        if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
+            await self.log.force()
+        return done
 
     async def put_many(self, loc: QueueLocation,
                        requests: Sequence[PutRequest]) -> list[PutResult | MQError]:
@@ -695,6 +699,8 @@ class CouplingFacility:
                     out.append(self._put_result(reply, loc, r))
                 except MQError as exc:
                     out.append(exc)
+        if self.log is not None:
+            await self.log.force()
         return out
 
     # -- MQGET --
@@ -723,6 +729,8 @@ class CouplingFacility:
         if not result.info["browse"] and self._logs(loc.tag, result.persistent):
             assert self.log is not None
             self.log.got(loc.tag, qmgr, hconn, result.info["syncpoint"], loc.name, result.info["msg_seq"])
+            if not result.info["syncpoint"]:
+                await self.log.force()
         return result
 
     async def _get(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
@@ -860,6 +868,7 @@ class CouplingFacility:
         done = await self._resolve("commit", tag, qmgr, hconn)
         if self.log is not None:
             self.log.committed(qmgr, hconn, tag)
+            await self.log.force()
         return done
 
     async def backout(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
@@ -964,6 +973,7 @@ class CouplingFacility:
         _check(reply, loc)
         if self.log is not None and self.log.wanted(loc.tag):
             self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=True)
+            await self.log.force()
         return int(reply[1])
 
     async def clear_queue(self, loc: QueueLocation) -> int:
@@ -976,6 +986,7 @@ class CouplingFacility:
         _check(reply, loc)
         if self.log is not None and self.log.wanted(loc.tag):
             self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=False)
+            await self.log.force()
         return int(reply[1])
 
     async def queue_status(self, loc: QueueLocation) -> QueueStatus:
