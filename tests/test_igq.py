@@ -192,10 +192,15 @@ def test_qremote_and_queue_manager_alias_travel_by_igq(group):
         sender.put1("LOOPBACK", "RQMNAME is this queue manager")
     with mq_reason(2045):
         sender.open("TO.QM2", ["INPUT_SHARED"])
+    # an alias of a remote queue definition: the alias's defaults apply first
+    group.mqsc_ok("QM1", "DEFINE QALIAS(ALIAS.TO.QM2) TARGET(TO.QM2) DEFPRTY(2)")
+    sender.put(sender.open("ALIAS.TO.QM2", ["OUTPUT"]), "through an alias")
+    with mq_reason(2045):
+        sender.open("ALIAS.TO.QM2", ["INPUT_SHARED"])
     receiver = MQ(group.url("QM2"))
     hr = receiver.open("DEST.QM2", ["INPUT_SHARED"])
-    first = receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
-    second = receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
-    assert {first["data"], second["data"]} == {"through a remote queue definition", "through a queue-manager alias"}
-    by_data = {m["data"]: m["md"] for m in (first, second)}
+    got = [receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000) for _ in range(3)]
+    by_data = {m["data"]: m["md"] for m in got}
+    assert set(by_data) == {"through a remote queue definition", "through a queue-manager alias", "through an alias"}
     assert by_data["through a remote queue definition"]["priority"] == 6  # the QREMOTE's DEFPRTY
+    assert by_data["through an alias"]["priority"] == 2  # the alias's DEFPRTY

@@ -309,6 +309,13 @@ class Mqi:
         named = self.qm.cache.queue(object_name)
         if named is not None and named.objtype == "QREMOTE":
             return await self._resolve_remote_definition(named)
+        if named is not None and named.objtype == "QALIAS" and named.attrs.get("TARGTYPE", "QUEUE") == "QUEUE":
+            # An alias may name a remote queue definition too (IBM): the alias comes first in
+            # the resolution path (its PUT and defaults apply), then the remote definition's.
+            target = self.qm.cache.queue(str(named.attrs.get("TARGET", "")).strip())
+            if target is not None and target.objtype == "QREMOTE":
+                remote = await self._resolve_remote_definition(target)
+                return ResolvedQueue(named, remote.base, remote.location, remote=remote.remote)
         return self.qm.cache.resolve_queue(object_name)
 
     async def _resolve_remote_definition(self, remote) -> ResolvedQueue:

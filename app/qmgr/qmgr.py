@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 
 from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
-from app.cf.keys import shared_tag
+from app.cf.keys import private_tag, shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
@@ -182,6 +182,9 @@ class QueueManager:
                 if obj.qsgdisp != "SHARED" and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
                     # document 000: at start-up the timer is set to start-up time if messages wait
                     await self.start_service_timer(queue_location(self.qsg, obj))
+        # This QM's page sets carry a state hash too: missing later means Redis lost them.
+        await self.cf.structure_state(private_tag(self.qsg, self.name), "CHECK", "", "private",
+                                      str(self.clock.now_ms()))
 
     # ---- definition changes ---------------------------------------------------------------
 
