@@ -141,3 +141,20 @@ def test_put_time_parsing():
 def test_the_readme_documents_the_schema():
     readme = (ROOT / "README.md").read_text()
     assert markdown_table() in readme
+
+
+async def test_expired_messages_a_get_discards_are_recorded(redis_url, tmp_path):
+    clock = ManualClock(T0)
+    async with inprocess_group(["QM1"], redis_url, tmp_path, clock) as qms:
+        qm1 = qms["QM1"]
+        await qm1.mqsc("DEFINE QLOCAL(EXP.Q)")
+        app = await qm1.connect("EXPIRER")
+        q = await app.open("EXP.Q", ["OUTPUT", "INPUT_SHARED"])
+        for _ in range(3):
+            await app.put(q, "short-lived", md={"expiry": 10}, options=["NO_SYNCPOINT"])
+        await app.put(q, "lasting", options=["NO_SYNCPOINT"])
+        clock.advance(2000)  # the first three are past their second
+        assert (await app.get(q, ["NO_SYNCPOINT"]))["data"] == "lasting"
+        await app.disconnect()
+    expiry = [r for r in all_records(tmp_path) if r["verb"] == "EXPIRY"]
+    assert [(r["object"], r["count"], r["detail"]) for r in expiry] == [("EXP.Q", 3, "discarded by a get or browse")]

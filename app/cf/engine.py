@@ -545,6 +545,8 @@ class CouplingFacility:
         self.on_reports: Callable[[str], None] | None = None
         # Called when a put/get/scan fired a performance event (the queue, its reason code).
         self.on_event: Callable[[QueueLocation, int], None] | None = None
+        # Called when a get or browse discarded expired messages (the queue, how many).
+        self.on_expired: Callable[[QueueLocation, int], None] | None = None
         # Whether this QM has PERFMEV(ENABLED): its private queues switch event flags only then.
         self.perfmev_enabled: Callable[[], bool] = lambda: False
         # The log of persistent changes to RECOVER(YES) structures (None: nothing is logged).
@@ -793,11 +795,13 @@ class CouplingFacility:
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, int(reply[1]))
                 self._fired(loc, reply[2])
+                self._discarded(loc, int(reply[3]))
                 if code == -1:
                     continue  # a batch of expired messages was discarded: look again
             elif code in (0, MQRC.TRUNCATED_MSG_ACCEPTED, MQRC.TRUNCATED_MSG_FAILED):
                 self._reports_queued(loc.tag, int(reply[13]))
                 self._fired(loc, reply[14], reply[15])
+                self._discarded(loc, int(reply[16]))
             _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
             break
         code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync, exp = reply[:13]
@@ -809,6 +813,10 @@ class CouplingFacility:
             info={"depth_before": int(before), "depth_after": int(depth),
                   "available": int(available), "msg_seq": int(seq), "browse": browse,
                   "syncpoint": bool(sync), "reason": int(code)})
+
+    def _discarded(self, loc: QueueLocation, n: int) -> None:
+        if n and self.on_expired is not None:
+            self.on_expired(loc, n)
 
     def _reports_queued(self, tag: str, n: int) -> None:
         if n and self.on_reports is not None:

@@ -64,6 +64,9 @@ class ExpiryService:
         self._release = qm.redis.register_script(_RELEASE)
         self.is_shared_scanner = False
         qm.cf.on_reports = lambda _tag: self._reports_due.set()
+        # Expired messages a get or browse met on its way are discarded there: recorded too.
+        qm.cf.on_expired = lambda loc, n: qm.activity.emit(Verb.EXPIRY, object=loc.name, count=n,
+                                                           detail="discarded by a get or browse")
 
     def start(self) -> None:
         self._reports_due.set()  # reports left by a previous incarnation or a failed peer

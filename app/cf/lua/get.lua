@@ -29,11 +29,12 @@
   Output:
     {code}   2085 not defined (no gen given), 2052 deleted (gen given), 2041 generation
              changed, 2016 get inhibited
-    {code, reports, depth_event}  2033 no message, 2034 no message under cursor, -1 call again
-             (a batch of expired messages was discarded); reports = expiration reports queued by
-             this call; depth_event 2225 when its discards fired Queue Depth Low
+    {code, reports, depth_event, discarded}  2033 no message, 2034 no message under cursor, -1
+             call again (a batch of expired messages was discarded); reports = expiration
+             reports queued by this call; depth_event 2225 when its discards fired Queue Depth
+             Low; discarded = expired messages this call discarded
     {code, md, data, data_length, backout_count, persistent, cursor, depth_after, depth_before,
-     available_after, id, syncpoint, expiry_ms, reports, depth_event, service_event}
+     available_after, id, syncpoint, expiry_ms, reports, depth_event, service_event, discarded}
              code 0, 2079 (truncated, accepted) or 2080 (truncated, not accepted: nothing changed,
              data is empty); cursor = the message's score16; syncpoint 1 when the get is in the
              unit of work (data kept until commit); expiry_ms the message's expiry time, 0 none.
@@ -101,45 +102,43 @@ local sp = ARGV[15]
 local qm = ARGV[3]
 local perf = ARGV[16]
 local reports = 0
-local discarded_any = false
+local discards = 0
 
 local function discard(id, m)
   depth = discard_expired(sp, qp, ctl, id, m, qm)
-  discarded_any = true
+  discards = discards + 1
   if m.rep ~= "0" then reports = reports + 1 end
 end
 
 -- z/OS: a message that "would have been removed but has since expired" counts for Queue Depth Low.
 local function after_discards()
-  if discarded_any then return depth_low(ctl, perf, depth) end
+  if discards > 0 then return depth_low(ctl, perf, depth) end
   return 0
 end
 
 local id, m
 if mode == "MSG_UNDER_CURSOR" or mode == "BROWSE_UNDER_CURSOR" then
   -- The id is the score's low 49 bits; the message must still be available at that score.
-  if ARGV[10] == "" then return { 2034, 0, 0 } end
+  if ARGV[10] == "" then return { 2034, 0, 0, 0 } end
   local sc = tonumber(ARGV[10])
   id = fmt_int(sc % PRIO_UNIT)
   local zs = redis.call("ZSCORE", idx, id)
-  if not zs or tonumber(zs) ~= sc then return { 2034, 0, 0 } end
+  if not zs or tonumber(zs) ~= sc then return { 2034, 0, 0, 0 } end
   m = parse_meta(redis.call("HGET", qp .. "meta", id))
   if expired(m, now) then
     discard(id, m)
-    return { 2034, reports, after_discards() }
+    return { 2034, reports, after_discards(), discards }
   end
 else
   local after = nil
   if mode == "BROWSE_NEXT" and ARGV[10] ~= "" then after = ARGV[10] end
-  local discarded = 0
   while true do
     id = find(ARGV[8], ARGV[9], after)
     if not id then break end
     m = parse_meta(redis.call("HGET", qp .. "meta", id))
     if not expired(m, now) then break end
     discard(id, m)
-    discarded = discarded + 1
-    if discarded >= DISCARD_BATCH then return { -1, reports, after_discards() } end  -- call again
+    if discards >= DISCARD_BATCH then return { -1, reports, after_discards(), discards } end  -- call again
   end
   if not id then
     local w = tonumber(ARGV[14])
@@ -147,7 +146,7 @@ else
       local wk = qp .. "waiters"
       if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
     end
-    return { 2033, reports, after_discards() }
+    return { 2033, reports, after_discards(), discards }
   end
 end
 
@@ -158,7 +157,7 @@ local truncated = buflen >= 0 and m.len > buflen
 if truncated and ARGV[12] ~= "1" then
   -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move.
   return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
-           reports, after_discards(), 0 }
+           reports, after_discards(), 0, discards }
 end
 
 local data
@@ -179,7 +178,7 @@ if truncated then code = 2079 end
 
 if mode ~= "GET" and mode ~= "MSG_UNDER_CURSOR" then
   return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
-           reports, after_discards(), 0 }
+           reports, after_discards(), 0, discards }
 end
 
 -- Destructive: out of the indexes now (nobody else can get it), depth down (IBM CURDEPTH).
@@ -200,4 +199,4 @@ redis.call("HSET", st, qm .. ":lastget", ARGV[13])
 local depth_event = depth_low(ctl, perf, depth_after)
 local service_event = service_interval_get(ctl, perf, now, depth_after)
 return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth_after, depth, avail - 1, id,
-         sync and 1 or 0, m.exp, reports, depth_event, service_event }
+         sync and 1 or 0, m.exp, reports, depth_event, service_event, discards }
