@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,14 +16,9 @@ from typing import Any
 import httpx
 
 from app.repository.db import upgrade
+from tests.redis_server import free_port  # noqa: F401  (tests import it from here too)
 
 PG_ADMIN_URL = os.environ.get("QSG_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def create_pg_database() -> tuple[str, str]:
@@ -72,7 +66,11 @@ class QmProcess:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{self.log()}")
             try:
-                if httpx.get(f"{self.url}/v1/ready", timeout=1).status_code == 200:
+                r = httpx.get(f"{self.url}/v1/ready", timeout=1)
+                if r.status_code == 200:
+                    # this queue manager, not some other server that holds the port
+                    expected = self.env.get("QSG_QMGR")
+                    assert not expected or r.json().get("qmgr") == expected, f"{self.url} is {r.text}, not {expected}"
                     return
             except httpx.HTTPError:
                 pass
