@@ -592,7 +592,7 @@ class CouplingFacility:
         if status == b"ACTIVE":
             self.failed.discard(tag)
             return
-        raise MQError(MQRC.CF_STRUC_FAILED, f"CF structure {tag.rsplit('.', 1)[-1]} has failed; "
+        raise MQError(MQRC.CF_STRUC_FAILED, f"CF structure {keys.structure_name(tag)} has failed; "
                                             f"RECOVER CFSTRUCT makes it available again")
 
     async def _once_more_if_lost(self, tag: str, call: Callable[[], Awaitable[T]]) -> T:

@@ -27,6 +27,11 @@ def private_tag(qsg: str, qmgr: str) -> str:
     return f"{qsg}.QM.{qmgr}"
 
 
+def structure_name(tag: str) -> str:
+    """The CF structure of a shared tag (``QSG1.CF.APPL1`` -> ``APPL1``); "" for a private tag."""
+    return tag.rpartition(".CF.")[2] if ".CF." in tag else ""
+
+
 def structure_prefix(tag: str) -> str:
     """Key prefix of everything in one structure: ``{tag}:``."""
     return "{" + tag + "}:"

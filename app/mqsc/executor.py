@@ -19,7 +19,7 @@ from app.core.errors import MQError
 from app.core.names import check_generic_name, check_object_name, matches
 from app.core.reasons import MQRC
 from app.mqsc.parser import Command, ParseFailure, parse_script
-from app.qmgr.definitions import EVENT_SWITCHES, queue_location
+from app.qmgr.definitions import EVENT_SWITCHES, queue_location, recoverable
 from app.qmgr.mqi import display_object, live_counts
 from app.repository.store import GROUP_LOCATION, OBJECT_CLASS, ObjectDef, location_of
 from app.security.rights import RIGHTS_BY_OBJTYPE, current_principal, parse_rights
@@ -464,7 +464,7 @@ class Executor:
         for part in (p.strip() for p in cmd.name.split(",")):
             if "*" in part:
                 out += [d.name for d in self.qm.cache.all("CFSTRUCT") if matches(part, d.name)
-                        and (not recoverable_only or d.attrs.get("RECOVER") == "YES")]
+                        and (not recoverable_only or recoverable(d))]
             elif re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", part):
                 out.append(part)
             else:

@@ -22,11 +22,11 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from app.cf.keys import QueueLocation, backup_lock, private_tag, shared_tag
+from app.cf.keys import QueueLocation, backup_lock, private_tag, shared_tag, structure_name
 from app.core.cfrecovery import RecoveredStructure, SavedMessage, replay
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.qmgr.definitions import queue_location
+from app.qmgr.definitions import queue_location, recoverable
 from app.qmgr.mqlog import MessageLog
 from app.repository.cfstore import BackupRecord, StructureStore
 from app.repository.store import ObjectDef
@@ -57,9 +57,8 @@ class StructureService:
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _recoverable(self, tag: str) -> str | None:
-        name = tag.rpartition(".CF.")[2] if ".CF." in tag else ""
-        cf = self.qm.cache.cfstruct(name) if name else None
-        return name if cf is not None and cf.attrs.get("RECOVER") == "YES" else None
+        name = structure_name(tag)
+        return name if name and recoverable(self.qm.cache.cfstruct(name)) else None
 
     def _tag(self, name: str) -> str:
         return shared_tag(self.qm.qsg, name)
@@ -97,10 +96,8 @@ class StructureService:
                 return False
             await self.qm.reconcile_queue_state()
             return True
-        if ".CF." not in tag:
-            return False
-        name = tag.rpartition(".CF.")[2]
-        if self.qm.cache.cfstruct(name) is None:
+        name = structure_name(tag)
+        if not name or self.qm.cache.cfstruct(name) is None:
             return False
         known = await self.qm.db(self.store.structure, name)
         before = known.alloc_id if known else ""
@@ -141,7 +138,7 @@ class StructureService:
         RECOVER(YES) one FAILED (and recover it when RECAUTO says so)."""
         cf = self._definition(name)
         tag = self._tag(name)
-        if cf.attrs.get("RECOVER") != "YES":
+        if not recoverable(cf):
             for queue in self._queues(name):  # the queues first: ACTIVE means usable
                 await self.qm.sync_queue_state(queue)
             alloc = uuid.uuid4().hex
@@ -195,7 +192,7 @@ class StructureService:
         """BACKUP CFSTRUCT(name) EXCLINT(s): the committed persistent messages put more than
         ``exclint_s`` seconds ago go to a backup file (later ones are in the logs)."""
         cf = self._definition(name)
-        if int(cf.attrs.get("CFLEVEL", 3)) < 3 or cf.attrs.get("RECOVER") != "YES":
+        if int(cf.attrs.get("CFLEVEL", 3)) < 3 or not recoverable(cf):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
                           f"CFSTRUCT({name}) cannot be backed up: it needs CFLEVEL(3) or higher and RECOVER(YES)")
         tag = self._tag(name)
@@ -235,7 +232,7 @@ class StructureService:
         """Delete log segments older than what any recoverable structure's recovery reads."""
         oldest: int | None = None
         for cf in self.qm.cache.all("CFSTRUCT"):
-            if cf.attrs.get("RECOVER") != "YES":
+            if not recoverable(cf):
                 continue
             b = await self.qm.db(self.store.latest_backup, cf.name)
             s = await self.qm.db(self.store.structure, cf.name)
@@ -252,7 +249,7 @@ class StructureService:
         lines: list[str] = []
         for name in names:
             cf = self._definition(name)
-            if cf.attrs.get("RECOVER") != "YES":
+            if not recoverable(cf):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
                               f"CFSTRUCT({name}) is RECOVER(NO): it is reallocated empty when it fails")
             await self.connect(name)

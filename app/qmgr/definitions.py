@@ -55,6 +55,11 @@ def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *, set_switches: b
     return out
 
 
+def recoverable(cfstruct: ObjectDef | None) -> bool:
+    """Whether a CF structure holds persistent messages, logged for RECOVER CFSTRUCT: RECOVER(YES)."""
+    return cfstruct is not None and cfstruct.attrs.get("RECOVER") == "YES"
+
+
 @dataclass(frozen=True)
 class ResolvedQueue:
     """The result of resolving an MQOPEN object name to the local queue that holds messages."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.activity import Verb, note, recorded
 from app.cf.engine import GetResult, QueueStatus
+from app.cf.keys import structure_name
 from app.core import attributes
 from app.core.errors import MQError
 from app.core.names import check_object_name, is_object_name
@@ -33,7 +34,7 @@ from app.core.options import (
     resolve_open_options,
 )
 from app.core.reasons import MQRC, CompCode
-from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue, queue_location
+from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue, queue_location, recoverable
 from app.qmgr.igq import IGQ_XMITQ, transmission_message
 from app.security.rights import current_principal
 
@@ -201,7 +202,7 @@ class Mqi:
             # so none of it does (recovery brings back the persistent messages it got).
             await self._backout(conn)
             raise MQError(MQRC.BACKED_OUT, f"the unit of work was backed out: CF structure(s) "
-                                           f"{', '.join(t.rsplit('.', 1)[-1] for t in sorted(failed))} failed")
+                                           f"{', '.join(structure_name(t) for t in sorted(failed))} failed")
         # A unit of work spanning several structures commits each in turn; the order is
         # recorded first so that a peer can finish an interrupted commit (roll forward).
         tags = sorted(conn.uow_tags)
@@ -483,7 +484,7 @@ class Mqi:
             md["persistence"] = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
         if md["persistence"] == "PERSISTENT" and resolved.base.qsgdisp == "SHARED":
             cfstruct = self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))
-            if cfstruct is None or cfstruct.attrs.get("RECOVER") != "YES":
+            if not recoverable(cfstruct):
                 raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
                               f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
                               f"defined RECOVER(NO): it holds non-persistent messages only")
