@@ -738,22 +738,23 @@ async def test_wait_ends_with_cf_failure_when_redis_dies() -> None:
             waiter = asyncio.create_task(get(cf, wait_ms=-1))
             await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
             await asyncio.to_thread(server.kill)
-            assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) == MQRC.CF_STRUC_FAILED
+            assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) == MQRC.CF_NOT_AVAILABLE
         finally:
             await close_cf(cf)
 
 
 @pytest.mark.asyncio
-async def test_connection_refused_maps_to_cf_failure_or_connection_broken() -> None:
+async def test_connection_refused_maps_to_cf_not_available() -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     cf = CouplingFacility(make_redis(url), QSG, ManualClock())
     try:
-        assert await reason_of(put(cf, "x")) == MQRC.CF_STRUC_FAILED
-        assert await reason_of(get(cf)) == MQRC.CF_STRUC_FAILED
-        assert await reason_of(cf.commit(SHARED, "QM1", "C1")) == MQRC.CF_STRUC_FAILED
+        # The CF cannot be reached: retry later (2373 is only for a FAILED structure).
+        assert await reason_of(put(cf, "x")) == MQRC.CF_NOT_AVAILABLE
+        assert await reason_of(get(cf)) == MQRC.CF_NOT_AVAILABLE
+        assert await reason_of(cf.commit(SHARED, "QM1", "C1")) == MQRC.CF_NOT_AVAILABLE
         private = QueueLocation(PRIVATE, "LOCAL.Q")
-        assert await reason_of(put(cf, "x", loc=private)) == MQRC.CONNECTION_BROKEN
-        assert await reason_of(cf.queue_status(private)) == MQRC.CONNECTION_BROKEN
+        assert await reason_of(put(cf, "x", loc=private)) == MQRC.CF_NOT_AVAILABLE
+        assert await reason_of(cf.queue_status(private)) == MQRC.CF_NOT_AVAILABLE
     finally:
         await cf.redis.aclose()
 
@@ -768,3 +769,66 @@ async def test_private_queue_state_lives_under_the_queue_managers_tag(cf: Coupli
     await cf.commit(PRIVATE, "QM1", "C1")
     assert (await get(cf, loc=private)).data_length == 70000
     assert all(k.startswith(b"{" + PRIVATE.encode() + b"}:") for k in await cf.redis.keys("*"))
+
+
+# ---- fencing (peer recovery of an incarnation that may still run) --------------------------
+
+
+async def cf_state(cf: CouplingFacility, loc: QueueLocation = Q) -> dict:
+    """Everything the scripts could change about one queue and its structure's units of work."""
+    qk = QueueKeys(loc)
+    return {"ctl": await cf.redis.hgetall(qk.ctl), "idx": await cf.redis.zrange(qk.index, 0, -1),
+            "uows": await cf.redis.smembers(keys.uow_registry(loc.tag)),
+            "handles": await cf.redis.hgetall(keys.structure_handles(loc.tag, "QM1"))}
+
+
+@pytest.mark.asyncio
+async def test_a_fenced_incarnation_changes_nothing_and_its_commit_is_refused(cf, cf2) -> None:
+    await define(cf)
+    cf.qmgr, cf.incarnation = "QM1", 100  # QM1's incarnation 100 (what membership sets after joining)
+    cf2.qmgr, cf2.incarnation = "QM2", 200
+    told: list[str] = []
+    cf.on_fenced = told.append
+    await put(cf, "committed before")
+    await cf.open_queue(Q, "QM1", "H1", input="SHARED")
+    await get(cf, syncpoint="YES")  # the message, got under syncpoint by incarnation 100
+    await put(cf, "uncommitted", syncpoint=True)
+
+    # QM2 recovers QM1's incarnation 100: fence first, then back its unit of work out.
+    await cf2.fence(SHARED, "QM1", 101)
+    await cf2.fence(None, "QM1", 101)
+    await cf2.backout(SHARED, "QM1", "C1")
+    before = await cf_state(cf)
+    assert before["idx"] and not before["uows"]  # the got message is back, the put is gone
+
+    for call in (lambda: cf.commit(SHARED, "QM1", "C1"), lambda: cf.backout(SHARED, "QM1", "C1"),
+                 lambda: put(cf, "zombie put"), lambda: get(cf), lambda: get(cf, syncpoint="YES"),
+                 lambda: cf.open_queue(Q, "QM1", "H2", output=True), lambda: cf.close_queue(Q, "QM1", "H1"),
+                 lambda: cf.clear_opens(SHARED, "QM1"), lambda: cf.scan_expired(Q, "QM1"),
+                 lambda: cf.take_reports(SHARED, "QM1"),
+                 lambda: cf.record_commit_intent("QM1", "C1", [SHARED, PRIVATE])):
+        with pytest.raises(MQError) as caught:
+            await call()
+        assert caught.value.reason == MQRC.CONNECTION_BROKEN
+    assert await cf_state(cf) == before  # nothing stored changed
+    assert not await cf.redis.exists(keys.commit_intent_key(QSG, "QM1", "C1"))
+    assert told and all("fenced" in why for why in told)
+
+    # The fence binds incarnations below it only: QM1 rejoined as 101 works again, and QM2 never was fenced.
+    cf.incarnation = 101
+    await put(cf, "after rejoining")
+    assert await bodies(cf2, qmgr="QM2", hconn="C9") == [b"committed before", b"after rejoining"]
+
+
+@pytest.mark.asyncio
+async def test_a_lapsed_lease_stops_calls_before_they_reach_redis(cf) -> None:
+    await define(cf)
+    cf.qmgr, cf.incarnation = "QM1", 100
+    lease = {"valid": True}
+    cf.lease_valid = lambda: lease["valid"]
+    await put(cf, "while the lease holds")
+    lease["valid"] = False  # e.g. the process was paused past its lease: it must not go on optimistically
+    with pytest.raises(MQError) as caught:
+        await put(cf, "after the lease lapsed")
+    assert caught.value.reason == MQRC.CONNECTION_BROKEN
+    assert await cf.queue_depth(Q) == 1

@@ -1,4 +1,5 @@
-"""The coupling facility (Redis) fails: calls fail promptly with 2373 / 2009 (no hang, no 500),
+"""The coupling facility (Redis) cannot be reached: calls fail promptly with 2345 MQRC_CF_NOT_AVAILABLE on
+shared and private queues alike (not 2373: no structure failed; no hang, no 500),
 /v1/ready says so, and service resumes by itself when Redis returns - even without its data."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def test_calls_fail_promptly_while_redis_is_down_and_service_resumes(make_cluste
     app.put(shared, "before the outage")
 
     group.redis_server.stop()
-    for hobj, reason in ((shared, 2373), (private, 2009)):
+    for hobj, reason in ((shared, 2345), (private, 2345)):
         started = time.monotonic()
         try:
             app.put(hobj, "during")
@@ -29,7 +30,7 @@ def test_calls_fail_promptly_while_redis_is_down_and_service_resumes(make_cluste
             assert (exc.status, exc.reason) == (503, reason), exc.body
         assert time.monotonic() - started < 10  # promptly: no hang until some long timeout
     r = httpx.get(f"{group.url('QM2')}/v1/ready")
-    assert r.status_code == 503 and r.json()["error"]["reason"] == 2373
+    assert r.status_code == 503 and r.json()["error"]["reason"] == 2345
     assert httpx.get(f"{group.url('QM2')}/v1/health").status_code == 200
 
     group.redis_server.start()  # back, but without its data (no persistence in this test)

@@ -106,7 +106,7 @@ def register_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RedisError)
     async def _redis(_request: Request, exc: RedisError) -> Response:
-        return error_response(MQError(MQRC.CF_STRUC_FAILED, f"the coupling facility did not answer: {exc}"))
+        return error_response(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility did not answer: {exc}"))
 
     @app.exception_handler(SQLAlchemyError)
     async def _sql(_request: Request, exc: SQLAlchemyError) -> Response:

@@ -29,7 +29,7 @@ async def ready(request: Request) -> Response:
     try:
         await qm.redis.ping()
     except Exception as exc:  # any failure to reach Redis means not ready
-        return error_response(MQError(MQRC.CF_STRUC_FAILED, f"the coupling facility does not answer: {exc}"))
+        return error_response(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility does not answer: {exc}"))
     try:
         await qm.db(qm.repo.qmgr_names)
     except Exception as exc:

@@ -4,9 +4,16 @@
 MQOPEN/MQCLOSE counting and the queue administration that touches runtime state. Every call is
 one Lua script (``app/cf/lua``), so every QM of the group sees each verb atomically; the scripts
 return codes and ``mq_error`` is the one function that turns a code into an ``MQError``.
-Redis connection failures become ``MQRC_CF_STRUC_FAILED`` (shared queues) or
-``MQRC_CONNECTION_BROKEN`` (private queues) in ``_cf_access``; nothing is ever retried
+Redis connection failures become ``MQRC_CF_NOT_AVAILABLE`` in ``_cf_access`` (retry later;
+``MQRC_CF_STRUC_FAILED`` is only for a structure that is FAILED); nothing is ever retried
 automatically (a retried destructive MQGET could hand a message to nobody).
+
+Fencing: every state-changing script is called as this queue manager's current incarnation
+(``_script``) and refuses, in the same atomic step, an incarnation that peer recovery has
+fenced (lua/_fence.lua). The engine also refuses to call at all once this process's own lease
+has lapsed (``lease_valid``): a queue manager that could not renew its lease must not go on
+committing in the hope that nobody recovered it. Either way the call ends with ``FencedError``
+(MQRC_CONNECTION_BROKEN) and ``on_fenced`` tells the queue manager to rejoin.
 
 Waiting getters do not poll: a get that finds nothing keeps the queue's ``waiters`` key alive
 in Redis; puts and commits on a queue with that key PUBLISH its availability channel, and the
@@ -239,6 +246,22 @@ class TruncatedMessageError(MQError):
         self.cursor = cursor
 
 
+class FencedError(MQError):
+    """MQRC_CONNECTION_BROKEN: this incarnation of the queue manager lost its place in the group
+    (its lease lapsed, or peer recovery fenced it); the call changed nothing."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(MQRC.CONNECTION_BROKEN, message)
+
+
+#: What a fenced script returns (lua/_fence.lua).
+FENCED = MQRC.CONNECTION_BROKEN
+
+
+def _is_fenced(reply: Any) -> bool:
+    return isinstance(reply, list) and len(reply) == 1 and reply[0] == FENCED
+
+
 # ---- the one code -> MQError function -----------------------------------------------------
 
 _TEXTS: dict[int, str] = {
@@ -280,20 +303,15 @@ def _check(reply: Sequence[Any], loc: QueueLocation | None, ok: tuple[int, ...] 
         raise mq_error(code, loc, reply=reply)
 
 
-def _failure_reason(tag: str) -> MQRC:
-    """A CF structure that cannot be reached fails shared queues; private queues lose the QM's
-    own storage, which the application sees as a broken connection."""
-    return MQRC.CF_STRUC_FAILED if ".CF." in tag else MQRC.CONNECTION_BROKEN
-
-
 @contextmanager
 def _cf_access(tag: str) -> Iterator[None]:
-    """Turn Redis connection failures inside the block into the MQRC of the structure."""
+    """Turn Redis connection failures inside the block into MQRC_CF_NOT_AVAILABLE: the coupling
+    facility cannot be reached now (retry); its structures have not failed."""
     try:
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
-        reason = _failure_reason(tag)
-        raise MQError(reason, f"structure {tag} is not available: {exc}") from exc
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached "
+                                             f"(structure {tag}): {exc}") from exc
 
 
 class PersistentLog(Protocol):
@@ -556,6 +574,14 @@ class CouplingFacility:
         # Called when a queue's state is missing: True when that is because its structure was
         # lost (now handled: failed, reallocated, rebuilt), so the call is worth one retry.
         self.structure_lost: Callable[[str], Awaitable[bool]] | None = None
+        # Who calls the scripts: this queue manager and its incarnation (0 before it joined;
+        # None while it has no valid incarnation, e.g. rejoining after its lease lapsed).
+        self.qmgr = ""
+        self.incarnation: int | None = 0
+        # False once this process's heartbeat lease may have lapsed (membership keeps it).
+        self.lease_valid: Callable[[], bool] = lambda: True
+        # Called when a call found this incarnation fenced or its lease lapsed.
+        self.on_fenced: Callable[[str], None] | None = None
 
     async def start(self) -> bool:
         """Start the availability listener; True when it is subscribed."""
@@ -606,6 +632,38 @@ class CouplingFacility:
                 raise
         await self.usable(tag)
         return await call()
+
+    # -- calling as this incarnation --
+
+    def caller(self) -> int:
+        """This queue manager's incarnation, for a call about to start; raises ``FencedError``
+        when it has none or its lease may have lapsed (it must not go on optimistically)."""
+        incarnation = self.incarnation
+        if incarnation is None or not self.lease_valid():
+            self._fenced("its heartbeat lease lapsed")
+        return incarnation
+
+    def _fenced(self, why: str) -> Any:
+        if self.on_fenced is not None:
+            self.on_fenced(why)
+        raise FencedError(f"queue manager {self.qmgr} lost its place in the group ({why}): "
+                          f"the connection is broken")
+
+    async def _script(self, name: str, tag: str, k: list[str], a: list[Any], incarnation: int,
+                      *, client: Any = None) -> Any:
+        """Call script ``name`` of structure ``tag`` as ``incarnation`` of this queue manager
+        (the fence key and the caller are appended: see lua/_fence.lua)."""
+        if incarnation != self.incarnation or not self.lease_valid():
+            self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
+        script = getattr(self.scripts, name)
+        args = [*k, keys.structure_fence(tag)], [*a, self.qmgr, str(incarnation)]
+        if client is not None:
+            return await script(*args, client=client)
+        with _cf_access(tag):
+            reply = await script(*args)
+        if _is_fenced(reply):
+            self._fenced("peer recovery fenced its incarnation")
+        return reply
 
     def _logs(self, tag: str, persistent: bool) -> bool:
         return persistent and self.log is not None and self.log.wanted(tag)
@@ -669,11 +727,11 @@ class CouplingFacility:
         r = PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent, msg_id, correl_id,
                        md_json, body, offload, expiry_at_ms, report, report_qmgr)
         k, a = self._put_call(loc, r)
+        incarnation = self.caller()
         await self.usable(loc.tag)
 
         async def call() -> PutResult:
-            with _cf_access(loc.tag):
-                reply = await self.scripts.put(k, a)
+            reply = await self._script("put", loc.tag, k, a, incarnation)
             return self._put_result(reply, loc, r)
         done = await self._once_more_if_lost(loc.tag, call)
         if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
@@ -687,16 +745,19 @@ class CouplingFacility:
         CF does not stop the others. Invalid arguments raise before anything is sent; a
         connection failure raises (earlier chunks are applied, nothing is retried)."""
         out: list[PutResult | MQError] = []
+        incarnation = self.caller()
         await self.usable(loc.tag)
         for start in range(0, len(requests), _PUT_MANY_CHUNK):
             pipe = self.redis.pipeline(transaction=False)
             chunk = requests[start:start + _PUT_MANY_CHUNK]
             for r in chunk:
                 k, a = self._put_call(loc, r)
-                await self.scripts.put(k, a, client=pipe)
+                await self._script("put", loc.tag, k, a, incarnation, client=pipe)
             with _cf_access(loc.tag):
                 replies = await pipe.execute(raise_on_error=True)
             for reply, r in zip(replies, chunk):
+                if _is_fenced(reply):
+                    self._fenced("peer recovery fenced its incarnation")
                 try:
                     out.append(self._put_result(reply, loc, r))
                 except MQError as exc:
@@ -722,9 +783,10 @@ class CouplingFacility:
         Raises MQError 2085/2052/2041/2016/2033/2034, ``TruncatedMessageError`` (2080, the
         message stays); a truncated message accepted is a result with ``truncated=True``.
         """
+        incarnation = self.caller()
         await self.usable(loc.tag)
         result = await self._once_more_if_lost(loc.tag, lambda: self._get(
-            loc, qmgr=qmgr, hconn=hconn, gen=gen, mode=GetMode(mode), syncpoint=Syncpoint(syncpoint),
+            loc, incarnation, qmgr=qmgr, hconn=hconn, gen=gen, mode=GetMode(mode), syncpoint=Syncpoint(syncpoint),
             match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
             buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
             should_stop=should_stop))
@@ -735,7 +797,7 @@ class CouplingFacility:
                 await self.log.force()
         return result
 
-    async def _get(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
+    async def _get(self, loc: QueueLocation, incarnation: int, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
                    syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
                    cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
                    should_stop: Callable[[], bool] | None) -> GetResult:
@@ -747,7 +809,7 @@ class CouplingFacility:
                         _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
                         str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc)]
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
-            return await self._get_once(loc, k, a)
+            return await self._get_once(loc, k, a, incarnation)
 
         loop = asyncio.get_running_loop()
         deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
@@ -764,7 +826,7 @@ class CouplingFacility:
                 a[12] = str(self.clock.now_ms())
                 a[13] = str(register_ms)
                 try:
-                    return await self._get_once(loc, k, a)
+                    return await self._get_once(loc, k, a, incarnation)
                 except MQError as exc:
                     if exc.reason != MQRC.NO_MSG_AVAILABLE:
                         raise
@@ -787,10 +849,9 @@ class CouplingFacility:
         finally:
             self.listener.unwatch(channel, woken)
 
-    async def _get_once(self, loc: QueueLocation, k: list[str], a: list[Any]) -> GetResult:
+    async def _get_once(self, loc: QueueLocation, k: list[str], a: list[Any], incarnation: int) -> GetResult:
         while True:
-            with _cf_access(loc.tag):
-                reply = await self.scripts.get(k, a)
+            reply = await self._script("get", loc.tag, k, a, incarnation)
             code = int(reply[0])
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, int(reply[1]))
@@ -835,12 +896,12 @@ class CouplingFacility:
         how many. Their expiration reports are queued for sending."""
         qk = QueueKeys(loc)
         total = 0
+        incarnation = self.caller()
         while True:
-            with _cf_access(loc.tag):
-                n, reports, more, depth_event = await self.scripts.scan(
-                    [qk.ctl, keys.expiry_queues(loc.tag)],
-                    [qk.queue_prefix, loc.name, qmgr, str(self.clock.now_ms()), keys.structure_prefix(loc.tag),
-                     self._perf(loc)])
+            n, reports, more, depth_event = await self._script(
+                "scan", loc.tag, [qk.ctl, keys.expiry_queues(loc.tag)],
+                [qk.queue_prefix, loc.name, qmgr, str(self.clock.now_ms()), keys.structure_prefix(loc.tag),
+                 self._perf(loc)], incarnation)
             total += int(n)
             self._reports_queued(loc.tag, int(reports))
             self._fired(loc, depth_event)
@@ -850,10 +911,10 @@ class CouplingFacility:
     async def take_reports(self, tag: str, qmgr: str, count: int = 100) -> list[tuple[bytes, bytes]]:
         """Take up to ``count`` expiration reports queued in a structure for ``qmgr``:
         (MQMD JSON of the expired message, the data the report carries)."""
-        with _cf_access(tag):
-            raw = await self.redis.lpop(keys.expiration_reports(tag, qmgr), count)
+        reply = await self._script("take_reports", tag, [keys.expiration_reports(tag, qmgr)], [str(count)],
+                                   self.caller())
         out = []
-        for item in raw or []:
+        for item in reply[1:]:
             n, _, rest = bytes(item).partition(b":")
             out.append((rest[:int(n)], rest[int(n):]))
         return out
@@ -861,12 +922,11 @@ class CouplingFacility:
     # -- units of work --
 
     async def _resolve(self, script_name: str, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
-        script = getattr(self.scripts, script_name)
-        with _cf_access(tag):
-            reply = await script(
-                [keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag)],
-                [keys.structure_prefix(tag), f"{qmgr}:{hconn}",
-                 keys.availability_channel_prefix(self.qsg, tag), keys.trigger_channel(self.qsg, tag)])
+        reply = await self._script(
+            script_name, tag, [keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag)],
+            [keys.structure_prefix(tag), f"{qmgr}:{hconn}",
+             keys.availability_channel_prefix(self.qsg, tag), keys.trigger_channel(self.qsg, tag)],
+            self.caller())
         return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
                                depth=int(e["depth"]), available=int(e["available"]))
                 for e in json.loads(reply)]
@@ -912,14 +972,14 @@ class CouplingFacility:
         with the same options is a no-op (``reopened``).
         """
         flags = _open_flags(input, output, browse, inquire, set)
+        incarnation = self.caller()
         await self.usable(loc.tag)
 
         async def call() -> OpenResult:
-            with _cf_access(loc.tag):
-                reply = await self.scripts.open(
-                    [QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr)],
-                    [keys.structure_prefix(loc.tag), loc.name, qmgr, hobj, flags,
-                     "" if gen_expected is None else str(gen_expected)])
+            reply = await self._script(
+                "open", loc.tag, [QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr)],
+                [keys.structure_prefix(loc.tag), loc.name, qmgr, hobj, flags,
+                 "" if gen_expected is None else str(gen_expected)], incarnation)
             _check(reply, loc)
             return OpenResult(gen=int(reply[1]), ipprocs=int(reply[2]), opprocs=int(reply[3]),
                               reopened=bool(reply[4]))
@@ -927,10 +987,8 @@ class CouplingFacility:
 
     async def close_queue(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
         """Undo an open's counts (idempotent: an unknown hobj is a no-op)."""
-        with _cf_access(loc.tag):
-            reply = await self.scripts.close(
-                [keys.structure_handles(loc.tag, qmgr)],
-                [keys.structure_prefix(loc.tag), qmgr, hobj])
+        reply = await self._script("close", loc.tag, [keys.structure_handles(loc.tag, qmgr)],
+                                   [keys.structure_prefix(loc.tag), qmgr, hobj], self.caller())
         if not int(reply[0]):
             return CloseResult(closed=False)
         return CloseResult(closed=True, queue=_text(reply[1]), ipprocs=int(reply[3]),
@@ -938,9 +996,8 @@ class CouplingFacility:
 
     async def clear_opens(self, tag: str, qmgr: str) -> int:
         """Peer recovery: drop every open handle of ``qmgr`` in structure ``tag``; returns how many."""
-        with _cf_access(tag):
-            return int(await self.scripts.clear_opens(
-                [keys.structure_handles(tag, qmgr)], [keys.structure_prefix(tag), qmgr]))
+        return int(await self._script("clear_opens", tag, [keys.structure_handles(tag, qmgr)],
+                                      [keys.structure_prefix(tag), qmgr], self.caller()))
 
     # -- administration --
 
@@ -1054,9 +1111,19 @@ class CouplingFacility:
     async def record_commit_intent(self, qmgr: str, hconn: str, tags: Sequence[str]) -> None:
         """Before committing a unit of work that spans several structures, record them so a
         peer can finish (roll forward) a commit the QM did not complete."""
-        tag = keys.group_prefix(self.qsg)
-        with _cf_access(tag):
-            await self.redis.set(keys.commit_intent_key(self.qsg, qmgr, hconn), json.dumps(list(tags)))
+        incarnation = self.caller()
+        with _cf_access(self.qsg):
+            reply = await self.scripts.intent([keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg)],
+                                              [json.dumps(list(tags)), self.qmgr, str(incarnation)])
+        if _is_fenced(reply):
+            self._fenced("peer recovery fenced its incarnation")
+
+    async def fence(self, tag: str | None, qmgr: str, lowest: int) -> None:
+        """Peer recovery: fence every incarnation of ``qmgr`` below ``lowest`` in structure
+        ``tag`` (None: the group's own records), before resolving anything of it there."""
+        fence_key = keys.group_fence(self.qsg) if tag is None else keys.structure_fence(tag)
+        with _cf_access(tag or self.qsg):
+            await self.scripts.fence([fence_key], [qmgr, str(lowest)])
 
     async def clear_commit_intent(self, qmgr: str, hconn: str) -> None:
         with _cf_access(keys.group_prefix(self.qsg)):
@@ -1167,7 +1234,7 @@ async def _batched(it: Any, size: int = 500) -> Any:
 
 
 __all__ = [
-    "AvailabilityListener", "CloseResult", "CouplingFacility", "GetMode",
+    "AvailabilityListener", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
     "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PutRequest", "PutResult",
     "QueueStatistics", "QueueStatus", "StructureState", "Syncpoint", "TruncatedMessageError", "UowQueueResult",
     "mq_error",

@@ -169,6 +169,13 @@ def structure_handles(tag: str, qmgr: str) -> str:
     return f"{structure_prefix(tag)}handles:{qmgr}"
 
 
+def structure_fence(tag: str) -> str:
+    """Hash: queue manager -> lowest incarnation of it still allowed to change the structure
+    (peer recovery fences the incarnation it recovers; see lua/_fence.lua). Also used with
+    ``group_prefix``'s tag for the group-wide records (commit intents)."""
+    return f"{structure_prefix(tag)}fence"
+
+
 def structure_generations(tag: str) -> str:
     """Hash: queue name -> last definition generation of a deleted queue (a re-created queue
     continues after it, so a stale handle never matches the new queue)."""
@@ -223,6 +230,21 @@ def members_key(qsg: str) -> str:
 def heartbeat_key(qsg: str, qmgr: str) -> str:
     """String with a TTL: present while the queue manager is alive."""
     return f"{group_prefix(qsg)}hb:{qmgr}"
+
+
+def group_fence(qsg: str) -> str:
+    """Hash: queue manager -> lowest incarnation allowed to write group-wide records."""
+    return f"{group_prefix(qsg)}fence"
+
+
+def incarnations_key(qsg: str) -> str:
+    """Hash: queue manager -> the number of its latest incarnation (claim.lua)."""
+    return f"{group_prefix(qsg)}incarnations"
+
+
+def recovery_lock(qsg: str, qmgr: str) -> str:
+    """String with a PEXPIRE: held by the queue manager that runs peer recovery of ``qmgr``."""
+    return f"{group_prefix(qsg)}recovery:{qmgr}"
 
 
 def commit_intent_key(qsg: str, qmgr: str, hconn: str) -> str:

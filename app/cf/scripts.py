@@ -40,6 +40,11 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "struct",
     "backup",
     "restore",
+    "fence",
+    "intent",
+    "take_reports",
+    "claim",
+    "renew",
 )
 
 
@@ -86,6 +91,11 @@ class ScriptRegistry:
     restore: AsyncScript
     reset_stats: AsyncScript
     scan: AsyncScript
+    fence: AsyncScript
+    intent: AsyncScript
+    take_reports: AsyncScript
+    claim: AsyncScript
+    renew: AsyncScript
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis

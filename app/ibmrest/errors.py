@@ -222,7 +222,7 @@ def from_exception(exc: BaseException, *, qmgr: str | None = None) -> IbmRestErr
     if isinstance(exc, MQError):
         return from_mq_error(exc, action="use", target="the queue", qmgr=qmgr)
     if isinstance(exc, RedisError):
-        return from_mq_error(MQError(MQRC.CF_STRUC_FAILED, f"the coupling facility did not answer: {exc}"),
+        return from_mq_error(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility did not answer: {exc}"),
                              action="use", target="the queue", qmgr=qmgr)
     if isinstance(exc, SQLAlchemyError):
         return from_mq_error(MQError(MQRC.DB2_NOT_AVAILABLE, "the shared repository did not answer"),

@@ -1,15 +1,23 @@
-"""Membership of the queue-sharing group, heartbeats, and peer recovery.
+"""Membership of the queue-sharing group, heartbeats, fencing and peer recovery.
 
-* Each QM claims its name with a heartbeat lease in Redis; a second process claiming an active
-  QM's name is refused. The lease is renewed every ``heartbeat_interval_s`` and lapses after
-  ``heartbeat_ttl_s``.
+* Each start of a QM is a new *incarnation*: it claims its name with a heartbeat lease in Redis
+  and takes an incarnation number higher than any its name had (lua/claim.lua). A second process
+  claiming an active QM's name is refused. The lease is renewed every ``heartbeat_interval_s``
+  and lapses after ``heartbeat_ttl_s``.
+* A lease that lapsed is never claimed back by the same incarnation: the QM cannot know whether
+  a peer recovered it meanwhile. It stops serving with its old identity and rejoins as a new
+  incarnation (``on_lease_lost``). The lease is also kept locally (``lease_valid``): once it may
+  have lapsed, the coupling facility engine refuses to call at all, so a paused or cut-off QM
+  never commits "optimistically".
 * A member is ACTIVE while its lease lives, STOPPED after a clean shutdown, FAILED when its
   lease lapsed without one.
 * Peer recovery: every QM watches the others; when one has FAILED, exactly one survivor (the
-  one that takes the recovery lock) resolves the dead QM's units of work in every CF
-  structure - backed out, or committed when the QM had recorded a commit that it did not
-  finish - and clears its open counts. A QM that restarts under the same name waits for (or
-  does) that recovery before it serves, then resolves its own private-queue work.
+  one that takes the recovery lock) first FENCES the failed incarnation in the group's records
+  and in every structure (lua/fence.lua), then resolves its units of work - backed out, or
+  committed when the QM had recorded a commit that it did not finish - and clears its open
+  counts. A fenced incarnation that is still running finds every state-changing script refused
+  (MQRC_CONNECTION_BROKEN). A QM that restarts under the same name does (or waits for) that
+  recovery of its previous incarnation before it serves, then resolves its own private-queue work.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import json
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -31,24 +40,14 @@ from redis.exceptions import RedisError
 from app.cf import keys
 from app.cf.engine import CouplingFacility
 from app.core.clock import Clock
+from app.core.errors import MQError
 from app.qmgr.tasks import stop_task
 
 log = logging.getLogger(__name__)
 
-# Lua: claim a QM name unless another live instance holds it (one atomic step).
-_CLAIM = """
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return holder end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return false
-"""
-# Lua: renew the lease only while this instance holds it.
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1
-end
-return 0
-"""
+#: Share of the lease this QM counts on locally: its renewal is measured from before the call
+#: was sent, and a little is kept back for clock-rate differences between here and Redis.
+LEASE_MARGIN = 0.9
 
 
 class NameInUse(Exception):
@@ -62,10 +61,11 @@ class Member:
     url: str
     started: int
     recovered: bool
+    incarnation: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"QMNAME": self.name, "STATUS": self.status, "URL": self.url, "STARTED": self.started,
-                "RECOVERED": "YES" if self.recovered else "NO"}
+                "RECOVERED": "YES" if self.recovered else "NO", "INCARNATION": self.incarnation}
 
 
 class Membership:
@@ -74,44 +74,83 @@ class Membership:
     def __init__(self, redis: aioredis.Redis, cf: CouplingFacility, clock: Clock, *, qsg: str, qmgr: str,
                  url: str, interval_s: float, ttl_s: float,
                  shared_tags: Callable[[], list[str]],
-                 on_recovered: Callable[[str, tuple[int, int, int]], Awaitable[None]] | None = None) -> None:
+                 on_recovered: Callable[[str, tuple[int, int, int]], Awaitable[None]] | None = None,
+                 on_lease_lost: Callable[[str], None] | None = None) -> None:
         self.redis = redis
         self.cf = cf
         self.clock = clock
         self.qsg = qsg
         self.qmgr = qmgr
         self.url = url
-        self.instance = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.instance = ""  # this incarnation's instance id (the heartbeat's value)
+        self.incarnation: int | None = None
         self.interval_s = interval_s
+        self.ttl_s = ttl_s
         self.ttl_ms = int(ttl_s * 1000)
         self.shared_tags = shared_tags
         self.on_recovered = on_recovered
-        self._task: asyncio.Task | None = None
+        self.on_lease_lost = on_lease_lost
+        self._lease_until = 0.0  # time.monotonic() until which the lease surely holds
+        self._lost = False
+        self._heartbeat_task: asyncio.Task | None = None
+        self._watch_task: asyncio.Task | None = None
         self._stopping = asyncio.Event()
-        self._claim = redis.register_script(_CLAIM)
-        self._renew = redis.register_script(_RENEW)
 
     # ---- own life cycle ---------------------------------------------------------------
 
     async def join(self) -> bool:
-        """Claim the name; returns True when the previous incarnation failed (needs recovery).
+        """Claim the name as a new incarnation and start heartbeating; returns True when the
+        previous incarnation failed (it needs recovery).
 
         Raises NameInUse when another live process holds the name.
         """
-        holder = await self._claim([keys.heartbeat_key(self.qsg, self.qmgr)], [self.instance, self.ttl_ms])
-        if holder:
-            raise NameInUse(f"queue manager {self.qmgr} is already active in {self.qsg} ({holder.decode()})")
+        await self._stop_tasks()
+        self.instance = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        sent = time.monotonic()
+        code, value = await self.cf.scripts.claim(
+            [keys.heartbeat_key(self.qsg, self.qmgr), keys.incarnations_key(self.qsg)],
+            [self.qmgr, self.instance, self.ttl_ms])
+        if int(code):
+            raise NameInUse(f"queue manager {self.qmgr} is already active in {self.qsg} ({value.decode()})")
+        self.incarnation = int(value)
+        self._lease_until = sent + self.ttl_s * LEASE_MARGIN
+        self._lost = False
         previous = await self.member(self.qmgr)
         await self._record("STARTING", recovered=False)
+        self._stopping = asyncio.Event()
+        self._heartbeat_task = asyncio.create_task(self._heartbeat(), name=f"heartbeat-{self.qmgr}")
         return previous is not None and previous.status in ("ACTIVE", "FAILED", "STARTING") and not previous.recovered
 
     async def start_watching(self) -> None:
+        """Serving: ACTIVE, and watching the other members for peer recovery."""
         await self._record("ACTIVE", recovered=False)
-        self._task = asyncio.create_task(self._watch(), name=f"membership-{self.qmgr}")
+        self._watch_task = asyncio.create_task(self._watch(), name=f"membership-{self.qmgr}")
+
+    def lease_valid(self) -> bool:
+        """True while this incarnation's lease surely holds (measured here, not asked of Redis)."""
+        return not self._lost and time.monotonic() < self._lease_until
+
+    def lost(self, why: str) -> None:
+        """This incarnation lost its place in the group: stop heartbeating and tell the QM (once)."""
+        if self._lost:
+            return
+        self._lost = True
+        self._stopping.set()
+        log.error("%s: incarnation %s lost its place in the group: %s", self.qmgr, self.incarnation, why)
+        if self.on_lease_lost is not None:
+            self.on_lease_lost(why)
+
+    async def _stop_tasks(self) -> None:
+        for task in (self._heartbeat_task, self._watch_task):
+            if task is not asyncio.current_task():
+                await stop_task(task, self._stopping)
+        self._heartbeat_task = self._watch_task = None
 
     async def leave(self) -> None:
         """Clean shutdown: STOPPED, lease given up; nothing is left for peer recovery."""
-        await stop_task(self._task, self._stopping)
+        await self._stop_tasks()
+        if self._lost:
+            return  # the lease is not ours: a peer recovers (or recovered) this incarnation
         try:
             await self._record("STOPPED", recovered=True)
             hb = keys.heartbeat_key(self.qsg, self.qmgr)
@@ -122,7 +161,7 @@ class Membership:
 
     async def _record(self, status: str, *, recovered: bool) -> None:
         value = {"status": status, "url": self.url, "started": self.clock.now_ms(), "instance": self.instance,
-                 "recovered": recovered}
+                 "incarnation": self.incarnation, "recovered": recovered}
         await self.redis.hset(keys.members_key(self.qsg), self.qmgr, json.dumps(value))
 
     # ---- the group ----------------------------------------------------------------------
@@ -138,7 +177,8 @@ class Membership:
             status = info["status"]
             if status in ("ACTIVE", "STARTING") and hb is None:
                 status = "FAILED"  # the lease lapsed without a clean stop
-            out.append(Member(name, status, info.get("url", ""), info.get("started", 0), bool(info.get("recovered"))))
+            out.append(Member(name, status, info.get("url", ""), info.get("started", 0), bool(info.get("recovered")),
+                              int(info.get("incarnation") or 0)))
         return out
 
     async def member(self, name: str) -> Member | None:
@@ -149,25 +189,49 @@ class Membership:
 
     # ---- heartbeat and peer recovery --------------------------------------------------
 
-    async def _watch(self) -> None:
+    async def _heartbeat(self) -> None:
+        """Renew the lease every interval; lose it (never re-claim it) when a renewal fails or
+        cannot be made before the lease would lapse."""
         hb = keys.heartbeat_key(self.qsg, self.qmgr)
+        unreachable = False
+        while not self._stopping.is_set():
+            remaining = self._lease_until - time.monotonic()
+            if remaining <= 0:
+                self.lost("its heartbeat lease lapsed before it could be renewed")
+                return
+            try:
+                sent = time.monotonic()
+                renewed = await asyncio.wait_for(self.cf.scripts.renew([hb], [self.instance, self.ttl_ms]), remaining)
+                if not renewed:
+                    self.lost("its heartbeat lease is gone (lapsed, or taken by another process)")
+                    return
+                self._lease_until = sent + self.ttl_s * LEASE_MARGIN
+                if unreachable:
+                    log.info("%s: heartbeat renewed again", self.qmgr)
+                unreachable = False
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError, asyncio.TimeoutError) as exc:
+                if not unreachable:
+                    log.warning("%s: heartbeat not renewed (%s); the lease lapses in %.1fs", self.qmgr,
+                                type(exc).__name__, max(0.0, self._lease_until - time.monotonic()))
+                unreachable = True
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=self.interval_s)
+
+    async def _watch(self) -> None:
+        """Peer recovery of failed members (a task of its own: a long recovery never delays the
+        heartbeat)."""
         while not self._stopping.is_set():
             try:
-                if not await self._renew([hb], [self.instance, self.ttl_ms]):
-                    # The lease lapsed (e.g. Redis restarted): claim it back unless someone else has it.
-                    holder = await self._claim([hb], [self.instance, self.ttl_ms])
-                    if holder:
-                        log.error("queue manager name %s was taken by %s", self.qmgr, holder)
-                    else:
-                        await self._record("ACTIVE", recovered=False)
                 for m in await self.members():
                     if m.status == "FAILED" and not m.recovered and m.name != self.qmgr:
                         await self.recover_peer(m.name)
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError) as exc:
+            except (RedisError, OSError, MQError) as exc:
                 log.warning("membership of %s: %s", self.qmgr, exc)
-            except Exception:  # keep heartbeating whatever one recovery pass did
+            except Exception:  # keep watching whatever one recovery pass did
                 log.exception("membership of %s", self.qmgr)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=self.interval_s)
@@ -178,7 +242,7 @@ class Membership:
         Returns True when this QM did the recovery. With ``wait``, waits while another QM holds
         the lock (a restarting QM waiting for its own peer recovery).
         """
-        lock = f"{keys.group_prefix(self.qsg)}recovery:{failed}"
+        lock = keys.recovery_lock(self.qsg, failed)
         while True:
             if await self.redis.set(lock, self.qmgr, nx=True, px=60_000):
                 break
@@ -189,12 +253,17 @@ class Membership:
             member = await self.member(failed)
             if member is None or member.recovered or (member.status == "ACTIVE" and failed != self.qmgr):
                 return False  # someone else finished it, or it came back
-            log.info("%s: peer recovery of %s started", self.qmgr, failed)
+            # Fence first: the failed incarnation may still be running (paused, cut off) and must
+            # never change anything this recovery resolves. Restarting, fence every older one.
+            lowest = self.incarnation if failed == self.qmgr else member.incarnation + 1
+            assert lowest is not None
+            log.info("%s: peer recovery of %s (incarnations below %d fenced) started", self.qmgr, failed, lowest)
+            await self.fence(failed, lowest)
             counts = await self._resolve_units_of_work(failed, self.shared_tags())
             raw = await self.redis.hget(keys.members_key(self.qsg), failed)
             info = json.loads(raw) if raw else {}
-            if failed != self.qmgr:
-                info.update(status="FAILED", recovered=True)
+            if failed != self.qmgr and int(info.get("incarnation") or 0) == member.incarnation:
+                info.update(status="FAILED", recovered=True)  # unless it has rejoined meanwhile
                 await self.redis.hset(keys.members_key(self.qsg), failed, json.dumps(info))
             log.info("%s: peer recovery of %s complete: %d unit(s) of work backed out, %d committed, "
                      "%d handle(s) cleared", self.qmgr, failed, *counts)
@@ -203,6 +272,13 @@ class Membership:
             return True
         finally:
             await self.redis.delete(lock)
+
+    async def fence(self, qmgr: str, lowest: int) -> None:
+        """Fence every incarnation of ``qmgr`` below ``lowest``: in the group's records (commit
+        intents), in every CF structure and in its own private queues."""
+        await self.cf.fence(None, qmgr, lowest)
+        for tag in [*self.shared_tags(), keys.private_tag(self.qsg, qmgr)]:
+            await self.cf.fence(tag, qmgr, lowest)
 
     async def _resolve_units_of_work(self, qmgr: str, tags: list[str]) -> tuple[int, int, int]:
         """Back out ``qmgr``'s units of work in ``tags`` (commit those it recorded as committing)
@@ -234,6 +310,8 @@ class Membership:
     async def recover_own_private_work(self) -> tuple[int, int, int]:
         """At restart: this QM's previous incarnation's work on its own queues (its 'page sets')."""
         tag = keys.private_tag(self.qsg, self.qmgr)
+        assert self.incarnation is not None
+        await self.cf.fence(tag, self.qmgr, self.incarnation)  # an older incarnation may still run
         counts = await self._resolve_units_of_work(self.qmgr, [tag])
         async for key in self.redis.scan_iter(match=keys.alias_handles_key(self.qsg, self.qmgr, "*")):
             await self.redis.delete(key)

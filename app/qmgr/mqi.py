@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.activity import Verb, note, recorded
-from app.cf.engine import GetResult, QueueStatus
+from app.cf.engine import FencedError, GetResult, QueueStatus
 from app.cf.keys import structure_name
 from app.core import attributes
 from app.core.errors import MQError
@@ -113,6 +113,10 @@ class Mqi:
     def __init__(self, qm: QueueManager) -> None:
         self.qm = qm
         self.connections: dict[str, Connection] = {}
+        # Connections ended because this QM lost its place in the group: hconn -> (whether a unit
+        # of work was in progress, when it ended). Their next MQCMIT answers MQRC_BACKED_OUT
+        # (peer recovery backed the work out), every other call MQRC_CONNECTION_BROKEN.
+        self.broken: dict[str, tuple[bool, float]] = {}
         self.msg_ids = MsgIdGenerator(qm.name)
         self._system = Connection(f"{qm.name}-SYSTEM", qm.name)  # not in the table: never reaped
         self._reaper: asyncio.Task | None = None
@@ -145,6 +149,9 @@ class Mqi:
         return conn
 
     def connection(self, hconn: str) -> Connection:
+        if hconn in self.broken:
+            raise MQError(MQRC.CONNECTION_BROKEN, f"connection '{hconn}' ended: queue manager {self.qm.name} "
+                                                  f"lost its place in the group")
         conn = self.connections.get(hconn)
         caller = current_principal.get()
         # A connection handle is its user's: another authenticated user may not borrow it
@@ -187,6 +194,11 @@ class Mqi:
     @recorded(Verb.CMIT)
     async def commit(self, hconn: str) -> None:
         """MQCMIT."""
+        had_work, _ = self.broken.get(hconn, (False, 0.0))
+        if had_work:
+            self.broken[hconn] = (False, time.monotonic())  # reported once; then 2009 as any call
+            raise MQError(MQRC.BACKED_OUT, "the unit of work was backed out: the connection ended when queue "
+                                           f"manager {self.qm.name} lost its place in the group")
         await self._commit(self.connection(hconn))
 
     @recorded(Verb.BACK)
@@ -206,11 +218,24 @@ class Mqi:
         # A unit of work spanning several structures commits each in turn; the order is
         # recorded first so that a peer can finish an interrupted commit (roll forward).
         tags = sorted(conn.uow_tags)
-        if len(tags) > 1:
-            await self.qm.cf.record_commit_intent(self.qm.name, conn.hconn, tags)
-        for tag in tags:
-            await self.qm.cf.commit(tag, self.qm.name, conn.hconn)
-            conn.uow_tags.discard(tag)
+        intent = False
+        try:
+            if len(tags) > 1:
+                await self.qm.cf.record_commit_intent(self.qm.name, conn.hconn, tags)
+                intent = True
+            for tag in tags:
+                await self.qm.cf.commit(tag, self.qm.name, conn.hconn)
+                conn.uow_tags.discard(tag)
+        except FencedError:
+            conn.uow_tags.clear()
+            if intent:
+                # The commit record was written before peer recovery fenced this incarnation, and
+                # recovery reads the records only after fencing: it finishes this commit.
+                log.warning("%s: commit of %s was interrupted when the queue manager lost its place in "
+                            "the group; peer recovery completes it from the commit record", self.qm.name, conn.hconn)
+                return
+            raise MQError(MQRC.BACKED_OUT, "the unit of work was backed out: queue manager "
+                                           f"{self.qm.name} lost its place in the group") from None
         if len(tags) > 1:
             await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
         await self.qm.triggers.unit_of_work_ended(conn, committed=True)
@@ -233,6 +258,9 @@ class Mqi:
         while True:
             await asyncio.sleep(min(timeout / 4, 5.0))
             now = time.monotonic()
+            for hconn, (_, ended) in list(self.broken.items()):
+                if now - ended > timeout:
+                    del self.broken[hconn]  # a client that never came back: forget its handle
             for conn in list(self.connections.values()):
                 if conn.busy == 0 and now - conn.last_used > timeout:
                     log.info("connection %s (%s) idle for %.0fs: ending it and backing out its unit of work",
@@ -278,6 +306,21 @@ class Mqi:
                 raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing")
             return
         raise MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"queue manager {self.qm.name} is {status.lower()}")
+
+    def break_all_connections(self) -> int:
+        """This QM lost its place in the group: every connection ends now, without a word to the
+        coupling facility (peer recovery or the rejoin resolves their units of work). Waiting
+        getters are woken so they end at once. Returns how many ended."""
+        now = time.monotonic()
+        ended = list(self.connections.values())
+        for conn in ended:
+            self.broken[conn.hconn] = (bool(conn.uow_tags), now)
+            conn.uow_tags.clear()
+            conn.pending_triggers.clear()  # the unit of work they wait for is backed out
+        self.connections.clear()
+        self._system.uow_tags.clear()
+        self.qm.cf.wake_all_waiters()
+        return len(ended)
 
     async def end_all_connections(self) -> None:
         """Shutdown: every connection ends abnormally, so its unit of work is backed out and its

@@ -8,12 +8,14 @@ acknowledged broadcast that refreshes every QM's cache.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
@@ -27,7 +29,7 @@ from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
 from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.igq import IgqAgent
-from app.qmgr.membership import Membership
+from app.qmgr.membership import Membership, NameInUse
 from app.qmgr.mqi import Mqi
 from app.qmgr.triggers import TriggerService
 from app.repository.store import ObjectDef, Repository
@@ -65,7 +67,14 @@ class QueueManager:
         self.membership = Membership(
             redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
             url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
-            ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered)
+            ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered,
+            on_lease_lost=self.lease_lost)
+        # Every script runs as this QM's current incarnation (none until it has joined).
+        self.cf.qmgr = self.name
+        self.cf.incarnation = None
+        self.cf.lease_valid = self.membership.lease_valid
+        self.cf.on_fenced = self.lease_lost
+        self._rejoin_task: asyncio.Task | None = None
         self.broadcaster = Broadcaster(redis, self.qsg, self.name, on_message=self._on_broadcast,
                                        on_reconnect=self.coupling_facility_back,
                                        timeout_ms=settings.broadcast_timeout_ms)
@@ -78,7 +87,7 @@ class QueueManager:
 
         Raises ``NameInUse`` when another live process already is this queue manager.
         """
-        previous_failed = await self.membership.join()
+        previous_failed = await self._join()
         await self.activity.start()  # after join: only the one live process of this name uses its spool
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
         await self.cf.start()
@@ -86,6 +95,20 @@ class QueueManager:
         await self.triggers.start()
         await self.reload_definitions()
         await self.structures.connect_all()
+        await self._recover_previous_incarnation(previous_failed)
+        await self._refresh_group_copies()
+        await self.events.ensure_event_queue()
+        await self.reconcile_queue_state()
+        self.mqi.start()
+        await self._serve()
+
+    async def _join(self) -> bool:
+        """Join the group as a new incarnation; True when the previous one failed."""
+        previous_failed = await self.membership.join()
+        self.cf.incarnation = self.membership.incarnation
+        return previous_failed
+
+    async def _recover_previous_incarnation(self, previous_failed: bool) -> None:
         if previous_failed:
             # Serialization with peer recovery: shared work of the failed incarnation is resolved
             # (by a peer, or here) before this QM serves, so nothing is processed out of order.
@@ -94,15 +117,57 @@ class QueueManager:
         if backed_out or committed:
             log.info("%s: restart recovery of private queues: %d unit(s) of work backed out, %d committed",
                      self.name, backed_out, committed)
-        await self._refresh_group_copies()
-        await self.events.ensure_event_queue()
-        await self.reconcile_queue_state()
-        self.mqi.start()
+
+    async def _serve(self) -> None:
         self.expiry.start()
         await self.membership.start_watching()
         self.igq.start()
         self.status = "RUNNING"
-        log.info("queue manager %s of %s is running", self.name, self.qsg)
+        log.info("queue manager %s of %s is running (incarnation %s)", self.name, self.qsg, self.cf.incarnation)
+
+    # ---- losing and regaining the place in the group -------------------------------------
+
+    def lease_lost(self, why: str) -> None:
+        """This incarnation lost its place in the group (its lease lapsed, or a peer fenced it):
+        stop serving with the old identity at once, then rejoin as a new incarnation."""
+        if self.status not in ("RUNNING", "QUIESCING") or self._rejoin_task is not None:
+            return  # starting (start() fails by itself), stopping, or already rejoining
+        self.status = "REJOINING"
+        self.cf.incarnation = None  # nothing more reaches the CF as the old incarnation
+        self.membership.lost(why)
+        broken = self.mqi.break_all_connections()
+        log.error("%s lost its place in the group (%s): %d connection(s) ended (MQRC_CONNECTION_BROKEN); "
+                  "rejoining as a new incarnation", self.name, why, broken)
+        self._rejoin_task = asyncio.create_task(self._rejoin(), name=f"rejoin-{self.name}")
+
+    async def _rejoin(self) -> None:
+        """Stop the agents, claim the name again as a new incarnation (waiting while Redis cannot
+        be reached or another live process holds the name), recover the old incarnation's work
+        (fencing it), reload what may have been missed, and serve again."""
+        try:
+            for step in (self.igq.stop, self.expiry.stop):
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(step(), timeout=5)
+            self.igq.conn.uow_tags.clear()  # its unit of work is the old incarnation's: recovered
+            delay = 0.2
+            while self.status == "REJOINING":
+                try:
+                    previous_failed = await self._join()
+                    await self.reload_definitions()
+                    await self.structures.connect_all()
+                    await self._recover_previous_incarnation(previous_failed)
+                    await self.reconcile_queue_state()
+                    break
+                except (NameInUse, MQError, RedisError, OSError) as exc:
+                    log.warning("%s: cannot rejoin the group yet: %s", self.name, exc)
+                    self.cf.incarnation = None
+                    self.membership.lost("rejoin failed")
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+            if self.status == "REJOINING":
+                await self._serve()
+        finally:
+            self._rejoin_task = None
 
     def begin_quiesce(self) -> None:
         """SIGTERM: no new work; waiting gets and FAIL_IF_QUIESCING calls end with 2161."""
@@ -116,6 +181,9 @@ class QueueManager:
         handles), then leave the group as STOPPED, so nothing is left for peer recovery."""
         self.begin_quiesce()
         self.status = "STOPPING"
+        if self._rejoin_task is not None:
+            self._rejoin_task.cancel()
+            await asyncio.gather(self._rejoin_task, return_exceptions=True)
         for step in (self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
                      self.membership.leave,
                      self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop):

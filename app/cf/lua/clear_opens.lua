@@ -4,14 +4,20 @@
 
   Input:
     KEYS[1]  {tag}:handles:<QM>
+    KEYS[2]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  queue manager name
+    ARGV[3]  caller: queue manager name
+    ARGV[4]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     number of handles cleared
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[2], ARGV[3], ARGV[4]) then return { FENCED } end
 
 local h = redis.call("HGETALL", KEYS[1])
 local n = 0

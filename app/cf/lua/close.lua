@@ -3,16 +3,22 @@
 
   Input:
     KEYS[1]  {tag}:handles:<QM>
+    KEYS[2]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  queue manager name
     ARGV[3]  hobj
+    ARGV[4]  caller: queue manager name
+    ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {0}                                   hobj was not open (already closed)
     {1, queue, flags, ipprocs, opprocs}   closed; group-wide counts after (0 if the queue is gone)
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[2], ARGV[4], ARGV[5]) then return { FENCED } end
 
 local record = redis.call("HGET", KEYS[1], ARGV[3])
 if not record then return { 0 } end

@@ -6,11 +6,14 @@
   Input:
     KEYS[1]  {tag}:uow:<QM>:<hconn>       unit-of-work list
     KEYS[2]  {tag}:uows                   unit-of-work registry
+    KEYS[3]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  registry member "<QM>:<hconn>"
     ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
     ARGV[4]  trigger channel of the structure (a shared queue's trigger counts are published there)
+    ARGV[5]  caller: queue manager name
+    ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     JSON array, one object per queue touched:
@@ -18,6 +21,9 @@
      "available": committed available messages after}
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[3], ARGV[5], ARGV[6]) then return { FENCED } end
 --@include _uow.lua
 
 return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], true, ARGV[4])

@@ -7,6 +7,7 @@
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
     KEYS[3]  {tag}:uows                   unit-of-work registry
+    KEYS[4]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -25,6 +26,8 @@
     ARGV[16] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
     ARGV[14] waiter registration ms: when > 0 and no message matches, keep the queue's waiters
              key alive at least that long so puts and commits publish the availability channel
+    ARGV[17] caller: queue manager name
+    ARGV[18] caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}   2085 not defined (no gen given), 2052 deleted (gen given), 2041 generation
@@ -40,6 +43,9 @@
              unit of work (data kept until commit); expiry_ms the message's expiry time, 0 none.
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[4], ARGV[17], ARGV[18]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

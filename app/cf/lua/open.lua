@@ -6,6 +6,7 @@
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:handles:<QM>           hobj -> "<flags>|<queue>"
+    KEYS[3]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  queue name
@@ -13,6 +14,8 @@
     ARGV[4]  hobj
     ARGV[5]  flags: I input shared, X input exclusive, O output, B browse, Q inquire, S set
     ARGV[6]  expected definition generation, "" = do not check
+    ARGV[7]  caller: queue manager name
+    ARGV[8]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}   2085 not defined, 2041 generation changed, 2042 in use (exclusivity),
@@ -21,6 +24,9 @@
              was already open with the same flags (nothing counted twice)
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[3], ARGV[7], ARGV[8]) then return { FENCED } end
 
 local a = redis.call("HMGET", KEYS[1], "gen", "ipprocs", "excl")
 if not a[1] then return { 2085 } end

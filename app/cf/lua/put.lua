@@ -7,6 +7,7 @@
     KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
     KEYS[3]  {tag}:uows                   unit-of-work registry (written only under syncpoint)
     KEYS[4]  {tag}:expq                   queues with expiring messages, score = earliest expiry
+    KEYS[5]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -30,6 +31,8 @@
     ARGV[20] trigger channel of the group (a shared queue's trigger counts are published there)
     ARGV[21] "1": return the stored metadata (a persistent message the queue manager logs for
              RECOVER CFSTRUCT), "0": return ""
+    ARGV[22] caller: queue manager name
+    ARGV[23] caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
@@ -43,6 +46,9 @@
              meta: the message's packed metadata when ARGV[21] asked for it.
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[5], ARGV[22], ARGV[23]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

@@ -5,6 +5,7 @@
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:expq      queues with expiring messages, score = earliest expiry (ms)
+    KEYS[3]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -12,6 +13,8 @@
     ARGV[4]  now, ms since the epoch
     ARGV[5]  structure prefix "{tag}:"
     ARGV[6]  performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
+    ARGV[7]  caller: queue manager name
+    ARGV[8]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {discarded, reports, more, depth_event}
@@ -19,6 +22,9 @@
              uncommitted get or put are left for a later scan.
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[3], ARGV[7], ARGV[8]) then return { FENCED } end
 
 local BATCH = 500
 local ctl = KEYS[1]
