@@ -25,8 +25,9 @@ redis = make_redis(os.environ["BARE_REDIS_URL"])  # the same client as the queue
 scripts = ScriptRegistry(redis)
 LOC = QueueLocation("BARE.CF.APPL1", "BENCH")
 QK = QueueKeys(LOC)
-KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag)]
-PUT_KEYS = [*KEYS, keys.expiry_queues(LOC.tag)]
+FENCE = keys.structure_fence(LOC.tag)
+KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag), FENCE]
+PUT_KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag), keys.expiry_queues(LOC.tag), FENCE]
 CHANNEL = keys.availability_channel("BARE", LOC.tag, LOC.name)
 TRIGGERS = keys.trigger_channel("BARE", LOC.tag)
 
@@ -47,11 +48,11 @@ async def put(request: Request) -> Response:
     body = orjson.loads(await request.body())
     now = str(time.time_ns() // 1_000_000)
     # put.lua's ARGV in order (see its header): no syncpoint, priority 0, not persistent, no ids,
-    # no expiry or report, shared-queue events, nothing logged.
+    # no expiry or report, shared-queue events, nothing logged; the caller (fence check) last.
     reply = await scripts.put(keys=PUT_KEYS, args=[
         QK.queue_prefix, LOC.name, "BARE", "h", "", "0", "0", "0", "", "",
         orjson.dumps(body.get("md") or {}), body["data"].encode(), now, CHANNEL, "", "0", "0", "BARE",
-        "S", TRIGGERS, "0"])
+        "S", TRIGGERS, "0", "BARE", "1"])
     return Response(orjson.dumps({"depth": reply[1]}), status_code=201, media_type="application/json")
 
 
@@ -61,7 +62,7 @@ async def get(request: Request) -> Response:
     now = str(time.time_ns() // 1_000_000)
     reply = await scripts.get(keys=KEYS, args=[
         QK.queue_prefix, LOC.name, "BARE", "h", "", "GET", "NO", "", "", "", "-1", "0", now, "0",
-        keys.structure_prefix(LOC.tag), "S"])
+        keys.structure_prefix(LOC.tag), "S", "BARE", "1"])
     if reply[0] != 0:
         return Response(b'{"error":{"reason":2033}}', status_code=404, media_type="application/json")
     return Response(orjson.dumps({"md": orjson.loads(reply[1]), "data": reply[2].decode()}),

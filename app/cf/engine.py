@@ -650,13 +650,14 @@ class CouplingFacility:
                           f"the connection is broken")
 
     async def _script(self, name: str, tag: str, k: list[str], a: list[Any], incarnation: int,
-                      *, client: Any = None) -> Any:
-        """Call script ``name`` of structure ``tag`` as ``incarnation`` of this queue manager
-        (the fence key and the caller are appended: see lua/_fence.lua)."""
+                      *, tail: Sequence[Any] = (), client: Any = None) -> Any:
+        """Call script ``name`` of structure ``tag`` as ``incarnation`` of this queue manager:
+        the fence key follows ``k``, the caller follows ``a`` (then ``tail``, a script's
+        variable part), as lua/_fence.lua describes."""
         if incarnation != self.incarnation or not self.lease_valid():
             self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
         script = getattr(self.scripts, name)
-        args = [*k, keys.structure_fence(tag)], [*a, self.qmgr, str(incarnation)]
+        args = [*k, keys.structure_fence(tag)], [*a, self.qmgr, str(incarnation), *tail]
         if client is not None:
             return await script(*args, client=client)
         with _cf_access(tag):
@@ -1006,11 +1007,10 @@ class CouplingFacility:
         MSGDLVSQ, DEFPRTY, USAGE, OFFLOAD, ... every field given is stored); counters and
         messages of an existing queue are kept. Returns the definition generation."""
         qk = QueueKeys(loc)
-        with _cf_access(loc.tag):
-            reply = await self.scripts.define(
-                [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
-                 keys.structure_last_ids(loc.tag)],
-                [qk.queue_prefix, loc.name, self.channel(loc), *_pairs(runtime, "define")])
+        reply = await self._script(
+            "define", loc.tag, [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
+                                keys.structure_last_ids(loc.tag)],
+            [qk.queue_prefix, loc.name, self.channel(loc)], self.caller(), tail=_pairs(runtime, "define"))
         return int(reply[0])
 
     async def alter_queue(self, loc: QueueLocation, changes: Mapping[str, str | int], *,
@@ -1018,10 +1018,9 @@ class CouplingFacility:
         """Set runtime attributes; with ``bump_gen`` open handles become stale
         (MQRC_OBJECT_CHANGED). Returns the generation. MQRC_UNKNOWN_OBJECT_NAME if no state."""
         qk = QueueKeys(loc)
-        with _cf_access(loc.tag):
-            reply = await self.scripts.alter(
-                [qk.ctl], [qk.queue_prefix, "1" if bump_gen else "0", self.channel(loc),
-                           *_pairs(changes, "alter")])
+        reply = await self._script("alter", loc.tag, [qk.ctl],
+                                   [qk.queue_prefix, "1" if bump_gen else "0", self.channel(loc)], self.caller(),
+                                   tail=_pairs(changes, "alter"))
         _check(reply, loc)
         return int(reply[1])
 
@@ -1030,11 +1029,10 @@ class CouplingFacility:
         it has messages (unless ``purge``) or uncommitted work. Returns messages purged."""
         qk = QueueKeys(loc)
         await self.usable(loc.tag)
-        with _cf_access(loc.tag):
-            reply = await self.scripts.delete(
-                [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
-                 keys.structure_last_ids(loc.tag)],
-                [qk.queue_prefix, loc.name, "1" if purge else "0", self.channel(loc)])
+        reply = await self._script(
+            "delete", loc.tag, [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
+                                keys.structure_last_ids(loc.tag)],
+            [qk.queue_prefix, loc.name, "1" if purge else "0", self.channel(loc)], self.caller())
         _check(reply, loc)
         if self.log is not None and self.log.wanted(loc.tag):
             self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=True)
@@ -1046,8 +1044,7 @@ class CouplingFacility:
         work exists. Returns the number of messages removed."""
         qk = QueueKeys(loc)
         await self.usable(loc.tag)
-        with _cf_access(loc.tag):
-            reply = await self.scripts.clear([qk.ctl], [qk.queue_prefix])
+        reply = await self._script("clear", loc.tag, [qk.ctl], [qk.queue_prefix], self.caller())
         _check(reply, loc)
         if self.log is not None and self.log.wanted(loc.tag):
             self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=False)
@@ -1148,9 +1145,8 @@ class CouplingFacility:
         (``reset_ms`` = when it started, 0 if never reset); a new interval starts with
         MsgEnqCount/MsgDeqCount 0 and HighQDepth = current depth."""
         qk = QueueKeys(loc)
-        with _cf_access(loc.tag):
-            reply = await self.scripts.reset_stats([qk.ctl, qk.stats],
-                                                   [qmgr, str(self.clock.now_ms())])
+        reply = await self._script("reset_stats", loc.tag, [qk.ctl, qk.stats], [qmgr, str(self.clock.now_ms())],
+                                   self.caller())
         _check(reply, loc)
         return QueueStatistics(enq=int(reply[1]), deq=int(reply[2]), hiq=int(reply[3]),
                                reset_ms=int(reply[4]))

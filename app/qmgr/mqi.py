@@ -183,7 +183,9 @@ class Mqi:
                 await self._backout(conn)
             for handle in list(conn.handles.values()):
                 await self._close_handle(conn, handle)
-        except MQError:
+        except MQError as exc:
+            if isinstance(exc, FencedError) or exc.reason == MQRC.BACKED_OUT or hconn in self.broken:
+                raise  # this QM lost its place in the group: recovery resolves the connection's work
             # The coupling facility did not answer: keep the connection, so that its unit of work
             # and handles are never orphaned - the client's retry or the idle timeout ends it later
             # (each step is idempotent).

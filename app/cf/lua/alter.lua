@@ -5,23 +5,29 @@
 
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  "1" to increment the generation, "0" not to
     ARGV[3]  availability channel of the queue
-    ARGV[4..] attribute name, value, ...
+    ARGV[4]  caller: queue manager name
+    ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[6..] attribute name, value, ...
 
   Output:
     {2085}      queue has no state
     {0, gen}    generation after
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[2], ARGV[4], ARGV[5]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local gen = redis.call("HGET", ctl, "gen")
 if not gen then return { 2085 } end
-if #ARGV > 3 then
-  redis.call("HSET", ctl, unpack(ARGV, 4))
+if #ARGV > 5 then
+  redis.call("HSET", ctl, unpack(ARGV, 6))
 end
 if ARGV[2] == "1" then gen = redis.call("HINCRBY", ctl, "gen", 1) end
 notify(ARGV[1], ARGV[3])

@@ -3,14 +3,20 @@
 
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
+    KEYS[2]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
+    ARGV[2]  caller: queue manager name
+    ARGV[3]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}         2085 not defined, 2042 open by some handle on some QM, 2055 uncommitted work
     {0, removed, seq}  number of messages removed (the depth before); seq: the last message id
                        used, every message removed has an id up to it (the recovery log's record)
 ]]
+--@include _fence.lua
+
+if fenced(KEYS[2], ARGV[2], ARGV[3]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

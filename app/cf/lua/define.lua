@@ -9,11 +9,14 @@
     KEYS[2]  {tag}:queues                 set of queue names with state in the structure
     KEYS[3]  {tag}:gens                   hash: queue name -> last generation of a deleted queue
     KEYS[4]  {tag}:seqs                   hash: queue name -> last message id of a deleted queue
+    KEYS[5]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
     ARGV[3]  availability channel of the queue (waiters retry: GET may have been enabled)
-    ARGV[4..] attribute name, value, name, value, ...; a name starting with "?" is set only
+    ARGV[4]  caller: queue manager name
+    ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[6..] attribute name, value, name, value, ...; a name starting with "?" is set only
               when the queue has no value for it yet (event switches that the queue manager
               changes itself: re-applying a definition must not undo a switch)
 
@@ -21,6 +24,9 @@
     {gen, created}   created 1 when the queue had no state before
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[5], ARGV[4], ARGV[5]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local gen = redis.call("HGET", ctl, "gen")
@@ -34,7 +40,7 @@ if not gen then
   redis.call("HDEL", KEYS[4], ARGV[2])
   created = 1
 end
-for i = 4, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   local name = ARGV[i]
   if string.sub(name, 1, 1) == "?" then
     redis.call("HSETNX", ctl, string.sub(name, 2), ARGV[i + 1])

@@ -6,11 +6,14 @@
     KEYS[2]  {tag}:queues
     KEYS[3]  {tag}:gens                   remembers the last generation (see define.lua)
     KEYS[4]  {tag}:seqs                   remembers the last message id (see define.lua)
+    KEYS[5]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
     ARGV[3]  purge: "1" / "0"
     ARGV[4]  availability channel of the queue (waiters retry and see the queue gone)
+    ARGV[5]  caller: queue manager name
+    ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}         2085 not defined, 2042 open by some handle on some QM, 2055 messages
@@ -18,6 +21,9 @@
     {0, purged, seq}  number of messages removed; seq: the last message id used
 ]]
 --@include _helpers.lua
+--@include _fence.lua
+
+if fenced(KEYS[5], ARGV[5], ARGV[6]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

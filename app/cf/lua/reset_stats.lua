@@ -5,14 +5,20 @@
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:q:<NAME>:stats
+    KEYS[3]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue manager name
     ARGV[2]  now, ms since the epoch (start of the new interval)
+    ARGV[3]  caller: queue manager name
+    ARGV[4]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {2085}                                            queue has no state
     {0, enq, deq, hiq, reset_ms_before, depth}        reset_ms_before 0 = never reset
 ]]
+--@include _fence.lua
+
+if fenced(KEYS[3], ARGV[3], ARGV[4]) then return { FENCED } end
 
 local depth = redis.call("HGET", KEYS[1], "depth")
 if not depth then return { 2085 } end
