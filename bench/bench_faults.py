@@ -252,10 +252,10 @@ def run(args: argparse.Namespace) -> None:
 
     phases = [("before", args.warmup, faults[0][1] if faults else t_end)]
     for i, (name, fault, back) in enumerate(faults):
-        phases.append((name[:14], fault, back))
+        phases.append((name, fault, back))
         phases.append(("after " + name.split()[-1], back, faults[i + 1][1] if i + 1 < len(faults) else t_end))
     print("\nper phase: committed messages per second; latency of a unit of work (put+commit, get+commit) in ms\n")
-    print(f"{'phase':16} {'from s':>6} {'to s':>6} {'put/s':>6} {'get/s':>6} "
+    print(f"{'phase':18} {'from s':>6} {'to s':>6} {'put/s':>6} {'get/s':>6} "
           f"{'put p50':>8} {'p95':>6} {'p99':>6} {'get p50':>8} {'p95':>6} {'p99':>6} {'failed':>6}  share QM1/QM2/QM3")
     for name, a, b in phases:
         lat = {k: [d for t, kk, _, d, _ in rec.units if a <= t < b and kk == k] for k in ("put", "get")}
@@ -263,7 +263,7 @@ def run(args: argparse.Namespace) -> None:
                        else f"{'-':>9}{'-':>7}{'-':>7}" for k in ("put", "get"))
         nfail = sum(1 for t, _, _ in failed if a <= t < b)
         share = "/".join(f"{100 * rec.rate(a, b, qm=qm) / max(rec.rate(a, b), 1e-9):.0f}" for qm in QMS)
-        print(f"{name:16} {a:6.1f} {b:6.1f} {rec.rate(a, b, 'put'):6.0f} {rec.rate(a, b, 'get'):6.0f}{cols} {nfail:6d}  "
+        print(f"{name:18} {a:6.1f} {b:6.1f} {rec.rate(a, b, 'put'):6.0f} {rec.rate(a, b, 'get'):6.0f}{cols} {nfail:6d}  "
               f"{share} %")
     empty = sum(1 for _, v, f in rec.calls if f == 2033)
     print(f"(get+commit includes the get's wait when the queue was empty: {empty} gets waited 0.5 s in vain, 2033)")
