@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterator
 
 #: Longest a proxy thread blocks before it looks at the mode and the stop flag again.
-POLL_S = 0.05
+POLL_S = 0.1
 #: Bytes read at a time.
 CHUNK = 65536
 
@@ -101,16 +101,26 @@ class _Link:
                     break
                 if not proxy.forwarding.is_set():
                     continue  # the partition began while we read: hold the chunk
-            try:
-                dst.sendall(pending)
-                pending = b""
-            except (TimeoutError, socket.timeout):
-                # the receiver does not read (its buffers are full): a partial send loses bytes
-                # of the stream, so end the connection rather than corrupt it
+            if not self._send(dst, pending):
                 break
-            except OSError:
-                break
+            pending = b""
         self.close(reset=True)
+
+    def _send(self, dst: socket.socket, data: bytes) -> bool:
+        """Send all of ``data`` (a receiver that reads slowly - a paused peer - is waited for, in
+        steps of ``POLL_S``, until the link closes); False when the link ended first."""
+        view = memoryview(data)
+        while view:
+            if self.closed.is_set() or self.proxy.stopped.is_set():
+                return False
+            try:
+                sent = dst.send(view)  # with a timeout: raises only when nothing was sent
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return False
+            view = view[sent:]
+        return True
 
     def close(self, reset: bool) -> None:
         with self.lock:
