@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from app.repository.db import upgrade
+from tests.netproxy import NetProxy
 from tests.redis_server import free_port  # noqa: F401  (tests import it from here too)
 
 PG_ADMIN_URL = os.environ.get("QSG_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -47,6 +48,7 @@ class QmProcess:
     env: dict[str, str]
     proc: subprocess.Popen | None = None
     log_path: Path | None = None
+    paused: bool = False
 
     @property
     def url(self) -> str:
@@ -77,7 +79,27 @@ class QmProcess:
             time.sleep(0.05)
         raise RuntimeError(f"{self.name} not ready in {timeout_s}s:\n{self.log()}")
 
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def pause(self) -> None:
+        """SIGSTOP: the process keeps its sockets but runs no code (a long GC pause, a stalled
+        VM) - its heartbeat lease lapses while it still believes it is a member."""
+        assert self.alive, f"{self.name} is not running"
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause``; a no-op when not paused or no longer running."""
+        if self.paused and self.alive:
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGCONT)
+        self.paused = False
+
     def stop(self) -> None:
+        self.resume()  # a stopped process cannot act on SIGTERM
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -88,8 +110,9 @@ class QmProcess:
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:
-            self.proc.kill()
+            self.proc.kill()  # SIGKILL ends a stopped process too
             self.proc.wait()
+        self.paused = False
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:] if self.log_path and self.log_path.exists() else ""
@@ -106,11 +129,22 @@ class Cluster:
     qms: dict[str, QmProcess] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
     redis_server: Any = None  # the tests' RedisServer, for fault tests
+    proxies: dict[str, NetProxy] = field(default_factory=dict)  # QM name -> its proxy to Redis
 
-    def add(self, name: str, start: bool = True) -> QmProcess:
+    def add(self, name: str, start: bool = True, redis_via_proxy: bool = False) -> QmProcess:
+        """Define (and by default start) queue manager ``name``. With ``redis_via_proxy`` its
+        Redis traffic goes through a ``NetProxy`` of its own, ``self.proxies[name]``, so a test
+        can partition that one QM from the coupling facility (restarts keep the proxy)."""
         port = free_port()
+        redis_url = self.redis_url
+        if redis_via_proxy:
+            if name not in self.proxies:
+                host, _, rest = self.redis_url.removeprefix("redis://").partition(":")
+                target_port = int(rest.split("/", 1)[0])
+                self.proxies[name] = NetProxy(host, target_port).start()
+            redis_url = self.proxies[name].redis_url(int(self.redis_url.rsplit("/", 1)[1] or 0))
         env = {**os.environ, "QSG_QMGR": name, "QSG_QSG": self.qsg, "QSG_PORT": str(port),
-               "QSG_REDIS_URL": self.redis_url, "QSG_DATABASE_URL": self.database_url,
+               "QSG_REDIS_URL": redis_url, "QSG_DATABASE_URL": self.database_url,
                "QSG_ACTIVITY_DIR": str(self.workdir / "activity"), "QSG_MQLOG_DIR": str(self.workdir / "mqlog"),
                "QSG_LOG_LEVEL": os.environ.get("QSG_TEST_LOG_LEVEL", "warning"),
                # authentication is on by default: tests that are not about security say off explicitly
@@ -121,16 +155,29 @@ class Cluster:
             qm.start()
         return qm
 
-    def start(self, names: list[str]) -> None:
+    def start(self, names: list[str], proxied: tuple[str, ...] | list[str] = ()) -> None:
+        """Start ``names`` together; those in ``proxied`` reach Redis through a NetProxy."""
         upgrade(self.database_url)
         for name in names:
-            self.add(name, start=False).start(wait=False)
+            self.add(name, start=False, redis_via_proxy=name in proxied).start(wait=False)
         for name in names:
             self.qms[name].wait_ready()
 
     def stop(self) -> None:
+        """Stop every QM (resuming paused ones first, healing partitions so they can leave the
+        group cleanly), then every proxy. Safe to call twice."""
+        for proxy in self.proxies.values():
+            if proxy.partitioned:
+                proxy.heal()
         for qm in self.qms.values():
-            qm.stop()
+            qm.resume()
+        for qm in self.qms.values():
+            try:
+                qm.stop()
+            except Exception:  # noqa: BLE001 - one QM's trouble must not leave the others running
+                qm.kill()
+        for proxy in self.proxies.values():
+            proxy.stop()
 
     def url(self, name: str) -> str:
         return self.qms[name].url

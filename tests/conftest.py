@@ -56,16 +56,18 @@ def redis_url(redis_server: RedisServer) -> str:
 from tests.cluster import Cluster, create_pg_database, drop_pg_database  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def make_cluster(tmp_path_factory):
-    """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...}, aof=False)``
-    starts a group with its own redis-server (``cluster.redis_server``; AOF with fsync always
-    when ``aof``) and a fresh repository; all are stopped at module end."""
-    made: list[tuple[Cluster, RedisServer, str | None]] = []
+class _ClusterMaker:
+    """Starts groups (each with its own redis-server and repository) and tears all of them down:
+    paused QMs are resumed, partitions healed, QMs and proxies stopped, Redis and PostgreSQL
+    databases removed - even when a test failed half-way through a fault."""
 
-    def factory(names: list[str], database: str = "sqlite", env: dict[str, str] | None = None,
-                aof: bool = False) -> Cluster:
-        workdir = tmp_path_factory.mktemp("qsg")
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.tmp_path_factory = tmp_path_factory
+        self.made: list[tuple[Cluster, RedisServer, str | None]] = []
+
+    def __call__(self, names: list[str], database: str = "sqlite", env: dict[str, str] | None = None,
+                 aof: bool = False, proxied: tuple[str, ...] | list[str] = ()) -> Cluster:
+        workdir = self.tmp_path_factory.mktemp("qsg")
         server = RedisServer(aof=aof)
         server.start()
         pg_name = None
@@ -75,16 +77,44 @@ def make_cluster(tmp_path_factory):
             url = f"sqlite:///{workdir / 'qsg.db'}"
         cluster = Cluster(server.url, url, workdir, extra_env=env or {})
         cluster.redis_server = server
-        made.append((cluster, server, pg_name))
-        cluster.start(names)
+        self.made.append((cluster, server, pg_name))
+        cluster.start(names, proxied=proxied)
         return cluster
 
-    yield factory
-    for cluster, server, pg_name in made:
-        cluster.stop()
-        server.cleanup()
-        if pg_name:
-            drop_pg_database(pg_name)
+    def teardown(self) -> None:
+        errors: list[BaseException] = []
+        for cluster, server, pg_name in self.made:
+            for step in (cluster.stop, server.cleanup, (lambda n=pg_name: drop_pg_database(n)) if pg_name else None):
+                if step is None:
+                    continue
+                try:
+                    step()
+                except Exception as exc:  # noqa: BLE001 - clean up the rest, report the first
+                    errors.append(exc)
+        self.made.clear()
+        if errors:
+            raise errors[0]
+
+
+@pytest.fixture(scope="module")
+def make_cluster(tmp_path_factory):
+    """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...}, aof=False,
+    proxied=())`` starts a group with its own redis-server (``cluster.redis_server``; AOF with
+    fsync always when ``aof``) and a fresh repository; the QMs named in ``proxied`` reach Redis
+    through a ``NetProxy`` (``cluster.proxies[name]``). All are stopped at module end (paused
+    QMs resumed first, partitions healed)."""
+    maker = _ClusterMaker(tmp_path_factory)
+    yield maker
+    maker.teardown()
+
+
+@pytest.fixture
+def make_fresh_cluster(tmp_path_factory):
+    """``make_cluster`` whose groups are stopped at the end of the test, not of the module: for
+    fault tests that leave a group in a state no other test should inherit."""
+    maker = _ClusterMaker(tmp_path_factory)
+    yield maker
+    maker.teardown()
 
 
 # ---- Spark (analytics job tests) -----------------------------------------------------------

@@ -2,6 +2,20 @@
 bookkeeping that shows every committed message delivered exactly once. The fault soak test
 (tests/test_soak_faults.py) and bench/bench_faults.py both drive it.
 
+The check (``judge``, pure: unit-tested on synthetic ledgers in tests/test_faultload_check.py):
+
+(a) every message whose put was committed (MQCMIT answered OK) is delivered exactly once;
+(b) nothing uncommitted is delivered: an MQCMIT that answered 2003 (MQRC_BACKED_OUT), or any
+    other definite refusal, means NOT committed, so such a message showing up is ``unexpected``;
+(c) order: the messages one consumer connection got (and committed) from one producer come in
+    put order - their sequence numbers increase. Gets by several consumers interleave, so the
+    rule is per consumer connection; a message returned to the queue by a backout legitimately
+    comes out later than its successors, and it says so (MQMD BackoutCount > 0), so such
+    deliveries are left out, as are messages whose put was in doubt;
+(d) in doubt are only calls whose outcome the client cannot know (``commit_in_doubt``): a
+    transport failure (httpx error, no answer), 2345 CF_NOT_AVAILABLE, 2009 CONNECTION_BROKEN or
+    another 5xx answer. They are counted in the Outcome and excused from (a) and (b).
+
 A client that loses a call connects again (to its own queue manager, or with ``failover`` to
 the next one of the group that answers, as a client with a CCDT would) and abandons the old
 connection: that one ends after the idle timeout, backing out its unit of work (API.md), so
@@ -14,6 +28,7 @@ import contextlib
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import httpx
@@ -36,27 +51,129 @@ class Observer:
         """A unit of work of ``count`` puts or gets (``kind`` "put" / "get") committed on ``qm``."""
 
 
+#: Reasons of a failed MQCMIT after which the unit of work may or may not have committed.
+IN_DOUBT_REASONS = frozenset({2009, 2345})  # CONNECTION_BROKEN, CF_NOT_AVAILABLE
+BACKED_OUT = 2003
+
+
+def commit_in_doubt(exc: BaseException) -> bool:
+    """Whether an MQCMIT that raised ``exc`` may have committed: transport failures (no answer),
+    2345, 2009 and other 5xx answers are in doubt; 2003 BACKED_OUT and every other MQ answer
+    are a definite "not committed"."""
+    if isinstance(exc, httpx.HTTPError):
+        return True
+    if isinstance(exc, MQFailed):
+        if exc.reason == BACKED_OUT:
+            return False
+        return exc.reason in IN_DOUBT_REASONS or exc.status >= 500
+    return True  # anything else: the client cannot tell
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One message got under a successful MQCMIT (or drained at the end)."""
+
+    key: str
+    conn: str  # the consumer connection that got it ("QM1:<hconn>", "DRAIN")
+    backout_count: int = 0  # MQMD BackoutCount: > 0 when a backout returned it to the queue
+
+
+@dataclass
+class Ledger:
+    """What the clients know of every unit of work; the checker's input (plain data)."""
+
+    committed_puts: set[str] = field(default_factory=set)  # MQCMIT answered OK
+    in_doubt_puts: set[str] = field(default_factory=set)  # MQCMIT failed in doubt
+    backed_out_puts: set[str] = field(default_factory=set)  # MQCMIT answered 2003 (or refused)
+    deliveries: list[Delivery] = field(default_factory=list)  # in the order each connection got them
+    in_doubt_gets: set[str] = field(default_factory=set)
+    backed_out_gets: set[str] = field(default_factory=set)
+
+
 @dataclass
 class Outcome:
     """The exactly-once check after the load stopped and the group settled."""
 
     committed_puts: int
-    uncertain_puts: int  # the MQCMIT call failed: each may or may not have been committed
+    uncertain_puts: int  # in doubt: the MQCMIT failed without a definite answer (commit_in_doubt)
     delivered: int  # messages got under a successful MQCMIT, plus what was drained at the end
     drained: int
-    uncertain_gets: int  # got, but the MQCMIT failed: may have been consumed
+    uncertain_gets: int  # got, but the MQCMIT was in doubt: may have been consumed
     duplicates: list[str]
-    missing: list[str]  # committed, never delivered, and not an uncertain get
-    unexpected: list[str]  # delivered though nobody committed it
+    missing: list[str]  # committed, never delivered, and not an in-doubt get
+    unexpected: list[str]  # delivered though nobody committed it (or its MQCMIT answered 2003)
     depth: dict[str, int]  # CURDEPTH per queue after the drain
     uncommitted: dict[str, int]  # uncommitted puts and gets per queue after the drain
     cf_uows: list[str] = field(default_factory=list)  # units of work still registered in the CF
     members: list[dict] = field(default_factory=list)
+    order_violations: list[str] = field(default_factory=list)  # "conn: key after key" (rule (c))
+    backed_out_puts: int = 0  # MQCMIT of puts answered 2003 (or another definite refusal)
+    backed_out_gets: int = 0  # MQCMIT of gets answered so: the messages must come again
+
+    @property
+    def in_doubt_puts(self) -> int:
+        return self.uncertain_puts
+
+    @property
+    def in_doubt_gets(self) -> int:
+        return self.uncertain_gets
 
     @property
     def ok(self) -> bool:
-        return not (self.duplicates or self.missing or self.unexpected or any(self.depth.values())
-                    or any(self.uncommitted.values()) or self.cf_uows)
+        return not (self.duplicates or self.missing or self.unexpected or self.order_violations
+                    or any(self.depth.values()) or any(self.uncommitted.values()) or self.cf_uows)
+
+    def summary(self) -> str:
+        """One paragraph for a report or an assertion message."""
+        return (f"committed puts {self.committed_puts} (in doubt {self.uncertain_puts}, backed out "
+                f"{self.backed_out_puts}); delivered {self.delivered} ({self.drained} drained; in-doubt gets "
+                f"{self.uncertain_gets}, backed-out gets {self.backed_out_gets}); duplicates "
+                f"{len(self.duplicates)} {self.duplicates[:5]}, missing {len(self.missing)} {self.missing[:5]}, "
+                f"unexpected {len(self.unexpected)} {self.unexpected[:5]}, order violations "
+                f"{len(self.order_violations)} {self.order_violations[:3]}; left: depth {sum(self.depth.values())}, "
+                f"uncommitted {sum(self.uncommitted.values())}, CF units of work {self.cf_uows[:5]}")
+
+
+def split_key(key: str) -> tuple[str, int]:
+    """A message key "<producer>-<sequence>" as (producer, sequence number)."""
+    producer, _, seq = key.rpartition("-")
+    return producer, int(seq)
+
+
+def order_violations(deliveries: Iterable[Delivery], committed: set[str]) -> list[str]:
+    """Rule (c): per consumer connection and producer, the sequence numbers of the committed
+    messages it got with BackoutCount 0 increase. One entry per message that came after a later one."""
+    last: dict[tuple[str, str], tuple[int, str]] = {}
+    found = []
+    for d in deliveries:
+        if d.backout_count or d.key not in committed:
+            continue
+        producer, seq = split_key(d.key)
+        prev = last.get((d.conn, producer))
+        if prev is not None and seq <= prev[0]:
+            found.append(f"{d.conn}: {d.key} after {prev[1]}")
+        if prev is None or seq > prev[0]:
+            last[(d.conn, producer)] = (seq, d.key)
+    return found
+
+
+def judge(ledger: Ledger, *, drained: int = 0, depth: dict[str, int] | None = None,
+          uncommitted: dict[str, int] | None = None, cf_uows: list[str] | None = None,
+          members: list[dict] | None = None) -> Outcome:
+    """Rules (a)-(d) of the module docstring over ``ledger`` and what the CF holds afterwards."""
+    got = Counter(d.key for d in ledger.deliveries)
+    seen = set(got)
+    return Outcome(
+        committed_puts=len(ledger.committed_puts), uncertain_puts=len(ledger.in_doubt_puts),
+        delivered=len(ledger.deliveries), drained=drained, uncertain_gets=len(ledger.in_doubt_gets),
+        duplicates=sorted(k for k, n in got.items() if n > 1),
+        # a message is accounted for when it was delivered, or its get's MQCMIT was in doubt
+        missing=sorted(ledger.committed_puts - seen - ledger.in_doubt_gets),
+        # in doubt is the only excuse: a put whose MQCMIT answered 2003 must never be delivered
+        unexpected=sorted(seen - ledger.committed_puts - ledger.in_doubt_puts),
+        depth=depth or {}, uncommitted=uncommitted or {}, cf_uows=cf_uows or [], members=members or [],
+        order_violations=order_violations(ledger.deliveries, ledger.committed_puts - ledger.in_doubt_puts),
+        backed_out_puts=len(ledger.backed_out_puts), backed_out_gets=len(ledger.backed_out_gets))
 
 
 def payload(key: str, size: int) -> str:
@@ -79,10 +196,24 @@ class FaultLoad:
         self.lock = threading.Lock()
         self.queues: set[str] = set()
         self.threads: list[threading.Thread] = []
-        self.committed_puts: set[str] = set()
-        self.uncertain_puts: set[str] = set()
-        self.committed_gets: list[str] = []
-        self.uncertain_gets: set[str] = set()
+        self.ledger = Ledger()
+
+    # the ledger's sets under their former names (callers of earlier versions read them)
+    @property
+    def committed_puts(self) -> set[str]:
+        return self.ledger.committed_puts
+
+    @property
+    def uncertain_puts(self) -> set[str]:
+        return self.ledger.in_doubt_puts
+
+    @property
+    def uncertain_gets(self) -> set[str]:
+        return self.ledger.in_doubt_gets
+
+    @property
+    def committed_gets(self) -> list[str]:
+        return [d.key for d in self.ledger.deliveries]
 
     # ---- the clients ---------------------------------------------------------------------
 
@@ -131,20 +262,27 @@ class FaultLoad:
             except (MQFailed, httpx.HTTPError):
                 time.sleep(0.2)  # the QM or Redis is away: connect again (a client's retry)
 
-    def _commit(self, qm: str, mq: MQ, kind: str, keys: list[str], start: float) -> None:
+    def _commit(self, qm: str, mq: MQ, kind: str, keys: list[str], start: float,
+                backout_counts: list[int] | None = None) -> None:
         """MQCMIT of a unit of work that put or got (``kind``) the messages ``keys``; when the call
-        fails they are in doubt (it may or may not have committed)."""
+        fails they are in doubt or definitely not committed (``commit_in_doubt``)."""
+        ledger = self.ledger
         try:
             self._call("CMIT", mq.commit)
-        except (MQFailed, httpx.HTTPError):
+        except (MQFailed, httpx.HTTPError) as exc:
+            doubt = commit_in_doubt(exc)
             with self.lock:
-                (self.uncertain_puts if kind == "put" else self.uncertain_gets).update(keys)
+                if kind == "put":
+                    (ledger.in_doubt_puts if doubt else ledger.backed_out_puts).update(keys)
+                else:
+                    (ledger.in_doubt_gets if doubt else ledger.backed_out_gets).update(keys)
             raise
         with self.lock:
             if kind == "put":
-                self.committed_puts.update(keys)
+                ledger.committed_puts.update(keys)
             else:
-                self.committed_gets.extend(keys)
+                conn = f"{qm}:{mq.hconn}"
+                ledger.deliveries.extend(Delivery(k, conn, n) for k, n in zip(keys, backout_counts or [0] * len(keys)))
         self.observer.committed(qm, kind, len(keys), start, time.monotonic())
 
     def producer(self, home: str, queue: str, pid: int) -> None:
@@ -171,7 +309,8 @@ class FaultLoad:
                 if exc.reason == 2033:
                     return
                 raise
-            self._commit(qm, mq, "get", [key_of(message["data"])], start)
+            self._commit(qm, mq, "get", [key_of(message["data"])], start,
+                         [int(message["md"].get("backout_count", 0))])
 
         self._run(home, queue, f"C{cid}", ["INPUT_SHARED"], work)
 
@@ -218,21 +357,15 @@ class FaultLoad:
             h = reader.open(q, ["INPUT_SHARED"])
             while True:
                 try:
-                    self.committed_gets.append(key_of(reader.get(h, ["WAIT", "NO_SYNCPOINT"], wait_ms=3000)["data"]))
-                    drained += 1
+                    message = reader.get(h, ["WAIT", "NO_SYNCPOINT"], wait_ms=3000)
                 except MQFailed as exc:
                     if exc.reason != 2033:
                         raise
                     break
+                self.ledger.deliveries.append(Delivery(key_of(message["data"]), f"DRAIN:{q}",
+                                                       int(message["md"].get("backout_count", 0))))
+                drained += 1
         reader.disconnect()
         depth, uncom, uows = self._cf_state(cf)
         cf.close()
-        got = Counter(self.committed_gets)
-        seen = set(got)
-        return Outcome(
-            committed_puts=len(self.committed_puts), uncertain_puts=len(self.uncertain_puts), delivered=len(self.committed_gets),
-            drained=drained, uncertain_gets=len(self.uncertain_gets), duplicates=sorted(k for k, n in got.items() if n > 1),
-            # a message is accounted for when it was delivered, or its get's MQCMIT was in doubt
-            missing=sorted(self.committed_puts - seen - self.uncertain_gets),
-            unexpected=sorted(seen - self.committed_puts - self.uncertain_puts),
-            depth=depth, uncommitted=uncom, cf_uows=uows, members=members)
+        return judge(self.ledger, drained=drained, depth=depth, uncommitted=uncom, cf_uows=uows, members=members)
