@@ -45,6 +45,11 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BUFFER_LENGTH = 100 * 1024 * 1024
 
+#: How long a connection ended because its QM lost its place in the group still answers
+#: 2003/2009 (then MQRC_HCONN_ERROR, as for any unknown handle): long enough for a client cut
+#: off by the same partition to come back and learn what became of its unit of work.
+BROKEN_KEPT_S = 3600.0
+
 
 @dataclass
 class Handle:
@@ -261,7 +266,7 @@ class Mqi:
             await asyncio.sleep(min(timeout / 4, 5.0))
             now = time.monotonic()
             for hconn, (_, ended) in list(self.broken.items()):
-                if now - ended > timeout:
+                if now - ended > max(timeout, BROKEN_KEPT_S):
                     del self.broken[hconn]  # a client that never came back: forget its handle
             for conn in list(self.connections.values()):
                 if conn.busy == 0 and now - conn.last_used > timeout:
