@@ -287,8 +287,9 @@ class IgqAgent:
         transmission queue and no dead letter or report, never both. Raises MessageStays when
         that cannot be done: the message is never dropped for want of a dead-letter queue."""
         queue, qmgr = header["RemoteQName"], header["RemoteQMgrName"]
-        log.warning("%s IGQ agent: %s for %s cannot be delivered: %s", self.qm.name, md.get("msg_id"),
-                    queue, exc.message)
+        # Once per message, not at every retry of one that stays.
+        log.log(logging.INFO if self.state == "RETRY" else logging.WARNING,
+                "%s IGQ agent: %s for %s cannot be delivered: %s", self.qm.name, md.get("msg_id"), queue, exc.message)
         try:
             await self._exception_report(md, data, exc.reason)
             if "DISCARD_MSG" in md.get("report", []):
