@@ -46,9 +46,22 @@ return 0
 """
 
 
+# Failures of the queue manager's resources rather than of a report's destination: the report
+# is kept for a later attempt instead of being dead-lettered or discarded.
+_OUTAGE = frozenset({MQRC.CF_NOT_AVAILABLE, MQRC.CF_STRUC_FAILED, MQRC.CONNECTION_BROKEN,
+                     MQRC.Q_MGR_NOT_AVAILABLE, MQRC.Q_MGR_QUIESCING})
+
+
 def scanner_lease_key(qsg: str) -> str:
     """Who scans the group's shared queues for expired messages."""
     return f"{keys.group_prefix(qsg)}expiry-scanner"
+
+
+def _report_entry(item: bytes) -> tuple[bytes, bytes]:
+    """One queued expiration report, ``<length of MQMD JSON>:<MQMD JSON><data>`` (as the
+    coupling facility's scripts queue it): (MQMD JSON of the expired message, its data)."""
+    n, _, rest = item.partition(b":")
+    return rest[:int(n)], rest[int(n):]
 
 
 class ExpiryService:
@@ -94,44 +107,83 @@ class ExpiryService:
                 log.warning("%s: expiration reports not sent yet: %s", self.qm.name, exc)
 
     async def send_reports(self) -> int:
-        """Send every queued expiration report addressed to this QM (or its QSG)."""
+        """Send every queued expiration report addressed to this QM (or its QSG).
+
+        Each report is first moved (atomically, so no other QM of the group sends it too) to
+        this QM's in-flight list in the same structure, and leaves that list only after it was
+        put (or dead-lettered, or discarded). One that a coupling-facility outage stops stays
+        there and is the first sent at the next attempt - or by this QM when it restarts. A
+        crash between the put and the removal sends it twice; it is never lost."""
         sent = 0
         tags = [keys.private_tag(self.qm.qsg, self.qm.name), *self.qm.shared_tags()]
         for tag in tags:
             for addressee in (self.qm.name, self.qm.qsg):
-                while batch := await self.qm.cf.take_reports(tag, addressee):
-                    for md_json, data in batch:
-                        await self._send_report(orjson.loads(md_json), data)
-                        sent += 1
+                sent += await self._send_queued(keys.expiration_reports(tag, addressee))
         return sent
 
+    async def _send_queued(self, key: str) -> int:
+        redis, sent = self.qm.redis, 0
+        inflight = f"{key}:sending:{self.qm.name}"  # same hash tag: legal on a Redis Cluster
+        while True:
+            item = await redis.lindex(inflight, 0)  # left by an interrupted attempt: first
+            if item is None:
+                item = await redis.lmove(key, inflight, "LEFT", "RIGHT")
+            if item is None:
+                return sent
+            md_json, data = _report_entry(bytes(item))
+            await self._send_report(orjson.loads(md_json), data)
+            await redis.lrem(inflight, 1, item)
+            sent += 1
+
     async def _send_report(self, original: dict[str, Any], data: bytes) -> None:
+        """Put one expiration report to the expired message's ReplyToQ (the report was routed
+        to this QM, its ReplyToQMgr), else to the dead-letter queue. A report that neither can
+        take is discarded, as IBM MQ discards a report it can neither deliver nor dead-letter;
+        a coupling-facility outage is raised instead (the caller keeps the report)."""
         md = expiration_report(original, self.qm.mqi.msg_ids.next())
         queue = original.get("reply_to_q", "")
         try:
             await self.qm.mqi.put_system(queue, md, data)
         except MQError as exc:
-            await self.dead_letter(md, data, exc.reason, queue, original.get("reply_to_qmgr", ""))
+            if exc.reason in _OUTAGE:
+                raise
+            try:
+                await self.dead_letter(md, data, exc.reason, queue, original.get("reply_to_qmgr", ""))
+            except MQError as dlq_exc:
+                if dlq_exc.reason in _OUTAGE:
+                    raise
+                log.error("%s: expiration report for %s discarded: %s at %s cannot take it (reason %d) and the "
+                          "dead-letter queue is unusable: %s", self.qm.name, original.get("msg_id"), queue,
+                          original.get("reply_to_qmgr", ""), exc.reason, dlq_exc.message)
+
+    async def put_report(self, queue: str, qmgr: str, md: dict[str, Any], data: bytes, *, conn: Any = None) -> None:
+        """Put a report message to ``queue`` at ``qmgr`` as an application's MQPUT1 would name
+        them: name resolution sends it through the group (SYSTEM.QSG.TRANSMIT.QUEUE) when
+        ``qmgr`` is another queue manager of the QSG. ``conn``: in that connection's unit of work."""
+        mqi = self.qm.mqi
+        resolved = await mqi._resolve_target(queue, qmgr)
+        body = {"md": md, "options": ["SYNCPOINT" if conn else "NO_SYNCPOINT"],
+                "data": base64.b64encode(data).decode(), "data_encoding": "base64"}
+        await mqi._put(conn or mqi._system, resolved, body, gen=None)
 
     async def dead_letter(self, md: dict[str, Any], data: bytes, reason: int, dest_q: str, dest_qmgr: str,
                           *, conn: Any = None) -> None:
         """Put an undeliverable message on this QM's dead-letter queue (DEADQ), with a dead-letter
-        header (MQDLH fields as JSON, the message data base64) as its body; logged when there
-        is no usable DEADQ, as the z/OS queue manager reports it. ``conn``: put inside that
-        connection's unit of work (an agent that got the message under syncpoint)."""
+        header (MQDLH fields as JSON, the message data base64) as its body. ``conn``: put inside
+        that connection's unit of work (an agent that got the message under syncpoint).
+
+        Raises MQError when there is no usable DEADQ (MQRC_UNKNOWN_OBJECT_NAME when DEADQ is
+        blank): the caller decides - keep the message where it is and retry (the IGQ agent), or
+        discard it where IBM MQ does too (reports)."""
         deadq = str(self.qm.attrs.get("DEADQ", "")).strip()
+        if not deadq:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{self.qm.name} has no dead-letter queue (DEADQ is blank)")
         header = {"StrucId": "DLH ", "Version": 1, "Reason": reason, "DestQName": dest_q,
                   "DestQMgrName": dest_qmgr, "Format": md.get("format", ""), "PutApplName": self.qm.name,
                   "PutDateTime": int(time.time() * 1000), "MsgDesc": md,
                   "MsgData": base64.b64encode(data).decode()}
         dead_md = {**md, "format": "MQDEAD"}
-        try:
-            if not deadq:
-                raise MQError(MQRC.UNKNOWN_OBJECT_NAME, "no DEADQ is set")
-            await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn)
-        except MQError as exc:
-            log.error("%s: message for %s(%s) (reason %d) lost: dead-letter queue unusable: %s",
-                      self.qm.name, dest_q, dest_qmgr, reason, exc.message)
+        await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn)
 
     # ---- scanning -----------------------------------------------------------------------
 

@@ -11,9 +11,19 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
 * Authority (IGQAUT, IGQUSER of this, the receiving, QM): with authentication on, the users
   IBM's table names for the setting need PUT on the destination queue; a message they may not
   put is dead-lettered with MQRC_NOT_AUTHORIZED, as any undeliverable one.
+* Undeliverable messages go to this QM's dead-letter queue (DEADQ), with the exception report
+  they asked for sent to ReplyToQ at ReplyToQMgr (through the group when that is another QM),
+  all in the agent's unit of work; MQRO_DISCARD_MSG discards instead. When there is no usable
+  dead-letter queue the message is never dropped: the unit of work is backed out, so the message
+  stays on SYSTEM.QSG.TRANSMIT.QUEUE, and the agent goes into retry, as a channel's MCA does
+  (it stops with the message left on its transmission queue). The message stays first in line,
+  so the ones behind it keep their order; it is delivered when the cause is gone.
 * Retry: when the agent cannot use SYSTEM.QSG.TRANSMIT.QUEUE (not defined, wrong attributes,
-  get-inhibited) or peer recovery of its queue manager is still running, it retries with the
-  short and long retry counts and intervals of the document (intervals are settings).
+  get-inhibited), peer recovery of its queue manager is still running, the coupling facility
+  cannot be reached (MQRC_CF_NOT_AVAILABLE, a failed structure, Redis connection errors), its
+  queue manager was fenced (MQRC_CONNECTION_BROKEN) or a message stays as above, it retries with
+  the short and long retry counts and intervals of the document (intervals are settings). Entering
+  retry is logged once; it is not an abnormal end (CSQM067E is for unexpected failures only).
 """
 
 from __future__ import annotations
@@ -43,6 +53,26 @@ log = logging.getLogger(__name__)
 IGQ_XMITQ = "SYSTEM.QSG.TRANSMIT.QUEUE"
 SHORT_RETRY_COUNT = 10
 LONG_RETRY_COUNT = 999_999_999
+EXCEPTION_REPORTS = frozenset({"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA"})
+
+# Reasons that say nothing about the message or its destination but that the queue manager
+# cannot work now: the coupling facility or repository cannot be reached, a structure failed,
+# the QM was fenced or is ending. Such a failure is never a reason to dead-letter a message:
+# the agent backs out and retries.
+OUTAGE_REASONS = frozenset({MQRC.CF_NOT_AVAILABLE, MQRC.CF_STRUC_FAILED, MQRC.CONNECTION_BROKEN,
+                            MQRC.DB2_NOT_AVAILABLE, MQRC.Q_MGR_NOT_AVAILABLE, MQRC.Q_MGR_QUIESCING})
+
+
+def is_outage(exc: BaseException) -> bool:
+    """True for a failure of the queue manager's resources (retry later), not of the message."""
+    if isinstance(exc, MQError):
+        return exc.reason in OUTAGE_REASONS
+    return isinstance(exc, (RedisError, OSError))
+
+
+class MessageStays(Exception):
+    """A message can be neither delivered nor dead-lettered: it stays on the transmission queue
+    (the agent backs out its unit of work) and the agent retries it later."""
 
 
 def igq_correl_id(qmgr: str) -> str:
@@ -69,9 +99,11 @@ class IgqAgent:
         self.qm = qm
         self.state = "STOPPED"  # STOPPED (IGQ disabled), RUNNING, RETRY
         self.retries = 0  # retries made in the current retry state
+        self.retry_reason = ""  # why the agent is in retry (shown while it is)
         self.restarts = 0  # abnormal ends recovered (CSQM067E)
         self.delivered = 0
         self.conn = Connection(f"{qm.name}-IGQAGENT", "CSQMIGQA")  # the agent's own unit of work
+        self._committing = False  # the unit of work is being committed: finish it, never back it out
         self._stopping = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.fail_next: Exception | None = None  # tests: make the next step end abnormally
@@ -81,11 +113,16 @@ class IgqAgent:
 
     async def stop(self) -> None:
         await stop_task(self._task, self._stopping)
-        with contextlib.suppress(MQError, RedisError):
-            await self.qm.mqi._backout(self.conn)
+        try:
+            await self._resolve_unit_of_work()
+        except Exception as exc:  # the CF is away: peer recovery or the next start resolves it
+            if not is_outage(exc):
+                raise
+            log.warning("%s IGQ agent: unit of work left for recovery at shutdown: %s", self.qm.name, exc)
 
     def info(self) -> dict[str, Any]:
-        return {"IGQAGENT": self.state, "IGQRETRIES": self.retries, "IGQRESTARTS": self.restarts}
+        return {"IGQAGENT": self.state, "IGQRETRIES": self.retries, "IGQRESTARTS": self.restarts,
+                "IGQRETRYREASON": self.retry_reason if self.state == "RETRY" else ""}
 
     async def _supervise(self) -> None:
         while not self._stopping.is_set():
@@ -96,7 +133,7 @@ class IgqAgent:
                 log.error("CSQM067E %s IGQ agent ended abnormally (%s: %s); restarting", self.qm.name,
                           type(exc).__name__, exc)
                 with contextlib.suppress(Exception):
-                    await self.qm.mqi._backout(self.conn)
+                    await self._resolve_unit_of_work()  # else the next pass of _run does it
                 await self._pause(0.1)
 
     async def _pause(self, seconds: float) -> None:
@@ -118,31 +155,81 @@ class IgqAgent:
         """Serialization: the agent may not take messages while peer recovery of its QM runs."""
         return bool(await self.qm.redis.exists(f"{keys.group_prefix(self.qm.qsg)}recovery:{self.qm.name}"))
 
+    async def _problem(self) -> str | None:
+        """Why the agent must wait in retry before taking a message (None when it may go on)."""
+        problem = self._unusable()
+        if problem is None and await self._recovery_running():
+            problem = f"peer recovery of {self.qm.name} is still in progress (serialization)"
+        return problem
+
     async def _run(self) -> None:
-        settings = self.qm.settings
         while not self._stopping.is_set():
             if self.qm.attrs.get("IGQ") != "ENABLED":
                 self.state, self.retries = "STOPPED", 0
                 await self._pause(1.0)
                 continue
-            problem = self._unusable()
-            if problem is None and await self._recovery_running():
-                problem = f"peer recovery of {self.qm.name} is still in progress (serialization)"
+            try:
+                # Work an outage interrupted is finished first, as it was meant to end.
+                await self._resolve_unit_of_work()
+                problem = await self._problem()
+                if problem is None:
+                    await self._transfer_one(wait_ms=1000)
+            except MessageStays as stays:
+                problem = str(stays)
+                await self._back_out_quietly()
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise  # an abnormal end: CSQM067E and a restart
+                problem = f"coupling facility or queue manager not available ({type(exc).__name__}: {exc})"
+                await self._back_out_quietly()
             if problem is not None:
-                if self.state != "RETRY":
-                    log.warning("%s IGQ agent enters retry: %s", self.qm.name, problem)
-                self.state = "RETRY"
-                self.retries += 1
-                short = self.retries <= SHORT_RETRY_COUNT
-                await self._pause(settings.igq_short_retry_s if short else settings.igq_long_retry_s)
-                continue
-            if self.state == "RETRY":
-                log.info("%s IGQ agent leaves retry after %d retries", self.qm.name, self.retries)
-            self.state, self.retries = "RUNNING", 0
-            await self._transfer_one(wait_ms=1000)
+                await self._retry(problem)
+            else:
+                self._leave_retry()
+
+    async def _retry(self, problem: str) -> None:
+        """One wait of the retry state: the short interval for the first SHORT_RETRY_COUNT
+        retries, then the long one. Entering retry is logged once, not at every retry."""
+        if self.state != "RETRY":
+            log.warning("%s IGQ agent enters retry: %s", self.qm.name, problem)
+            self.state, self.retries = "RETRY", 0
+        elif problem != self.retry_reason:
+            log.info("%s IGQ agent still in retry: %s", self.qm.name, problem)
+        self.retry_reason = problem
+        self.retries += 1
+        settings = self.qm.settings
+        short = self.retries <= SHORT_RETRY_COUNT
+        await self._pause(settings.igq_short_retry_s if short else settings.igq_long_retry_s)
+
+    def _leave_retry(self) -> None:
+        if self.state == "RETRY":
+            log.info("%s IGQ agent leaves retry after %d retries", self.qm.name, self.retries)
+        self.state, self.retries, self.retry_reason = "RUNNING", 0, ""
+
+    async def _resolve_unit_of_work(self) -> None:
+        """Finish the agent's unit of work: commit it again if a commit was interrupted (a peer
+        may already be rolling it forward: commit is idempotent), else back it out. Raises
+        the outage that prevents it; the work stays recorded in the coupling facility."""
+        if not self.conn.uow_tags and not self._committing:
+            return
+        if self._committing:
+            await self.qm.mqi._commit(self.conn)
+        else:
+            await self.qm.mqi._backout(self.conn)
+        self._committing = False
+
+    async def _back_out_quietly(self) -> None:
+        """Back out after a failed transfer; when the CF does not answer, the next pass of the
+        loop tries again (the unit of work's operations stay listed in ``conn.uow_tags``)."""
+        try:
+            await self._resolve_unit_of_work()
+        except Exception as exc:
+            if not is_outage(exc):
+                raise
 
     async def _transfer_one(self, wait_ms: int) -> bool:
-        """Move one message addressed to this QM from the transmission queue; False when none."""
+        """Move one message addressed to this QM from the transmission queue; False when none.
+        Raises MessageStays (back out and retry) or the outage that stopped it."""
         if self.fail_next is not None:
             exc, self.fail_next = self.fail_next, None
             raise exc
@@ -166,8 +253,12 @@ class IgqAgent:
         try:
             await self._deliver(header["RemoteQName"], md, data, got.expiry_at_ms)
         except MQError as exc:
+            if is_outage(exc):
+                raise
             await self._undeliverable(header, md, data, exc)
+        self._committing = True  # from here on the unit of work only ever goes forward
         await self.qm.mqi._commit(self.conn)  # get and put (or dead letter) together
+        self._committing = False
         self.delivered += 1
         self.qm.activity.emit(Verb.IGQ, object=header["RemoteQName"], msg_id=md.get("msg_id"),
                               correl_id=md.get("correl_id"), size=len(data), detail=header.get("RemoteQMgrName"))
@@ -190,24 +281,53 @@ class IgqAgent:
             await self.qm.triggers.counts_changed(resolved.base, before, after, 1, self.conn, True)
 
     async def _undeliverable(self, header: dict[str, Any], md: dict[str, Any], data: bytes, exc: MQError) -> None:
-        """Dead-letter the message on this (the destination) QM, and send the exception report
-        it asked for."""
-        log.warning("%s IGQ agent: %s for %s cannot be delivered: %s", self.qm.name, md.get("msg_id"),
-                    header["RemoteQName"], exc.message)
-        # In the agent's unit of work, with the get: a crash before the commit leaves the
-        # message on the transmission queue and no dead letter, never both.
-        await self.qm.expiry.dead_letter(md, data, exc.reason, header["RemoteQName"], header["RemoteQMgrName"],
-                                         conn=self.conn)
-        if {"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA"} & set(md.get("report", [])) \
-                and md.get("reply_to_q"):
-            report = {"msg_type": "REPORT", "feedback": int(exc.reason), "correl_id": md["msg_id"],
-                      "priority": int(md.get("priority", 0)), "persistence": md.get("persistence", "NOT_PERSISTENT")}
-            body = data if "EXCEPTION_WITH_FULL_DATA" in md["report"] else \
-                data[:100] if "EXCEPTION_WITH_DATA" in md["report"] else b""
-            with contextlib.suppress(MQError):
-                await self.qm.mqi.put_system(md["reply_to_q"], report, body, conn=self.conn)
+        """Dead-letter the message on this (the destination) QM - or discard it when it asked
+        for MQRO_DISCARD_MSG - and send the exception report it asked for; all in the agent's
+        unit of work with the get, so a crash before the commit leaves the message on the
+        transmission queue and no dead letter or report, never both. Raises MessageStays when
+        that cannot be done: the message is never dropped for want of a dead-letter queue."""
+        queue, qmgr = header["RemoteQName"], header["RemoteQMgrName"]
+        # Once per message, not at every retry of one that stays.
+        log.log(logging.INFO if self.state == "RETRY" else logging.WARNING,
+                "%s IGQ agent: %s for %s cannot be delivered: %s", self.qm.name, md.get("msg_id"), queue, exc.message)
+        try:
+            await self._exception_report(md, data, exc.reason)
+            if "DISCARD_MSG" in md.get("report", []):
+                log.warning("%s IGQ agent: %s for %s discarded as its report options ask (MQRO_DISCARD_MSG)",
+                            self.qm.name, md.get("msg_id"), queue)
+                return
+            await self.qm.expiry.dead_letter(md, data, exc.reason, queue, qmgr, conn=self.conn)
+        except MQError as dlq_exc:
+            if is_outage(dlq_exc):
+                raise
+            raise MessageStays(f"message {md.get('msg_id')} for {queue} cannot be delivered "
+                               f"(reason {int(exc.reason)}) nor dead-lettered: {dlq_exc.message}; "
+                               f"it stays on {IGQ_XMITQ}") from dlq_exc
+
+    async def _exception_report(self, md: dict[str, Any], data: bytes, reason: int) -> None:
+        """The exception report a message asked for, to its ReplyToQ at its ReplyToQMgr (which
+        name resolution may send through the group), inside the agent's unit of work; to the
+        dead-letter queue when the reply-to queue cannot take it. Raises MQError when neither can."""
+        report = set(md.get("report", []))
+        reply_q = str(md.get("reply_to_q") or "").strip()
+        if not report & EXCEPTION_REPORTS or not reply_q:
+            return
+        reply_qmgr = str(md.get("reply_to_qmgr") or "").strip() or self.qm.name
+        report_md = {"msg_type": "REPORT", "feedback": int(reason),
+                     "correl_id": md.get("correl_id") if "PASS_CORREL_ID" in report else md["msg_id"],
+                     "priority": int(md.get("priority", 0)), "persistence": md.get("persistence", "NOT_PERSISTENT"),
+                     "format": md.get("format", "") if report - {"EXCEPTION"} else ""}
+        body = data if "EXCEPTION_WITH_FULL_DATA" in report else \
+            data[:100] if "EXCEPTION_WITH_DATA" in report else b""
+        try:
+            await self.qm.expiry.put_report(reply_q, reply_qmgr, report_md, body, conn=self.conn)
+        except MQError as exc:
+            if is_outage(exc):
+                raise
+            log.warning("%s IGQ agent: exception report for %s cannot go to %s at %s (%s): dead-lettered",
+                        self.qm.name, md.get("msg_id"), reply_q, reply_qmgr, exc.message)
+            await self.qm.expiry.dead_letter(report_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
 
     async def transfer_now(self, wait_ms: int = 0) -> bool:
         """One transfer outside the loop (tests)."""
         return await self._transfer_one(wait_ms)
-

@@ -132,12 +132,24 @@ class TriggerService:
             await apply_mqset(self.qm, queue, [("NOTRIGGER", None)], retrigger=False)
 
     async def put_trigger_message(self, initq: str, message: dict[str, Any]) -> None:
-        """Trigger messages are put outside any unit of work, with unlimited expiry."""
+        """Trigger messages are put outside any unit of work, with unlimited expiry. One the
+        initiation queue cannot take goes to the dead-letter queue, as IBM MQ puts it there;
+        only when that fails too is it discarded (trigger messages are non-persistent, and the
+        re-trigger conditions make a new one when the initiation queue is usable again)."""
+        body = orjson.dumps(message)
         try:
-            await self.qm.mqi.put_system(initq, dict(TRIGGER_MD), orjson.dumps(message))
+            await self.qm.mqi.put_system(initq, dict(TRIGGER_MD), body)
             self.qm.activity.emit(Verb.TRIGGER, object=message["QName"], detail=initq)
+            return
         except MQError as exc:
-            log.warning("%s: trigger message for %s not put on %s: %s", self.qm.name, message["QName"], initq, exc)
+            failure = exc
+        try:
+            await self.qm.expiry.dead_letter(dict(TRIGGER_MD), body, failure.reason, initq, self.qm.name)
+            log.warning("%s: trigger message for %s could not be put on %s (%s): dead-lettered",
+                        self.qm.name, message["QName"], initq, failure)
+        except MQError as exc:
+            log.warning("%s: trigger message for %s discarded: not put on %s (%s) nor on the dead-letter "
+                        "queue (%s)", self.qm.name, message["QName"], initq, failure, exc)
 
     async def unit_of_work_ended(self, conn: Connection, committed: bool) -> None:
         """Release held trigger messages: all on commit, FIRST and DEPTH ones on backout."""
