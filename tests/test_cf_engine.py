@@ -805,7 +805,7 @@ async def test_a_fenced_incarnation_changes_nothing_and_its_commit_is_refused(cf
                  lambda: put(cf, "zombie put"), lambda: get(cf), lambda: get(cf, syncpoint="YES"),
                  lambda: cf.open_queue(Q, "QM1", "H2", output=True), lambda: cf.close_queue(Q, "QM1", "H1"),
                  lambda: cf.clear_opens(SHARED, "QM1"), lambda: cf.scan_expired(Q, "QM1"),
-                 lambda: cf.take_reports(SHARED, "QM1"),
+                 lambda: cf.take_report(SHARED, "QM1"),
                  lambda: cf.record_commit_intent("QM1", "C1", [SHARED, PRIVATE])):
         with pytest.raises(MQError) as caught:
             await call()

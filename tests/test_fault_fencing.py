@@ -172,6 +172,18 @@ def test_paused_qm_cannot_commit_after_its_peer_recovered_it(make_fresh_cluster)
     finally:
         group.qms["QM2"].resume()
     assert_old_work_fenced(group, q, c2, h2)
+    members = {m["QMNAME"]: m for m in httpx.get(f"{group.url('QM1')}/v1/qmgr", timeout=5).json()["members"]}
+    assert members["QM2"]["STATUS"] == "ACTIVE" and members["QM2"]["RECOVERED"] == "NO"  # a new incarnation
+
+    # The rejoined incarnation runs its agents again: intra-group queuing to QM2 delivers.
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)")
+    group.mqsc_ok("QM2", "DEFINE QLOCAL(FENCE.PRIVATE)")
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)")
+    MQ(group.url("QM1"), "IGQ").put1("FENCE.PRIVATE", "through IGQ after the rejoin", qmgr="QM2")
+    reader = MQ(group.url("QM2"), "READER")
+    got = reader.get(reader.open("FENCE.PRIVATE", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=15_000)
+    assert got["data"] == "through IGQ after the rejoin"
 
 
 def test_partitioned_qm_answers_2345_and_is_fenced_after_the_heal(make_fresh_cluster):

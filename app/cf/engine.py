@@ -909,16 +909,30 @@ class CouplingFacility:
             if not int(more):
                 return total
 
-    async def take_reports(self, tag: str, qmgr: str, count: int = 100) -> list[tuple[bytes, bytes]]:
-        """Take up to ``count`` expiration reports queued in a structure for ``qmgr``:
-        (MQMD JSON of the expired message, the data the report carries)."""
-        reply = await self._script("take_reports", tag, [keys.expiration_reports(tag, qmgr)], [str(count)],
-                                   self.caller())
-        out = []
-        for item in reply[1:]:
-            n, _, rest = bytes(item).partition(b":")
-            out.append((rest[:int(n)], rest[int(n):]))
-        return out
+    async def take_report(self, tag: str, addressee: str) -> bytes | None:
+        """The next expiration report addressed to ``addressee`` (this QM or its QSG) that this QM
+        is to send from structure ``tag`` (see lua/take_report.lua), or None; pass it to
+        ``report_sent`` once it was put."""
+        reply = await self._script(
+            "take_report", tag, [keys.expiration_reports(tag, addressee),
+                                 keys.expiration_reports_sending(tag, addressee, self.qmgr)], [], self.caller())
+        return bytes(reply[1]) if len(reply) > 1 else None
+
+    async def report_sent(self, tag: str, addressee: str, report: bytes) -> None:
+        """The report ``take_report`` gave was put (or dead-lettered, or discarded)."""
+        with _cf_access(tag):
+            await self.redis.lrem(keys.expiration_reports_sending(tag, addressee, self.qmgr), 1, report)
+
+    async def requeue_reports(self, tag: str, qmgr: str, addressees: Sequence[str]) -> int:
+        """Peer recovery: the reports ``qmgr`` was sending from ``tag`` go back to the front of
+        their queues, for whoever sends them next. Returns how many."""
+        moved = 0
+        with _cf_access(tag):
+            for addressee in addressees:
+                sending = keys.expiration_reports_sending(tag, addressee, qmgr)
+                while await self.redis.lmove(sending, keys.expiration_reports(tag, addressee), "RIGHT", "LEFT"):
+                    moved += 1
+        return moved
 
     # -- units of work --
 

@@ -154,6 +154,12 @@ def expiration_reports(tag: str, qmgr: str) -> str:
     return f"{structure_prefix(tag)}expreports:{qmgr}"
 
 
+def expiration_reports_sending(tag: str, addressee: str, qmgr: str) -> str:
+    """List: the expiration report (of those addressed to ``addressee``) that ``qmgr`` is sending
+    now; it leaves the list once put, and peer recovery puts it back if ``qmgr`` fails."""
+    return f"{expiration_reports(tag, addressee)}:sending:{qmgr}"
+
+
 def uow_key(tag: str, qmgr: str, hconn: str) -> str:
     """List: the operations of one connection's unit of work within one structure."""
     return f"{structure_prefix(tag)}uow:{qmgr}:{hconn}"

@@ -42,7 +42,7 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "restore",
     "fence",
     "intent",
-    "take_reports",
+    "take_report",
     "claim",
     "renew",
 )
@@ -93,7 +93,7 @@ class ScriptRegistry:
     scan: AsyncScript
     fence: AsyncScript
     intent: AsyncScript
-    take_reports: AsyncScript
+    take_report: AsyncScript
     claim: AsyncScript
     renew: AsyncScript
 

@@ -108,6 +108,13 @@ class MQRC(IntEnum):
         return f"MQRC_{self.name}"
 
 
+#: Reasons that say the queue manager cannot do the work now (the coupling facility or the
+#: repository is away, the QM lost its place in the group or is stopping), not that the work is
+#: wrong: an agent keeps what it holds and retries rather than dead-lettering or discarding it.
+OUTAGE_REASONS = frozenset({MQRC.CF_NOT_AVAILABLE, MQRC.CF_STRUC_FAILED, MQRC.CONNECTION_BROKEN,
+                            MQRC.DB2_NOT_AVAILABLE, MQRC.Q_MGR_NOT_AVAILABLE, MQRC.Q_MGR_QUIESCING})
+
+
 def reason_name(reason: int) -> str:
     """The IBM name of a reason code, or ``MQRC_<n>`` for one this module does not know."""
     try:

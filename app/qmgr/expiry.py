@@ -27,7 +27,7 @@ from app.cf import keys
 from app.core.errors import MQError
 from app.core.expiry import expiration_report
 from app.core.names import matches
-from app.core.reasons import MQRC
+from app.core.reasons import MQRC, OUTAGE_REASONS
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
 
@@ -48,10 +48,6 @@ return 0
 
 # Failures of the queue manager's resources rather than of a report's destination: the report
 # is kept for a later attempt instead of being dead-lettered or discarded.
-_OUTAGE = frozenset({MQRC.CF_NOT_AVAILABLE, MQRC.CF_STRUC_FAILED, MQRC.CONNECTION_BROKEN,
-                     MQRC.Q_MGR_NOT_AVAILABLE, MQRC.Q_MGR_QUIESCING})
-
-
 def scanner_lease_key(qsg: str) -> str:
     """Who scans the group's shared queues for expired messages."""
     return f"{keys.group_prefix(qsg)}expiry-scanner"
@@ -82,6 +78,7 @@ class ExpiryService:
                                                            detail="discarded by a get or browse")
 
     def start(self) -> None:
+        self._stopping = asyncio.Event()  # started again after a rejoin
         self._reports_due.set()  # reports left by a previous incarnation or a failed peer
         self._tasks = [asyncio.create_task(self._send_reports_loop(), name=f"expiry-reports-{self.qm.name}"),
                        asyncio.create_task(self._scan_loop(), name=f"expiry-scan-{self.qm.name}")]
@@ -118,22 +115,17 @@ class ExpiryService:
         tags = [keys.private_tag(self.qm.qsg, self.qm.name), *self.qm.shared_tags()]
         for tag in tags:
             for addressee in (self.qm.name, self.qm.qsg):
-                sent += await self._send_queued(keys.expiration_reports(tag, addressee))
+                sent += await self._send_queued(tag, addressee)
         return sent
 
-    async def _send_queued(self, key: str) -> int:
-        redis, sent = self.qm.redis, 0
-        inflight = f"{key}:sending:{self.qm.name}"  # same hash tag: legal on a Redis Cluster
-        while True:
-            item = await redis.lindex(inflight, 0)  # left by an interrupted attempt: first
-            if item is None:
-                item = await redis.lmove(key, inflight, "LEFT", "RIGHT")
-            if item is None:
-                return sent
-            md_json, data = _report_entry(bytes(item))
+    async def _send_queued(self, tag: str, addressee: str) -> int:
+        sent = 0
+        while (item := await self.qm.cf.take_report(tag, addressee)) is not None:
+            md_json, data = _report_entry(item)
             await self._send_report(orjson.loads(md_json), data)
-            await redis.lrem(inflight, 1, item)
+            await self.qm.cf.report_sent(tag, addressee, item)
             sent += 1
+        return sent
 
     async def _send_report(self, original: dict[str, Any], data: bytes) -> None:
         """Put one expiration report to the expired message's ReplyToQ (the report was routed
@@ -145,12 +137,12 @@ class ExpiryService:
         try:
             await self.qm.mqi.put_system(queue, md, data)
         except MQError as exc:
-            if exc.reason in _OUTAGE:
+            if exc.reason in OUTAGE_REASONS:
                 raise
             try:
                 await self.dead_letter(md, data, exc.reason, queue, original.get("reply_to_qmgr", ""))
             except MQError as dlq_exc:
-                if dlq_exc.reason in _OUTAGE:
+                if dlq_exc.reason in OUTAGE_REASONS:
                     raise
                 log.error("%s: expiration report for %s discarded: %s at %s cannot take it (reason %d) and the "
                           "dead-letter queue is unusable: %s", self.qm.name, original.get("msg_id"), queue,

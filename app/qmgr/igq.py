@@ -41,7 +41,7 @@ from app.activity.schema import Verb
 from app.cf import keys
 from app.core.errors import MQError
 from app.core.expiry import remaining_tenths, report_kind
-from app.core.reasons import MQRC
+from app.core.reasons import MQRC, OUTAGE_REASONS
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
 
@@ -59,10 +59,6 @@ EXCEPTION_REPORTS = frozenset({"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WI
 # cannot work now: the coupling facility or repository cannot be reached, a structure failed,
 # the QM was fenced or is ending. Such a failure is never a reason to dead-letter a message:
 # the agent backs out and retries.
-OUTAGE_REASONS = frozenset({MQRC.CF_NOT_AVAILABLE, MQRC.CF_STRUC_FAILED, MQRC.CONNECTION_BROKEN,
-                            MQRC.DB2_NOT_AVAILABLE, MQRC.Q_MGR_NOT_AVAILABLE, MQRC.Q_MGR_QUIESCING})
-
-
 def is_outage(exc: BaseException) -> bool:
     """True for a failure of the queue manager's resources (retry later), not of the message."""
     if isinstance(exc, MQError):
@@ -109,6 +105,7 @@ class IgqAgent:
         self.fail_next: Exception | None = None  # tests: make the next step end abnormally
 
     def start(self) -> None:
+        self._stopping = asyncio.Event()  # started again after a rejoin
         self._task = asyncio.create_task(self._supervise(), name=f"igq-agent-{self.qm.name}")
 
     async def stop(self) -> None:
@@ -216,6 +213,12 @@ class IgqAgent:
             await self.qm.mqi._commit(self.conn)
         else:
             await self.qm.mqi._backout(self.conn)
+        self._committing = False
+
+    def forget_unit_of_work(self) -> None:
+        """The queue manager lost its place in the group: the agent's unit of work belonged to
+        the old incarnation, which recovery resolves (commit record or backout)."""
+        self.conn.uow_tags.clear()
         self._committing = False
 
     async def _back_out_quietly(self) -> None:

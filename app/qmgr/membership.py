@@ -296,6 +296,8 @@ class Membership:
                     await self.cf.backout(tag, qmgr, hconn)
                     backed_out += 1
             cleared += await self.cf.clear_opens(tag, qmgr)
+            # Expiration reports it was sending go back for whoever sends them next.
+            await self.cf.requeue_reports(tag, qmgr, (qmgr, self.qsg))
         return backed_out, committed, cleared
 
     async def _commit_intents(self, qmgr: str) -> dict[str, list[str]]:

@@ -148,7 +148,7 @@ class QueueManager:
             for step in (self.igq.stop, self.expiry.stop):
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(step(), timeout=5)
-            self.igq.conn.uow_tags.clear()  # its unit of work is the old incarnation's: recovered
+            self.igq.forget_unit_of_work()
             delay = 0.2
             while self.status == "REJOINING":
                 try:
