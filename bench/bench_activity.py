@@ -50,7 +50,10 @@ def recording_cost(calls: int = 100_000) -> tuple[float, float]:
     from app.activity.log import ActivityLog
     from app.activity.store import FolderStore
     from app.activity.writer import ActivityWriter, Spool
+    from app.core.calls import PutCall, PutOutcome
     from app.core.clock import SystemClock
+    from app.core.mqmd import MQMD
+    from app.core.options import parse_put_options
 
     class Resolved:
         class base:  # noqa: N801 - shaped like ResolvedQueue
@@ -76,13 +79,12 @@ def recording_cost(calls: int = 100_000) -> tuple[float, float]:
             self.n = 0
 
         @recorded(Verb.PUT)
-        async def put(self, hconn: str, hobj: str, body: dict) -> dict:
+        async def put(self, hconn: str, hobj: str, call: PutCall) -> PutOutcome:
             self.n += 1
             note(hconn, resolved=Resolved, depth=self.n, size=1024)
-            return {"md": {"msg_id": f"{self.n:048x}", "correl_id": "0" * 48, "priority": 0,
-                           "persistence": "NOT_PERSISTENT"}}
+            return PutOutcome(MQMD(msg_id=f"{self.n:048x}", priority=0, persistence="NOT_PERSISTENT"))
 
-    body = {"data": "x" * 1024, "options": ["NO_SYNCPOINT"]}
+    body = PutCall(MQMD(), b"x" * 1024, parse_put_options(["NO_SYNCPOINT"]))
 
     async def go(enabled: bool) -> tuple[float, int]:
         with tempfile.TemporaryDirectory() as d:

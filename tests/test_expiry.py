@@ -8,6 +8,8 @@ import base64
 import orjson
 import pytest
 
+from app.api import wire
+from app.api.schemas import GetRequest, PutRequest
 from app.cf.redisconn import make_redis
 from app.core.clock import ManualClock
 from app.core.errors import MQError
@@ -53,11 +55,12 @@ class App:
         return (await self.qm.mqi.open(self.hconn, name, "", options)).hobj
 
     async def put(self, hobj: str, data: str, **md) -> dict:
-        return (await self.qm.mqi.put(self.hconn, hobj, {"md": md, "options": ["NO_SYNCPOINT"], "data": data,
-                                                        "data_encoding": "utf-8"}))["md"]
+        call = wire.put_call(PutRequest(md=md, options=["NO_SYNCPOINT"], data=data))
+        return wire.put_response(await self.qm.mqi.put(self.hconn, hobj, call))["md"]
 
     async def get(self, hobj: str, options: list[str] | None = None, **body) -> dict:
-        return await self.qm.mqi.get(self.hconn, hobj, {"options": options or ["NO_SYNCPOINT"], **body})
+        call = wire.get_call(GetRequest(options=options or ["NO_SYNCPOINT"], **body))
+        return wire.get_response(await self.qm.mqi.get(self.hconn, hobj, call))
 
     async def drain(self, hobj: str) -> list[str]:
         out = []

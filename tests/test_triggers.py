@@ -6,6 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from app.api import wire
+from app.api.schemas import PutRequest
 from app.core.errors import MQError
 from tests.test_expiry import App, mqsc, qm  # noqa: F401  (the in-process queue manager fixture)
 
@@ -186,14 +188,14 @@ async def test_condition_14_fifo_queue_uses_the_default_priority(setup):
 async def test_units_of_work(setup):
     qm, app, monitor, initq = setup
     h = await app.open("APP", ["OUTPUT"])
-    await qm.mqi.put(app.hconn, h, {"data": "x", "options": ["SYNCPOINT"], "md": None, "data_encoding": "utf-8"})
+    await qm.mqi.put(app.hconn, h, wire.put_call(PutRequest(data="x", options=["SYNCPOINT"])))
     assert await triggers(monitor, initq) == []  # not available until the unit of work ends
     await qm.mqi.backout(app.hconn)
     assert len(await triggers(monitor, initq)) == 1  # FIRST: made available on backout too
     await mqsc(qm, "ALTER QLOCAL(APP) TRIGTYPE(EVERY)")
-    await qm.mqi.put(app.hconn, h, {"data": "y", "options": ["SYNCPOINT"], "md": None, "data_encoding": "utf-8"})
+    await qm.mqi.put(app.hconn, h, wire.put_call(PutRequest(data="y", options=["SYNCPOINT"])))
     await qm.mqi.backout(app.hconn)
     assert await triggers(monitor, initq) == []  # EVERY: nothing on backout
-    await qm.mqi.put(app.hconn, h, {"data": "z", "options": ["SYNCPOINT"], "md": None, "data_encoding": "utf-8"})
+    await qm.mqi.put(app.hconn, h, wire.put_call(PutRequest(data="z", options=["SYNCPOINT"])))
     await qm.mqi.commit(app.hconn)
     assert len(await triggers(monitor, initq)) == 1

@@ -5,7 +5,7 @@ call knows (the depth after a put, the message size).
 Usage in ``app.qmgr.mqi``::
 
     @recorded(Verb.PUT)
-    async def put(self, hconn, hobj, body): ...
+    async def put(self, hconn, hobj, call): ...
 
     # inside, after the coupling facility answered:
     note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))
@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 from app.activity.schema import Verb
 from app.core.errors import MQError
-from app.core.options import parse_get_options, parse_put_options
-from app.core.reasons import MQRC
+from app.core.calls import GotMessage, PutOutcome
+from app.core.reasons import MQRC, CompCode
 
 log = logging.getLogger(__name__)
 
@@ -118,71 +118,57 @@ def _after_open(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, handle
     _queue(rec, handle.resolved)
 
 
-def _put_syncpoint(rec: dict[str, Any], body: Any) -> None:
-    if isinstance(body, dict):
-        options = body.get("options", [])
-        if isinstance(options, list):
-            rec["syncpoint"] = parse_put_options(options).syncpoint
-
-
 def _before_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _handle(mqi, rec, args, kwargs)
-    _put_syncpoint(rec, args[2] if len(args) > 2 else kwargs.get("body"))
+    _handle(mqi, rec, args, kwargs)  # put(hconn, hobj, call)
+    rec["syncpoint"] = args[2].pmo.syncpoint
 
 
 def _before_put1(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _connection(mqi, rec, args, kwargs)
-    body = args[1] if len(args) > 1 else kwargs.get("body")
-    if isinstance(body, dict) and isinstance(body.get("object_name"), str):
-        rec["object"] = body["object_name"]  # replaced by the resolved queue once known (note)
-    _put_syncpoint(rec, body)
+    _connection(mqi, rec, args, kwargs)  # put1(hconn, object_name, object_qmgr, call)
+    rec["object"] = args[1]  # replaced by the resolved queue once known (note)
+    rec["syncpoint"] = args[3].pmo.syncpoint
 
 
-def _after_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:
-    md = result["md"]
-    rec["msg_id"] = md["msg_id"]
-    rec["correl_id"] = md["correl_id"]
-    rec["priority"] = md["priority"]
-    rec["persistent"] = md["persistence"] == "PERSISTENT"
-    if result.get("completion_code"):
-        rec["cc"] = int(result["completion_code"])
-        rec["rc"] = int(result["reason"])
+def _after_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, outcome: PutOutcome) -> None:
+    md = outcome.md
+    rec["msg_id"] = md.msg_id
+    rec["correl_id"] = md.correl_id
+    rec["priority"] = md.priority
+    rec["persistent"] = md.persistent
+    if outcome.warnings:
+        rec["cc"] = int(CompCode.WARNING)
+        rec["rc"] = int(outcome.warnings[0][0])
 
 
 def _before_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    handle = _handle(mqi, rec, args, kwargs)
+    handle = _handle(mqi, rec, args, kwargs)  # get(hconn, hobj, call)
     if handle is not None:
         rec["bothresh"] = int(handle.resolved.base.attrs.get("BOTHRESH", 0) or 0)
-    body = args[2] if len(args) > 2 else kwargs.get("body")
-    options = body.get("options", []) if isinstance(body, dict) else []
-    if isinstance(options, list):
-        gmo = parse_get_options(options)
-        if gmo.browse:
-            rec["verb"] = Verb.BROWSE.value
-            rec["syncpoint"] = False
-        elif gmo.syncpoint != "IF_PERSISTENT":
-            rec["syncpoint"] = gmo.syncpoint == "YES"
-        else:
-            rec["syncpoint"] = None  # decided by the message's persistence (after)
+    gmo = args[2].gmo
+    if gmo.browse:
+        rec["verb"] = Verb.BROWSE.value
+        rec["syncpoint"] = False
+    elif gmo.syncpoint != "IF_PERSISTENT":
+        rec["syncpoint"] = gmo.syncpoint == "YES"
+    else:
+        rec["syncpoint"] = None  # decided by the message's persistence (after)
 
 
-def _after_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:
-    md = result["md"]
-    rec["msg_id"] = md.get("msg_id")
-    rec["correl_id"] = md.get("correl_id")
-    rec["priority"] = md.get("priority")
-    persistent = md.get("persistence") == "PERSISTENT"
-    rec["persistent"] = persistent
-    rec["size"] = result.get("data_length")
-    rec["backout_count"] = md.get("backout_count", 0)
-    put_time = md.get("put_date_time")
-    if isinstance(put_time, str):
-        rec["put_ts"] = parse_put_time(put_time)
+def _after_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, got: GotMessage) -> None:
+    md = got.md
+    rec["msg_id"] = md.msg_id
+    rec["correl_id"] = md.correl_id
+    rec["priority"] = md.priority
+    rec["persistent"] = md.persistent
+    rec["size"] = got.data_length
+    rec["backout_count"] = md.backout_count
+    if md.put_date_time:
+        rec["put_ts"] = parse_put_time(md.put_date_time)
     if rec.get("syncpoint", False) is None:
-        rec["syncpoint"] = persistent
-    if result.get("completion_code"):
-        rec["cc"] = int(result["completion_code"])
-        rec["rc"] = int(result["reason"])
+        rec["syncpoint"] = md.persistent
+    if got.truncated:
+        rec["cc"] = int(CompCode.WARNING)
+        rec["rc"] = int(MQRC.TRUNCATED_MSG_ACCEPTED)
 
 
 def _nothing(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:

@@ -7,9 +7,11 @@ from typing import Any
 from fastapi import APIRouter, Body, Request
 from starlette.responses import Response
 
+from app.api import wire
 from app.api.body import documented, parse_body
 from app.api.errors import json_response
 from app.api.schemas import ConnectRequest, GetRequest, OpenRequest, Put1Request, PutRequest
+from app.core.calls import PutOutcome
 
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
 
@@ -59,29 +61,29 @@ async def close_object(request: Request, hconn: str, hobj: str) -> Response:
     return json_response({"completion_code": 0, "reason": 0})
 
 
-def _put_response(result: dict[str, Any]) -> Response:
+def _put_response(outcome: PutOutcome) -> Response:
     """201 for a put that completed; a warning (completion code 1, e.g. MQRC 2049) is a 200
-    whose body carries completion_code and reason (API.md "Errors")."""
-    return json_response(result, 200 if result.get("completion_code") else 201)
+    whose body carries completion_code and reason (docs/api.md "Errors")."""
+    return json_response(wire.put_response(outcome), 200 if outcome.warnings else 201)
 
 
 @router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT", openapi_extra=documented(PutRequest))
 async def put(request: Request, hconn: str, hobj: str) -> Response:
     body = await parse_body(request, PutRequest)
-    return _put_response(await _mqi(request).put(hconn, hobj, body.model_dump()))
+    return _put_response(await _mqi(request).put(hconn, hobj, wire.put_call(body)))
 
 
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
 async def put1(request: Request, hconn: str) -> Response:
     body = await parse_body(request, Put1Request)
-    return _put_response(await _mqi(request).put1(hconn, body.model_dump()))
+    return _put_response(await _mqi(request).put1(hconn, body.object_name, body.object_qmgr, wire.put_call(body)))
 
 
 @router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)",
              openapi_extra=documented(GetRequest, required=False))
 async def get(request: Request, hconn: str, hobj: str) -> Response:
     body = await parse_body(request, GetRequest)
-    return json_response(await _mqi(request).get(hconn, hobj, body.model_dump()))
+    return json_response(wire.get_response(await _mqi(request).get(hconn, hobj, wire.get_call(body))))
 
 
 @router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ")

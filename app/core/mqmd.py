@@ -1,5 +1,9 @@
-"""The message descriptor (MQMD) of API.md: validation on put, defaults from the queue,
-unique MsgIds across the QSG."""
+"""The message descriptor (MQMD): the typed value, its validation on put, unique MsgIds across
+the QSG.
+
+On the wire and in the coupling facility an MQMD is a JSON object with IBM's field names in
+snake_case (docs/api.md); inside the queue manager it is an ``MQMD``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import itertools
 import re
 import struct
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -35,6 +40,68 @@ _PROPERTY_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]{0,254}")
 MAX_PROPERTIES = 100
 
 
+@dataclass(slots=True)
+class MQMD:
+    """A message descriptor. Input fields are the application's; the context and output fields
+    (backout_count and after) are set by the queue manager at MQPUT or MQGET."""
+
+    msg_id: str = NO_ID  # 48 lower-case hex digits; all zeros = none
+    correl_id: str = NO_ID
+    priority: int = -1  # -1 = the queue's DEFPRTY
+    persistence: str = "AS_Q_DEF"  # PERSISTENT, NOT_PERSISTENT, AS_Q_DEF
+    expiry: int = -1  # tenths of a second, -1 unlimited; on get what remains
+    reply_to_q: str = ""
+    reply_to_qmgr: str = ""
+    report: list[str] = field(default_factory=list)  # MQRO_ names without the prefix
+    msg_type: str = "DATAGRAM"
+    feedback: int = 0
+    format: str = "MQSTR"
+    properties: dict[str, Any] | None = None  # message properties (the usr folder), None = none
+    backout_count: int = 0
+    put_appl_name: str = ""
+    put_date_time: str = ""
+    put_qmgr: str = ""
+    user_identifier: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape (wire and coupling facility); ``properties`` only when there are some."""
+        out = {"msg_id": self.msg_id, "correl_id": self.correl_id, "priority": self.priority,
+               "persistence": self.persistence, "expiry": self.expiry, "reply_to_q": self.reply_to_q,
+               "reply_to_qmgr": self.reply_to_qmgr, "report": list(self.report), "msg_type": self.msg_type,
+               "feedback": self.feedback, "format": self.format, "backout_count": self.backout_count,
+               "put_appl_name": self.put_appl_name, "put_date_time": self.put_date_time,
+               "put_qmgr": self.put_qmgr, "user_identifier": self.user_identifier}
+        if self.properties:
+            out["properties"] = dict(self.properties)
+        return out
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> MQMD:
+        """An MQMD as the queue manager stored it (``to_dict``'s shape; fields it lacks default)."""
+        return cls(**{name: stored[name] for name in _FIELD_NAMES if name in stored})
+
+    @property
+    def persistent(self) -> bool:
+        return self.persistence == "PERSISTENT"
+
+
+_FIELD_NAMES = tuple(MQMD.__dataclass_fields__)
+
+# Formats whose bodies are text: MQSTR, and the queue manager's own messages, whose bodies this
+# emulator writes as JSON (events MQEVENT, trigger messages MQTRIG, dead letters MQDEAD).
+TEXT_FORMATS = frozenset({"MQSTR", "MQEVENT", "MQTRIG", "MQDEAD"})
+
+
+def as_text(data: bytes, fmt: str) -> str | None:
+    """A message's data as text when its format is a text format and it is valid UTF-8."""
+    if fmt.strip() not in TEXT_FORMATS:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _is_int(value: Any) -> bool:
     # bool is an int subclass in Python; MQ fields must not accept true/false (DESIGN pitfall)
     return isinstance(value, int) and not isinstance(value, bool)
@@ -57,16 +124,16 @@ def _name(value: Any, field: str, max_len: int) -> str:
     return value.strip()
 
 
-def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
-    """Check the application's MQMD for MQPUT/MQPUT1.
+def validate_put_md(md: Any) -> tuple[MQMD, list[tuple[int, str]]]:
+    """Check the application's MQMD (its JSON object) for MQPUT/MQPUT1.
 
-    Returns the normalised input fields and the warnings to report (IBM's 2049 when the
-    priority exceeds the maximum: the message is queued at priority 9, but its MQMD keeps the
-    priority the application gave).
+    Returns the MQMD with its input fields normalised and the warnings to report (IBM's 2049
+    when the priority exceeds the maximum: the message is queued at priority 9, but its MQMD
+    keeps the priority the application gave). Context and output fields are not taken from
+    the application: the queue manager sets them.
     """
-    if not md:
-        if md is None or md == {}:
-            return dict(_DEFAULT_MD), []  # the common case: every field defaulted
+    if md is None or md == {}:
+        return MQMD(), []  # the common case: every field defaulted
     if not isinstance(md, dict):
         raise MQError(MQRC.MD_ERROR, "md must be an object")
     unknown = set(md) - INPUT_FIELDS - OUTPUT_FIELDS
@@ -118,7 +185,7 @@ def validate_put_md(md: Any) -> tuple[dict[str, Any], list[tuple[int, str]]]:
         properties = _properties(md["properties"])
         if properties:  # kept out of the MQMD when empty, so MQMDs stay the shape they always were
             out["properties"] = properties
-    return out, warnings
+    return MQMD(**out), warnings
 
 
 def _properties(value: Any) -> dict[str, Any]:
@@ -135,9 +202,6 @@ def _properties(value: Any) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def _second_prefix(second: int) -> str:
     return datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.")
-
-
-_DEFAULT_MD: dict[str, Any] = {}
 
 
 def format_put_time(ms: int) -> str:
@@ -166,5 +230,3 @@ def warning_comp(warnings: list[tuple[int, str]]) -> int:
     """Completion code of a call that produced these warnings."""
     return CompCode.WARNING if warnings else CompCode.OK
 
-
-_DEFAULT_MD.update(validate_put_md({"msg_type": "DATAGRAM"})[0])

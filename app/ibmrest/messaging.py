@@ -21,7 +21,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.core.calls import DEFAULT_BUFFER_LENGTH, GetCall, GotMessage, PutCall
 from app.core.errors import MQError
+from app.core.mqmd import NO_ID, as_text, validate_put_md
+from app.core.options import parse_get_options, parse_put_options
 from app.core.reasons import MQRC
 from app.ibmrest import headers as h
 from app.ibmrest.errors import from_mq_error, incompatible_message
@@ -55,17 +58,18 @@ class Messaging:
         """Put the request body to ``queue`` (of ``qmgr``, another QM of the group, by intra-group
         queuing); returns the response headers (the new MsgId)."""
         text = h.request_text(content_type, body)
-        md = h.put_md(version, request_headers)
         mqi = self.qm.mqi
-        conn = await mqi.connect(APPL_NAME)
         try:
-            result = await mqi.put1(conn.hconn, {"object_name": queue, "object_qmgr": qmgr, "md": md,
-                                                 "options": ["NO_SYNCPOINT"], "data": text, "data_encoding": "utf-8"})
+            md, warnings = validate_put_md(h.put_md(version, request_headers))
+            call = PutCall(md, text.encode("utf-8"), parse_put_options(["NO_SYNCPOINT"]), warnings)
+            conn = await mqi.connect(APPL_NAME)
+            try:
+                outcome = await mqi.put1(conn.hconn, queue, qmgr, call)
+            finally:
+                await _disconnect(mqi, conn.hconn)
         except MQError as exc:
             raise from_mq_error(exc, action="put to", target=queue) from None
-        finally:
-            await _disconnect(mqi, conn.hconn)
-        return {h.MD_MESSAGE_ID: h.format_message_id(version, result["md"]["msg_id"])}
+        return {h.MD_MESSAGE_ID: h.format_message_id(version, outcome.md.msg_id)}
 
     async def receive(self, version: str, queue: str, query: dict[str, str], *, destructive: bool,
                       abandoned: Callable[[], Awaitable[bool]] | None = None) -> ReceivedMessage | None:
@@ -87,13 +91,13 @@ class Messaging:
                 browsed = await self._browse_first(conn.hconn, hobj, sel.match, remaining)
                 if browsed is None:
                     return None
-                if browsed["data_encoding"] != "utf-8":
-                    raise incompatible_message(queue, str(browsed["md"].get("format", "")))
+                if as_text(browsed.data, browsed.md.format) is None:
+                    raise incompatible_message(queue, browsed.md.format)
                 if not destructive:
                     return _received(version, browsed)
                 if abandoned is not None and await abandoned():
                     return None
-                got = await self._get_by_msg_id(conn.hconn, hobj, browsed["md"]["msg_id"])
+                got = await self._get_by_msg_id(conn.hconn, hobj, browsed.md.msg_id)
                 if got is not None:
                     return _received(version, got)
                 # Another getter took it between our browse and our get: look again.
@@ -118,13 +122,13 @@ class Messaging:
             mode = "BROWSE_FIRST"
             while len(out) < limit:
                 try:
-                    r = await mqi.get(conn.hconn, hobj, {"options": [mode, "ACCEPT_TRUNCATED_MSG"], "buffer_length": 0,
-                                                         "match": sel.match})
+                    got = await mqi.get(conn.hconn, hobj, _get_call([mode, "ACCEPT_TRUNCATED_MSG"], sel.match,
+                                                                    buffer_length=0))
                 except MQError as exc:
                     if exc.reason in (MQRC.NO_MSG_AVAILABLE, MQRC.GET_INHIBITED):
                         break
                     raise
-                out.append(h.summary(version, r["md"]))
+                out.append(h.summary(version, got.md.to_dict()))
                 mode = "BROWSE_NEXT"
         except MQError as exc:
             raise from_mq_error(exc, action="browse from", target=queue) from None
@@ -132,26 +136,35 @@ class Messaging:
             await _disconnect(mqi, conn.hconn)
         return out
 
-    async def _browse_first(self, hconn: str, hobj: str, match: dict[str, str], wait_ms: int) -> dict[str, Any] | None:
+    async def _browse_first(self, hconn: str, hobj: str, match: dict[str, str], wait_ms: int) -> GotMessage | None:
         options = ["BROWSE_FIRST", "WAIT"] if wait_ms else ["BROWSE_FIRST"]
         try:
-            return await self.qm.mqi.get(hconn, hobj, {"options": options, "wait_ms": wait_ms, "match": match})
+            return await self.qm.mqi.get(hconn, hobj, _get_call(options, match, wait_ms=wait_ms))
         except MQError as exc:
             if exc.reason == MQRC.NO_MSG_AVAILABLE:
                 return None
             raise
 
-    async def _get_by_msg_id(self, hconn: str, hobj: str, msg_id: str) -> dict[str, Any] | None:
+    async def _get_by_msg_id(self, hconn: str, hobj: str, msg_id: str) -> GotMessage | None:
         try:
-            return await self.qm.mqi.get(hconn, hobj, {"options": ["NO_SYNCPOINT"], "match": {"msg_id": msg_id}})
+            return await self.qm.mqi.get(hconn, hobj, _get_call(["NO_SYNCPOINT"], {"msg_id": msg_id}))
         except MQError as exc:
             if exc.reason == MQRC.NO_MSG_AVAILABLE:
                 return None
             raise
 
 
-def _received(version: str, result: dict[str, Any]) -> ReceivedMessage:
-    return ReceivedMessage(result["data"], h.response_headers(version, result["md"]))
+def _get_call(options: list[str], match: dict[str, str], *, wait_ms: int = 0,
+              buffer_length: int = DEFAULT_BUFFER_LENGTH) -> GetCall:
+    """The MQI's GetCall for the IBM REST API's selection (ids as the REST API decoded them)."""
+    ids = {k: (None if v == NO_ID else v) for k, v in match.items()}
+    return GetCall(parse_get_options(options), wait_ms, ids.get("msg_id"), ids.get("correl_id"), buffer_length)
+
+
+def _received(version: str, got: GotMessage) -> ReceivedMessage:
+    text = as_text(got.data, got.md.format)
+    assert text is not None  # checked when browsed
+    return ReceivedMessage(text, h.response_headers(version, got.md.to_dict()))
 
 
 async def _disconnect(mqi: Any, hconn: str) -> None:

@@ -148,16 +148,6 @@ class ExpiryService:
                           "dead-letter queue is unusable: %s", self.qm.name, original.get("msg_id"), queue,
                           original.get("reply_to_qmgr", ""), exc.reason, dlq_exc.message)
 
-    async def put_report(self, queue: str, qmgr: str, md: dict[str, Any], data: bytes, *, conn: Any = None) -> None:
-        """Put a report message to ``queue`` at ``qmgr`` as an application's MQPUT1 would name
-        them: name resolution sends it through the group (SYSTEM.QSG.TRANSMIT.QUEUE) when
-        ``qmgr`` is another queue manager of the QSG. ``conn``: in that connection's unit of work."""
-        mqi = self.qm.mqi
-        resolved = await mqi._resolve_target(queue, qmgr)
-        body = {"md": md, "options": ["SYNCPOINT" if conn else "NO_SYNCPOINT"],
-                "data": base64.b64encode(data).decode(), "data_encoding": "base64"}
-        await mqi._put(conn or mqi._system, resolved, body, gen=None)
-
     async def dead_letter(self, md: dict[str, Any], data: bytes, reason: int, dest_q: str, dest_qmgr: str,
                           *, conn: Any = None) -> None:
         """Put an undeliverable message on this QM's dead-letter queue (DEADQ), with a dead-letter

@@ -323,7 +323,7 @@ class IgqAgent:
         body = data if "EXCEPTION_WITH_FULL_DATA" in report else \
             data[:100] if "EXCEPTION_WITH_DATA" in report else b""
         try:
-            await self.qm.expiry.put_report(reply_q, reply_qmgr, report_md, body, conn=self.conn)
+            await self.qm.mqi.put_system(reply_q, report_md, body, qmgr=reply_qmgr, conn=self.conn)
         except MQError as exc:
             if is_outage(exc):
                 raise

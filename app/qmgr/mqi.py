@@ -8,15 +8,14 @@ state); everything a peer must recover (units of work, open counts) is in the co
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
-import orjson
 import logging
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from app.activity import Verb, note, recorded
 from app.cf.engine import FencedError, GetResult, QueueStatus
@@ -25,15 +24,10 @@ from app.core import attributes
 from app.core.errors import MQError
 from app.core.names import check_object_name, is_object_name
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
-from app.core.mqmd import NO_ID, hex_id, MsgIdGenerator, format_put_time, validate_put_md
-from app.core.options import (
-    OpenOptions,
-    parse_get_options,
-    parse_open_options,
-    parse_put_options,
-    resolve_open_options,
-)
-from app.core.reasons import MQRC, CompCode
+from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
+from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate_put_md
+from app.core.options import OpenOptions, parse_open_options, parse_put_options, resolve_open_options
+from app.core.reasons import MQRC
 from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue, queue_location, recoverable
 from app.qmgr.igq import IGQ_XMITQ, transmission_message
 from app.security.rights import current_principal
@@ -42,8 +36,6 @@ if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BUFFER_LENGTH = 100 * 1024 * 1024
 
 #: How long a connection ended because its QM lost its place in the group still answers
 #: 2003/2009 (then MQRC_HCONN_ERROR, as for any unknown handle): long enough for a client cut
@@ -79,37 +71,6 @@ class Connection:
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
     next_hobj: int = 1
     pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
-
-
-def decode_data(data: Any, encoding: Any) -> bytes:
-    """Message data of a put request: text as UTF-8 or base64 for binary bodies."""
-    if data is None:
-        return b""
-    if not isinstance(data, str):
-        raise MQError(MQRC.BUFFER_ERROR, "data must be a string (utf-8 text or base64)")
-    if encoding in (None, "utf-8"):
-        return data.encode("utf-8")
-    if encoding == "base64":
-        try:
-            return base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            raise MQError(MQRC.BUFFER_ERROR, "data is not valid base64") from None
-    raise MQError(MQRC.BUFFER_ERROR, "data_encoding must be 'utf-8' or 'base64'")
-
-
-# Formats whose bodies are text: MQSTR, and the queue manager's own messages, whose bodies this
-# emulator writes as JSON (events MQEVENT, trigger messages MQTRIG, dead letters MQDEAD).
-TEXT_FORMATS = frozenset({"MQSTR", "MQEVENT", "MQTRIG", "MQDEAD"})
-
-
-def encode_data(body: bytes, fmt: str) -> tuple[str, str]:
-    """Body of a get response: text for a text format when valid UTF-8, else base64."""
-    if fmt.strip() in TEXT_FORMATS:
-        try:
-            return body.decode("utf-8"), "utf-8"
-        except UnicodeDecodeError:
-            pass
-    return base64.b64encode(body).decode("ascii"), "base64"
 
 
 class Mqi:
@@ -479,22 +440,25 @@ class Mqi:
     # ---- messages -----------------------------------------------------------------------
 
     @recorded(Verb.PUT)
-    async def put(self, hconn: str, hobj: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def put(self, hconn: str, hobj: str, call: PutCall) -> PutOutcome:
         """MQPUT on an open handle."""
         conn = self.connection(hconn)
         handle = self.handle(conn, hobj)
         if not handle.options.output:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
-        return await self._put(conn, handle.resolved, body, gen=handle.gen)
+        return await self._put(conn, handle.resolved, call, gen=handle.gen)
 
-    async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *,
-                         conn: Connection | None = None) -> dict[str, Any]:
-        """A put by the queue manager itself (expiration reports, dead letters): outside any
-        unit of work with the queue manager's name as PutApplName, or inside the unit of work
-        of ``conn`` (one of the queue manager's own agents, e.g. the IGQ agent)."""
-        body = {"md": md, "options": ["SYNCPOINT" if conn else "NO_SYNCPOINT"],
-                "data": base64.b64encode(data).decode(), "data_encoding": "base64"}
-        return await self._put(conn or self._system, self.qm.cache.resolve_queue(queue), body, gen=None)
+    async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
+                         conn: Connection | None = None) -> PutOutcome:
+        """A put by the queue manager itself (reports, events, trigger messages, dead letters):
+        outside any unit of work with the queue manager's name as PutApplName, or inside the unit
+        of work of ``conn`` (one of the queue manager's own agents, e.g. the IGQ agent). ``qmgr``
+        names the queue's queue manager as an application's MQPUT1 would (through the group when
+        it is another one); None: a queue of this queue manager."""
+        checked, warnings = validate_put_md(md)
+        call = PutCall(checked, data, parse_put_options(["SYNCPOINT" if conn else "NO_SYNCPOINT"]), warnings)
+        resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self._resolve_target(queue, qmgr)
+        return await self._put(conn or self._system, resolved, call, gen=None)
 
     async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
         try:
@@ -503,21 +467,16 @@ class Mqi:
             log.warning("trigger evaluation for %s failed: %s", base.name, exc)
 
     @recorded(Verb.PUT1)
-    async def put1(self, hconn: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def put1(self, hconn: str, object_name: str, object_qmgr: str, call: PutCall) -> PutOutcome:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
-        resolved = await self._resolve_target(body.get("object_name"), body.get("object_qmgr", ""))
-        self.qm.security.check(conn.principal, "PUT", "QUEUE", str(body.get("object_name")))
-        return await self._put(conn, resolved, body, gen=None)
+        resolved = await self._resolve_target(object_name, object_qmgr)
+        self.qm.security.check(conn.principal, "PUT", "QUEUE", object_name)
+        return await self._put(conn, resolved, call, gen=None)
 
-    async def _put(self, conn: Connection, resolved: ResolvedQueue, body: dict[str, Any], *,
-                   gen: int | None) -> dict[str, Any]:
-        options = body.get("options", [])
-        if not isinstance(options, list):
-            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQPMO_ names")
-        pmo = parse_put_options(options)
-        md, warnings = validate_put_md(body.get("md"))
-        data = decode_data(body.get("data"), body.get("data_encoding"))
+    async def _put(self, conn: Connection, resolved: ResolvedQueue, call: PutCall, *,
+                   gen: int | None) -> PutOutcome:
+        pmo, md, data = call.pmo, call.md, call.data
         self._check_running(pmo.fail_if_quiescing)
         opened = self._current(resolved.opened)
         if opened.attrs.get("PUT") == "DISABLED":  # an alias inhibits on its own too
@@ -528,30 +487,30 @@ class Mqi:
         # Defaults come from the first definition in the resolution path (the alias if opened
         # through one), as it is at the time of the put.
         defaults = opened.attrs
-        if md["priority"] == -1:
-            md["priority"] = int(defaults.get("DEFPRTY", 0))
-        if md["persistence"] == "AS_Q_DEF":
-            md["persistence"] = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
-        if md["persistence"] == "PERSISTENT" and resolved.base.qsgdisp == "SHARED":
+        if md.priority == -1:
+            md.priority = int(defaults.get("DEFPRTY", 0))
+        if md.persistence == "AS_Q_DEF":
+            md.persistence = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
+        if md.persistent and resolved.base.qsgdisp == "SHARED":
             cfstruct = self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))
             if not recoverable(cfstruct):
                 raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
                               f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
                               f"defined RECOVER(NO): it holds non-persistent messages only")
-        if pmo.new_msg_id or md["msg_id"] == NO_ID:
-            md["msg_id"] = self.msg_ids.next()
+        if pmo.new_msg_id or md.msg_id == NO_ID:
+            md.msg_id = self.msg_ids.next()
         if pmo.new_correl_id:
-            md["correl_id"] = self.msg_ids.next()
-        if md["reply_to_q"] and not md["reply_to_qmgr"]:
-            md["reply_to_qmgr"] = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
+            md.correl_id = self.msg_ids.next()
+        if md.reply_to_q and not md.reply_to_qmgr:
+            md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
         now = self.qm.clock.now_ms()
-        md.update(backout_count=0, put_appl_name=conn.appl_name, put_date_time=format_put_time(now),
-                  put_qmgr=self.qm.name, user_identifier=conn.user_id)
-        stored_md, stored_data = md, data
+        md.backout_count, md.put_appl_name, md.put_date_time = 0, conn.appl_name, format_put_time(now)
+        md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
+        stored_md, stored_data = md.to_dict(), data
         if resolved.remote:
             # intra-group queuing: the message travels in a transmission header on the shared
             # SYSTEM.QSG.TRANSMIT.QUEUE, addressed (by CorrelId) to the destination QM's agent
-            stored_md, stored_data = transmission_message(md, data, *resolved.remote)
+            stored_md, stored_data = transmission_message(stored_md, data, *resolved.remote)
         loc = resolved.location
         with self._in_call(conn):
             if pmo.syncpoint:
@@ -559,44 +518,31 @@ class Mqi:
             done = await self.qm.cf.put(
                 loc, qmgr=self.qm.name, hconn=conn.hconn, gen=gen, syncpoint=pmo.syncpoint,
                 # above 9: queued at 9, the MQMD keeps the application's value (MQRC 2049)
-                priority=min(md["priority"], 9), persistent=md["persistence"] == "PERSISTENT",
+                priority=min(md.priority, 9), persistent=md.persistent,
                 msg_id=stored_md["msg_id"], correl_id=stored_md["correl_id"], md_json=orjson.dumps(stored_md),
                 body=stored_data,
-                expiry_at_ms=expiry_at(md["expiry"], now), report=report_kind(md["report"]),
-                report_qmgr=md["reply_to_qmgr"])
+                expiry_at_ms=expiry_at(md.expiry, now), report=report_kind(md.report),
+                report_qmgr=md.reply_to_qmgr)
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
             before, after = done.info["trigger"]
             if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
                 await self._evaluate_trigger(resolved.base, before, after, conn, pmo.syncpoint)
-        result: dict[str, Any] = {"md": md}
-        if warnings:
-            result.update(completion_code=CompCode.WARNING, reason=warnings[0][0], message=warnings[0][1])
-        return result
+        return PutOutcome(md, call.warnings)
 
     @recorded(Verb.GET)  # a browse is recorded as BROWSE
-    async def get(self, hconn: str, hobj: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def get(self, hconn: str, hobj: str, call: GetCall) -> GotMessage:
         """MQGET (destructive or browse) on an open handle."""
         conn = self.connection(hconn)
         handle = self.handle(conn, hobj)
-        options = body.get("options", [])
-        if not isinstance(options, list):
-            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQGMO_ names")
-        gmo = parse_get_options(options)
+        gmo = call.gmo
         if gmo.browse and not handle.options.browse:
             raise MQError(MQRC.NOT_OPEN_FOR_BROWSE, f"{handle.resolved.opened.name} is not open for browse")
         if not gmo.browse and not handle.options.any_input:
             raise MQError(MQRC.NOT_OPEN_FOR_INPUT, f"{handle.resolved.opened.name} is not open for input")
         if gmo.mode == "MSG_UNDER_CURSOR" and not handle.browse_cursor:
             raise MQError(MQRC.NO_MSG_UNDER_CURSOR, "no message has been browsed with this handle")
-        match = body.get("match") or {}
-        if not isinstance(match, dict) or set(match) - {"msg_id", "correl_id"}:
-            raise MQError(MQRC.MD_ERROR, "match may hold msg_id and correl_id only")
-        match_msg_id = _match_id(match.get("msg_id"), "msg_id")
-        match_correl_id = _match_id(match.get("correl_id"), "correl_id")
-        buffer_length = body.get("buffer_length", DEFAULT_BUFFER_LENGTH)
-        if isinstance(buffer_length, bool) or not isinstance(buffer_length, int) or buffer_length < 0:
-            raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
-        wait_ms = self._wait_ms(gmo.wait, body.get("wait_ms", 0))
+        limit = self.qm.settings.max_wait_ms
+        wait_ms = limit if call.wait_ms == -1 else min(call.wait_ms, limit)
         self._check_running(gmo.fail_if_quiescing)
         if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
             raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
@@ -608,8 +554,8 @@ class Mqi:
             try:
                 result: GetResult = await self.qm.cf.get(
                     handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
-                    syncpoint=gmo.syncpoint, match_msg_id=match_msg_id, match_correl_id=match_correl_id,
-                    cursor=handle.browse_cursor, buffer_length=buffer_length, accept_truncated=gmo.accept_truncated,
+                    syncpoint=gmo.syncpoint, match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
+                    cursor=handle.browse_cursor, buffer_length=call.buffer_length, accept_truncated=gmo.accept_truncated,
                     wait_ms=wait_ms, should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
             except MQError as exc:
                 if exc.reason == MQRC.NO_MSG_AVAILABLE and wait_ms and self.qm.status != "RUNNING":
@@ -620,25 +566,11 @@ class Mqi:
                 raise
             if gmo.browse:
                 handle.browse_cursor = result.cursor
-        md = orjson.loads(result.md_json)
-        md["backout_count"] = result.backout_count
+        md = MQMD.from_dict(orjson.loads(result.md_json))
+        md.backout_count = result.backout_count
+        md.expiry = remaining_tenths(result.expiry_at_ms, self.qm.clock.now_ms())
         note(conn.hconn, depth=result.depth)  # activity record
-        md["expiry"] = remaining_tenths(result.expiry_at_ms, self.qm.clock.now_ms())
-        data, encoding = encode_data(result.body, str(md.get("format", "")))
-        response: dict[str, Any] = {"md": md, "data": data, "data_encoding": encoding,
-                                    "data_length": result.data_length}
-        if result.truncated:
-            response.update(completion_code=CompCode.WARNING, reason=int(MQRC.TRUNCATED_MSG_ACCEPTED),
-                            message=f"message of {result.data_length} bytes truncated to {buffer_length}")
-        return response
-
-    def _wait_ms(self, wait: bool, wait_ms: Any) -> int:
-        if not wait:
-            return 0
-        if isinstance(wait_ms, bool) or not isinstance(wait_ms, int) or wait_ms < -1:
-            raise MQError(MQRC.WAIT_INTERVAL_ERROR, "wait_ms must be -1 (unlimited) or a non-negative integer")
-        limit = self.qm.settings.max_wait_ms
-        return limit if wait_ms == -1 else min(wait_ms, limit)
+        return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
 
     # ---- attributes ---------------------------------------------------------------------
 
@@ -686,14 +618,6 @@ class Mqi:
                               else MQRC.SELECTOR_ERROR, exc.message) from None
             raise
         return display_object(updated)
-
-
-def _match_id(value: Any, name: str) -> str:
-    """A match option's id: "" when absent or all zeros (matches anything)."""
-    if value is None:
-        return ""
-    value = hex_id(value, f"match.{name}")
-    return "" if value == NO_ID else value
 
 
 def display_object(obj) -> dict[str, Any]:

@@ -1,0 +1,90 @@
+"""The REST v1 wire format of the message verbs (docs/api.md): request bodies decoded into the
+MQI's typed values (``app.core.calls``), outcomes encoded back into response bodies. The one
+place where message data is base64 or UTF-8 text and an MQMD is a JSON object."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from app.api.schemas import GetRequest, PutRequest
+from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
+from app.core.errors import MQError
+from app.core.mqmd import NO_ID, as_text, hex_id, validate_put_md
+from app.core.options import parse_get_options, parse_put_options
+from app.core.reasons import MQRC, CompCode
+
+
+def decode_data(data: Any, encoding: Any) -> bytes:
+    """Message data of a put request: text as UTF-8 or base64 for binary bodies."""
+    if data is None:
+        return b""
+    if not isinstance(data, str):
+        raise MQError(MQRC.BUFFER_ERROR, "data must be a string (utf-8 text or base64)")
+    if encoding in (None, "utf-8"):
+        return data.encode("utf-8")
+    if encoding == "base64":
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise MQError(MQRC.BUFFER_ERROR, "data is not valid base64") from None
+    raise MQError(MQRC.BUFFER_ERROR, "data_encoding must be 'utf-8' or 'base64'")
+
+
+def encode_data(body: bytes, fmt: str) -> tuple[str, str]:
+    """Body of a get response: text for a text format when valid UTF-8, else base64."""
+    text = as_text(body, fmt)
+    if text is not None:
+        return text, "utf-8"
+    return base64.b64encode(body).decode("ascii"), "base64"
+
+
+def put_call(body: PutRequest) -> PutCall:
+    """An MQPUT/MQPUT1 request body as the MQI's ``PutCall``."""
+    pmo = parse_put_options(body.options)
+    md, warnings = validate_put_md(body.md)
+    return PutCall(md, decode_data(body.data, body.data_encoding), pmo, warnings)
+
+
+def _match_id(value: Any, name: str) -> str | None:
+    """A match option's id: None when absent or all zeros (matches anything)."""
+    if value is None:
+        return None
+    value = hex_id(value, f"match.{name}")
+    return None if value == NO_ID else value
+
+
+def get_call(body: GetRequest) -> GetCall:
+    """An MQGET request body as the MQI's ``GetCall``."""
+    gmo = parse_get_options(body.options)
+    match = body.match or {}
+    if not isinstance(match, dict) or set(match) - {"msg_id", "correl_id"}:
+        raise MQError(MQRC.MD_ERROR, "match may hold msg_id and correl_id only")
+    if body.buffer_length < 0:
+        raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
+    if gmo.wait and body.wait_ms < -1:
+        raise MQError(MQRC.WAIT_INTERVAL_ERROR, "wait_ms must be -1 (unlimited) or a non-negative integer")
+    return GetCall(gmo, body.wait_ms if gmo.wait else 0, _match_id(match.get("msg_id"), "msg_id"),
+                   _match_id(match.get("correl_id"), "correl_id"), body.buffer_length)
+
+
+def _with_warning(out: dict[str, Any], warnings: list[tuple[int, str]]) -> dict[str, Any]:
+    if warnings:
+        out.update(completion_code=CompCode.WARNING, reason=int(warnings[0][0]), message=warnings[0][1])
+    return out
+
+
+def put_response(outcome: PutOutcome) -> dict[str, Any]:
+    """The body of a completed put: the MQMD the queue manager filled in (and a warning)."""
+    return _with_warning({"md": outcome.md.to_dict()}, outcome.warnings)
+
+
+def get_response(got: GotMessage) -> dict[str, Any]:
+    """The body of a get or browse: MQMD, data (text or base64) and its full length."""
+    data, encoding = encode_data(got.data, got.md.format)
+    out = {"md": got.md.to_dict(), "data": data, "data_encoding": encoding, "data_length": got.data_length}
+    if got.truncated:
+        return _with_warning(out, [(MQRC.TRUNCATED_MSG_ACCEPTED,
+                                    f"message of {got.data_length} bytes truncated to {got.buffer_length}")])
+    return out

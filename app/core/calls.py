@@ -1,0 +1,61 @@
+"""The typed values of the MQI's message verbs: what a wire adapter (REST v1, IBM REST, the
+queue manager's own agents) hands the MQI service for an MQPUT or MQGET, and what it gets back.
+
+Adapters decode their wire format into these once; the MQI service never sees JSON, base64 or
+HTTP headers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.core.mqmd import MQMD
+from app.core.options import GetOptions, PutOptions
+
+#: A get names no buffer length: the whole message fits (100 MB, the largest MAXMSGL).
+DEFAULT_BUFFER_LENGTH = 100 * 1024 * 1024
+
+Warning = tuple[int, str]  # (reason, text) of a completion-code-1 outcome, e.g. MQRC 2049
+
+
+@dataclass(slots=True)
+class PutCall:
+    """An MQPUT or MQPUT1: the message descriptor, the data and the put-message options.
+    ``warnings`` are those found when the MQMD was validated (reported with the outcome)."""
+
+    md: MQMD
+    data: bytes
+    pmo: PutOptions
+    warnings: list[Warning] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class PutOutcome:
+    """A completed put: the MQMD as the queue manager filled it in (MsgId, context, ...)."""
+
+    md: MQMD
+    warnings: list[Warning] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class GetCall:
+    """An MQGET or browse: the get-message options, how long to wait (``wait_ms``: with WAIT,
+    -1 = up to the queue manager's maximum), what to match and the buffer length."""
+
+    gmo: GetOptions
+    wait_ms: int = 0
+    match_msg_id: str | None = None
+    match_correl_id: str | None = None
+    buffer_length: int = DEFAULT_BUFFER_LENGTH
+
+
+@dataclass(frozen=True, slots=True)
+class GotMessage:
+    """A message got or browsed: its MQMD (BackoutCount and the remaining Expiry filled in), its
+    data (truncated to the buffer when ``truncated``) and its full length."""
+
+    md: MQMD
+    data: bytes
+    data_length: int
+    truncated: bool = False
+    buffer_length: int = DEFAULT_BUFFER_LENGTH
