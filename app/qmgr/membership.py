@@ -201,11 +201,17 @@ class Membership:
                 return
             try:
                 sent = time.monotonic()
-                renewed = await asyncio.wait_for(self.cf.scripts.renew([hb], [self.instance, self.ttl_ms]), remaining)
+                renewed = await asyncio.wait_for(self.cf.scripts.renew(
+                    [hb, keys.incarnations_key(self.qsg)], [self.instance, self.ttl_ms, self.qmgr, self.incarnation]),
+                    remaining)
                 if not renewed:
                     self.lost("its heartbeat lease is gone (lapsed, or taken by another process)")
                     return
                 self._lease_until = sent + self.ttl_s * LEASE_MARGIN
+                if renewed == 2:  # Redis came back without its data: so must the membership record
+                    log.warning("%s: Redis lost its data; heartbeat lease claimed back as incarnation %s",
+                                self.qmgr, self.incarnation)
+                    await self._record("ACTIVE" if self._watch_task else "STARTING", recovered=False)
                 if unreachable:
                     log.info("%s: heartbeat renewed again", self.qmgr)
                 unreachable = False
