@@ -9,7 +9,7 @@ import pytest
 
 from app.core.errors import MQError
 from app.qmgr.events import EVENT_QUEUE
-from tests.test_expiry import App, mqsc, qm  # noqa: F401  (the in-process queue manager fixture)
+from tests.support.inproc import App, mqsc
 
 
 async def events(qm, app: App, n: int | None = None) -> list[dict]:

@@ -13,8 +13,9 @@ import httpx
 import pytest
 
 from app.qmgr.igq import IGQ_XMITQ
-from tests.mqclient import MQ, mq_reason
-from tests.test_group import FAST, wait_until
+from tests.support.cluster import FAST
+from tests.support.mq import MQ, mq_reason
+from tests.support.waits import wait_until
 
 ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
 

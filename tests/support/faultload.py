@@ -35,8 +35,8 @@ import httpx
 import redis
 
 from app.cf.keys import QueueKeys, QueueLocation, shared_tag, uow_registry
-from tests.cluster import Cluster
-from tests.mqclient import MQ, MQFailed
+from tests.support.cluster import Cluster
+from tests.support.mq import MQ, MQFailed
 
 Failure = int | str  # an MQ reason code, or the name of the HTTP error (the QM did not answer)
 
@@ -282,7 +282,8 @@ class FaultLoad:
                 ledger.committed_puts.update(keys)
             else:
                 conn = f"{qm}:{mq.hconn}"
-                ledger.deliveries.extend(Delivery(k, conn, n) for k, n in zip(keys, backout_counts or [0] * len(keys)))
+                counts = backout_counts or [0] * len(keys)
+                ledger.deliveries.extend(Delivery(k, conn, n) for k, n in zip(keys, counts, strict=False))
         self.observer.committed(qm, kind, len(keys), start, time.monotonic())
 
     def producer(self, home: str, queue: str, pid: int) -> None:

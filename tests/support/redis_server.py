@@ -14,7 +14,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 _handed_out: set[int] = set()
 
 
