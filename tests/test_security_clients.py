@@ -64,7 +64,7 @@ def test_credentials_as_pymqi_takes_them():
 
 
 def test_connect_put_and_get_with_user_and_password(group):
-    q = admin_shared_q(group)
+    q = admin_shared_q(group, prefix="CQ")
     writer = pymqi.connect("QM1", "DEV.APP.SVRCONN", conn_name(group, "QM1"), *ALICE)
     queue = pymqi.Queue(writer, q, CMQC.MQOO_OUTPUT)
     md = pymqi.MD(Format=CMQC.MQFMT_STRING)
@@ -99,7 +99,7 @@ def test_wrong_or_missing_credentials_fail_with_2035(group):
 
 
 def test_api_key_and_mqcsp(group):
-    q = admin_shared_q(group)
+    q = admin_shared_q(group, prefix="CQ")
     key = qsg_cli(group, "user", "key", "alice").stdout.strip()
     with pymqi.connect("QM2", None, conn_name(group, "QM2"), api_key=key) as qmgr:
         qmgr.put1(q, b"by key", pymqi.MD(), NO_SYNC)
@@ -112,7 +112,7 @@ def test_api_key_and_mqcsp(group):
 
 
 async def test_asyncio_client_with_credentials(group):
-    q = admin_shared_q(group)
+    q = admin_shared_q(group, prefix="CQ")
     async with await aio.connect("QM1", conn_info=conn_name(group, "QM1"), user=ALICE[0],
                                  password=ALICE[1]) as qmgr:
         await qmgr.put1(q, b"async", pymqi.MD(), NO_SYNC)
