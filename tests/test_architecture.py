@@ -1,4 +1,4 @@
-"""Architecture guards (docs/design.md §2), by static analysis of the source with ``ast``: nothing
+"""Architecture guards (docs/design.md §3), by static analysis of the source with ``ast``: nothing
 of app/ is imported. Each failure lists every offending import as file:line.
 
 (a) app/core is plain Python: it imports only app.core and the standard library.
