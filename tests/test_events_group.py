@@ -1,4 +1,4 @@
-"""Queue depth events on a shared queue across three queue managers (document 001): QM1 and QM2
+"""Queue depth events on a shared queue across three queue managers (docs/ibm-rules.md §2): QM1 and QM2
 have PERFMEV(ENABLED), QM3 DISABLED."""
 
 from __future__ import annotations

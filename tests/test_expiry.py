@@ -1,4 +1,4 @@
-"""Message expiry (reference document 003), on a real queue manager (real Redis and SQLite) run
+"""Message expiry (docs/ibm-rules.md §4), on a real queue manager (real Redis and SQLite) run
 in-process with an injected clock, so lifetimes pass without waiting."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fencing of a queue manager that lost its place in the group (DESIGN principle 3), with real
+"""Fencing of a queue manager that lost its place in the group (docs/design.md principle 3), with real
 `qsg serve` processes, a real Redis and real faults, all on loopback and bounded in time.
 
 A QM whose heartbeat lease lapsed - paused (SIGSTOP), partitioned from Redis, or cut off by a

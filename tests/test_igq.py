@@ -1,4 +1,4 @@
-"""Intra-group queuing (document 004) with three queue managers, and the agent's self recovery,
+"""Intra-group queuing (docs/ibm-rules.md §5) with three queue managers, and the agent's self recovery,
 retry and serialization with peer recovery."""
 
 from __future__ import annotations

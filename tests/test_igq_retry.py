@@ -1,4 +1,4 @@
-"""Nothing lost, nothing twice: the IGQ agent's retry state (document 004) for a message it can
+"""Nothing lost, nothing twice: the IGQ agent's retry state (docs/ibm-rules.md §5) for a message it can
 neither deliver nor dead-letter, exception reports routed through the group, and a coupling
 facility outage that puts the agent in retry instead of ending it abnormally.
 

@@ -2,7 +2,7 @@
 connections, open options, ordering, matching, browse, syncpoint, MQMD rules, queue limits,
 truncation, the 63 KB rule of CF structures, get-with-wait across queue managers, MQINQ/MQSET,
 malformed requests and the idle timeout. Every failure is checked for its reason code AND the
-HTTP status of API.md."""
+HTTP status of docs/api.md §2."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ Q = "SOAK.FAULTS"
 
 def test_committed_persistent_messages_survive_qm_kills_and_a_redis_restart(make_cluster):
     # Clients that lose a call reconnect and abandon the old connection: it ends after the idle
-    # timeout, backing out its unit of work (API.md), so keep that short here.
+    # timeout, backing out its unit of work (docs/api.md §4), so keep that short here.
     group = make_cluster(["QM1", "QM2", "QM3"], env={**FAST, "QSG_IDLE_TIMEOUT_S": "2"}, aof=True)
     group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) RECOVER(YES)\n"
                          f"DEFINE QLOCAL({Q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")

@@ -1,4 +1,4 @@
-"""Trigger conditions of reference document 002 on one queue manager (private queues), condition
+"""Trigger conditions of docs/ibm-rules.md §3 on one queue manager (private queues), condition
 by condition, on a real queue manager run in-process (real Redis and SQLite)."""
 
 from __future__ import annotations

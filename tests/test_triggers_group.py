@@ -1,4 +1,4 @@
-"""Triggering on shared queues across queue managers (document 002, condition 4 notes a and b,
+"""Triggering on shared queues across queue managers (docs/ibm-rules.md §3.2, notes a and b,
 note 3b), and the trigger monitor starting a real HTTP application and a real program."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ The check (``judge``, pure: unit-tested on synthetic ledgers in tests/test_fault
 
 A client that loses a call connects again (to its own queue manager, or with ``failover`` to
 the next one of the group that answers, as a client with a CCDT would) and abandons the old
-connection: that one ends after the idle timeout, backing out its unit of work (API.md), so
+connection: that one ends after the idle timeout, backing out its unit of work (docs/api.md §4), so
 run the group with a short ``QSG_IDLE_TIMEOUT_S``.
 """
 

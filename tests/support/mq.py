@@ -11,7 +11,7 @@ import httpx
 
 
 class MQFailed(Exception):
-    """A call answered with API.md's error body."""
+    """A call answered with the error body of docs/api.md §2."""
 
     def __init__(self, status: int, body: dict[str, Any]) -> None:
         self.status = status
@@ -39,7 +39,7 @@ def mq_reason(reason: int, status: int | None = None) -> Iterator[list[MQFailed]
 
 
 class Requests:
-    """The MQI verbs of API.md as (method, path, body) requests: written once, sent by ``MQ``
+    """The MQI verbs of docs/api.md as (method, path, body) requests: written once, sent by ``MQ``
     (real HTTP) and ``AsyncMQ`` (an in-process app through ``httpx.ASGITransport``)."""
 
     hconn: str = ""
