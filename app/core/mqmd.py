@@ -1,4 +1,4 @@
-"""The message descriptor (MQMD) of API.md: validation on put, defaults from the queue,
+"""The message descriptor (MQMD) of docs/api.md §6: validation on put, defaults from the queue,
 unique MsgIds across the QSG."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ MAX_PROPERTIES = 100
 
 
 def _is_int(value: Any) -> bool:
-    # bool is an int subclass in Python; MQ fields must not accept true/false (DESIGN pitfall)
+    # bool is an int subclass in Python; MQ fields must not accept true/false (docs/design.md §5)
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -141,7 +141,7 @@ _DEFAULT_MD: dict[str, Any] = {}
 
 
 def format_put_time(ms: int) -> str:
-    """ISO-8601 UTC with milliseconds, as API.md's put_date_time (the formatted second is
+    """ISO-8601 UTC with milliseconds, as docs/api.md §6's put_date_time (the formatted second is
     cached: strftime on every MQPUT is measurable)."""
     return f"{_second_prefix(ms // 1000)}{ms % 1000:03d}Z"
 
