@@ -1,4 +1,4 @@
-"""The ``qsg`` command line (API.md "Command line"). Every flag also reads ``QSG_<FLAG>``."""
+"""The ``qsg`` command line (docs/api.md §11). Every flag also reads ``QSG_<FLAG>``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ DEFAULTS = Settings.model_fields
 
 
 def _opt(name: str, help_text: str, **kwargs: Any):
-    """An option whose environment variable is QSG_<NAME> (API.md: each flag reads one)."""
+    """An option whose environment variable is QSG_<NAME> (docs/api.md §11: each flag reads one)."""
     env = "QSG_" + name.upper().replace("-", "_")
     return click.option(f"--{name}", envvar=env, show_envvar=True, default=None, help=help_text, **kwargs)
 

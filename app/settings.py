@@ -1,6 +1,6 @@
 """Settings of one queue manager process, each read from a ``QSG_`` environment variable.
 
-The CLI flags of API.md map one to one onto these fields (``--redis-url`` is ``QSG_REDIS_URL``).
+The CLI flags of docs/api.md §11 map one to one onto these fields (``--redis-url`` is ``QSG_REDIS_URL``).
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_mqi import pct, run_phase  # noqa: E402
-from tests.cluster import Cluster  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from tests.support.cluster import Cluster  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
 
 
 def process_cpu_s(pid: int) -> float:

@@ -2,8 +2,8 @@
 across a three-QM group while, one after the other, one queue manager is killed (SIGKILL) and
 restarted, Redis (AOF, fsync always) is stopped and started again, the queue manager is paused
 (SIGSTOP) for longer than the heartbeat TTL and continued (SIGCONT), and it is partitioned from
-Redis (a TCP proxy that holds every byte, tests/netproxy.py) for longer than the TTL and healed;
-then the exactly-once check (with the order rule and the in-doubt counts of tests/faultload.py).
+Redis (a TCP proxy that holds every byte, tests/support/netproxy.py) for longer than the TTL and healed;
+then the exactly-once check (with the order rule and the in-doubt counts of tests/support/faultload.py).
 
     python bench/bench_faults.py [--connections 12] [--duration 60] [--kill-at 15] [--qm-down 5]
                                  [--redis-at 35] [--redis-down 2] [--phases kill,redis,pause,partition]
@@ -17,7 +17,7 @@ to the TTL + 3 s. With the partition phase the victim's Redis traffic goes throu
 for the whole run (all other QMs talk to Redis directly).
 
 Starts its own redis-server, a SQLite repository and QM1..QM3 (``qsg serve``) on loopback; the
-clients are threads of this process (tests/faultload.py, the soak test's load), one connection
+clients are threads of this process (tests/support/faultload.py, the soak test's load), one connection
 each, half putting and half getting, spread over every QM and queue. A client whose call fails
 connects again, to its own QM first and then to the next one that answers (as with a CCDT).
 Prints the committed throughput second by second, throughput and latency per phase, failed
@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.reasons import reason_name  # noqa: E402
 from bench.bench_mqi import pct  # noqa: E402
-from tests.cluster import Cluster  # noqa: E402
-from tests.faultload import FaultLoad, Observer  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from tests.support.cluster import Cluster  # noqa: E402
+from tests.support.faultload import FaultLoad, Observer  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
 
 QMS = ("QM1", "QM2", "QM3")
 

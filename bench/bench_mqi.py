@@ -31,8 +31,9 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.cluster import Cluster, free_port  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from tests.support.cluster import Cluster
+from tests.support.redis_server import free_port  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
 
 
 def commandstats(r: redis.Redis) -> dict[str, int]:

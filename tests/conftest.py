@@ -1,7 +1,7 @@
 """Shared test fixtures.
 
 Redis fixtures (this block is self-contained; add other fixtures below it):
-``redis_server`` - one real redis-server per test session (tests.redis_server.RedisServer);
+``redis_server`` - one real redis-server per test session (tests.support.redis_server.RedisServer);
 ``redis_url`` - its URL, with the server FLUSHALLed before each test.
 Fault tests that stop, kill or restart Redis start their own ``RedisServer`` instead.
 """
@@ -19,7 +19,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:  # import app/ and tests/ without an installed package
     sys.path.insert(0, str(_ROOT))
 
-from tests.redis_server import RedisServer  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
 
 
 def _flushall(port: int) -> None:
@@ -53,7 +53,7 @@ def redis_url(redis_server: RedisServer) -> str:
 
 # ---- queue-sharing groups of real `qsg serve` processes ------------------------------------
 
-from tests.cluster import Cluster, create_pg_database, drop_pg_database  # noqa: E402
+from tests.support.cluster import Cluster, create_pg_database, drop_pg_database  # noqa: E402
 
 
 class _ClusterMaker:
@@ -115,6 +115,34 @@ def make_fresh_cluster(tmp_path_factory):
     maker = _ClusterMaker(tmp_path_factory)
     yield maker
     maker.teardown()
+
+
+# ---- one queue manager in this process, on an injected clock --------------------------------
+
+
+@pytest.fixture
+async def qm(redis_url, tmp_path):
+    """A started ``QueueManager`` QM1 (real Redis, SQLite), its clock a ``ManualClock``, with
+    CFSTRUCT APPL1, REPLY.Q and DEADQ DLQ defined; drive it with ``tests.support.inproc.App``."""
+    from app.cf.redisconn import make_redis
+    from app.core.clock import ManualClock
+    from app.qmgr.qmgr import QueueManager
+    from app.repository.db import make_engine, upgrade
+    from app.repository.store import Repository
+    from app.settings import Settings
+    from tests.support.inproc import mqsc
+
+    url = f"sqlite:///{tmp_path / 'q.db'}"
+    upgrade(url)
+    clock = ManualClock(1_800_000_000_000)
+    manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url, auth="off"),
+                           Repository(make_engine(url), "QSG1"), make_redis(redis_url), clock)
+    await manager.start()
+    await mqsc(manager, "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(REPLY.Q)\nDEFINE QLOCAL(DLQ)\n"
+                        "ALTER QMGR DEADQ(DLQ)")
+    yield manager
+    await manager.stop()
+    await manager.redis.aclose()
 
 
 # ---- Spark (analytics job tests) -----------------------------------------------------------

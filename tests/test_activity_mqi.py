@@ -17,7 +17,8 @@ from app.activity.writer import ActivityWriter, Spool
 from app.core.clock import ManualClock
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from tests.qsg_inproc import MQCallFailed, inprocess_group
+from tests.support.inproc import inprocess_group
+from tests.support.mq import MQFailed
 
 T0 = 1_748_772_000_000  # 2025-06-01T10:00:00Z
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,9 +40,10 @@ async def test_every_verb_is_recorded_with_its_outcome(redis_url, tmp_path):
         app = await qm1.connect("  PAYROLL  ")
         alias = await app.open("ALIAS.Q", ["OUTPUT"])
         clock.advance(1000)
-        put = (await app.put(alias, "0123456789", options=["SYNCPOINT"], md={"priority": 7, "persistence": "PERSISTENT"}))["md"]
+        put = (await app.put(alias, "0123456789", options=["SYNCPOINT"],
+                             md={"priority": 7, "persistence": "PERSISTENT"}))["md"]
         await app.commit()
-        with pytest.raises(MQCallFailed):
+        with pytest.raises(MQFailed):
             await app.put1("NO.SUCH.Q", "x")
         q = await app.open("LOCAL.Q", ["INPUT_SHARED", "BROWSE", "INQUIRE"])
         await app.get(q, ["BROWSE_FIRST"])

@@ -4,21 +4,17 @@ every object type, QSGDISP rules, FORCE and MQRC_OBJECT_CHANGED, concurrent chan
 from __future__ import annotations
 
 import threading
-import uuid
 
 import httpx
 import pytest
 
-from tests.mqclient import MQ, mq_reason
+from tests.support.mq import MQ, mq_reason
+from tests.support.names import uniq, uniq_struct
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def group(request, make_cluster):
     return make_cluster(["QM1", "QM2", "QM3"], database=request.param)
-
-
-def uniq(prefix: str = "Q") -> str:
-    return f"{prefix}.{uuid.uuid4().hex[:8].upper()}"
 
 
 def display(group, qm: str, cmd: str) -> list[dict]:
@@ -56,7 +52,7 @@ def test_define_twice_needs_replace(group):
 
 
 def test_qalias_process_cfstruct(group):
-    q, a, p, s = uniq(), uniq("A"), uniq("P"), "S" + uuid.uuid4().hex[:6].upper()
+    q, a, p, s = uniq(), uniq("A"), uniq("P"), uniq_struct()
     group.mqsc_ok("QM1", f"""
         * an alias, a process and a structure
         DEFINE QLOCAL({q})
@@ -70,7 +66,8 @@ def test_qalias_process_cfstruct(group):
     assert proc["APPLICID"] == "/bin/echo" and proc["USERDATA"] == "hi there" and proc["APPLTYPE"] == "UNIX"
     (cf,) = display(group, "QM2", f"DISPLAY CFSTRUCT({s})")  # structures belong to the group
     assert cf["CFLEVEL"] == 4
-    group.mqsc_ok("QM1", f"ALTER QALIAS({a}) DEFPRTY(3)\nALTER PROCESS({p}) APPLTYPE(MVS)\nALTER CFSTRUCT({s}) CFLEVEL(5)")
+    group.mqsc_ok("QM1", f"ALTER QALIAS({a}) DEFPRTY(3)\nALTER PROCESS({p}) APPLTYPE(MVS)\n"
+                         f"ALTER CFSTRUCT({s}) CFLEVEL(5)")
     assert display(group, "QM1", f"DISPLAY QALIAS({a})")[0]["DEFPRTY"] == 3
     assert display(group, "QM1", f"DISPLAY PROCESS({p})")[0]["APPLTYPE"] == "MVS"
     assert display(group, "QM3", f"DISPLAY CFSTRUCT({s})")[0]["CFLEVEL"] == 5
@@ -82,7 +79,7 @@ def test_qalias_process_cfstruct(group):
 
 
 def test_qsgdisp_visibility_across_queue_managers(group):
-    s = "S" + uuid.uuid4().hex[:6].upper()
+    s = uniq_struct()
     private, shared, grp = uniq("PRIV"), uniq("SHR"), uniq("GRP")
     group.mqsc_ok("QM1", f"""
         DEFINE CFSTRUCT({s})
@@ -130,7 +127,7 @@ def test_shared_queue_needs_a_defined_cfstruct(group):
 
 
 def test_shared_and_private_queue_of_one_name_is_not_unique(group):
-    s, q = "S" + uuid.uuid4().hex[:6].upper(), uniq()
+    s, q = uniq_struct(), uniq()
     group.mqsc_ok("QM1", f"DEFINE CFSTRUCT({s})\nDEFINE QLOCAL({q})\nDEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({s})")
     with mq_reason(2343, 409):
         MQ(group.url("QM1")).open(q, ["OUTPUT"])
@@ -204,7 +201,7 @@ def test_clear_qlocal(group):
 
 
 def test_alias_target_change_needs_force_and_invalidates_handles(group):
-    s = "S" + uuid.uuid4().hex[:6].upper()
+    s = uniq_struct()
     q1, q2, a = uniq(), uniq(), uniq("A")
     group.mqsc_ok("QM1", f"""DEFINE CFSTRUCT({s})
         DEFINE QLOCAL({q1}) QSGDISP(SHARED) CFSTRUCT({s})
@@ -228,7 +225,7 @@ def test_alias_target_change_needs_force_and_invalidates_handles(group):
 
 
 def test_usage_change_needs_force_and_gives_object_changed(group):
-    s, q = "S" + uuid.uuid4().hex[:6].upper(), uniq()
+    s, q = uniq_struct(), uniq()
     group.mqsc_ok("QM1", f"DEFINE CFSTRUCT({s})\nDEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({s})")
     getter = MQ(group.url("QM3"))
     h = getter.open(q, ["INPUT_SHARED"])
@@ -245,7 +242,7 @@ def test_usage_change_needs_force_and_gives_object_changed(group):
 
 
 def test_concurrent_defines_from_two_qmgrs(group):
-    s = "S" + uuid.uuid4().hex[:6].upper()
+    s = uniq_struct()
     group.mqsc_ok("QM1", f"DEFINE CFSTRUCT({s})")
     names = [uniq("RACE") for _ in range(8)]
     results: dict[tuple[str, str], dict] = {}
@@ -267,7 +264,7 @@ def test_concurrent_defines_from_two_qmgrs(group):
 
 
 def test_concurrent_alters_of_one_object_lose_nothing(group):
-    s, q = "S" + uuid.uuid4().hex[:6].upper(), uniq()
+    s, q = uniq_struct(), uniq()
     group.mqsc_ok("QM1", f"DEFINE CFSTRUCT({s})\nDEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({s})")
     changes = [("QM1", "MAXDEPTH(1234)"), ("QM2", "DESCR('two')"), ("QM3", "TRIGDPTH(9)"),
                ("QM1", "BOTHRESH(3)"), ("QM2", "QDEPTHHI(70)"), ("QM3", "DEFPRTY(4)")]
@@ -283,14 +280,15 @@ def test_concurrent_alters_of_one_object_lose_nothing(group):
 
 
 def test_display_generic_where_and_qstatus(group):
-    s, stem = "S" + uuid.uuid4().hex[:6].upper(), uniq("GEN")
+    s, stem = uniq_struct(), uniq("GEN")
     group.mqsc_ok("QM1", f"""DEFINE CFSTRUCT({s})
         DEFINE QLOCAL({stem}.A) MAXDEPTH(10)
         DEFINE QLOCAL({stem}.B) MAXDEPTH(20)
         DEFINE QLOCAL({stem}.S) QSGDISP(SHARED) CFSTRUCT({s})""")
     names = [o["QUEUE"] for o in display(group, "QM1", f"DISPLAY QLOCAL({stem}.*)")]
     assert names == [f"{stem}.A", f"{stem}.B", f"{stem}.S"]
-    assert [o["QUEUE"] for o in display(group, "QM1", f"DISPLAY QLOCAL({stem}.*) WHERE(MAXDEPTH GT 15) QSGDISP(QMGR)")] \
+    assert [o["QUEUE"] for o in display(group, "QM1",
+                                        f"DISPLAY QLOCAL({stem}.*) WHERE(MAXDEPTH GT 15) QSGDISP(QMGR)")] \
         == [f"{stem}.B"]
     qm2, qm3 = MQ(group.url("QM2")), MQ(group.url("QM3"))
     qm2.open(f"{stem}.S", ["INPUT_SHARED"])

@@ -11,14 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from tests.mqclient import MQ, mq_reason
+from tests.support.mq import MQ, mq_reason
 
 
 @pytest.fixture(scope="module")
 def shipped(make_cluster) -> dict[str, Any]:
     """QM1 puts 12 messages on a shared queue, QM2 gets them and fails one get; both stop."""
     cluster = make_cluster(["QM1", "QM2"])
-    cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(CLI.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)")
+    cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
+                           "DEFINE QLOCAL(CLI.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)")
     writer, reader = MQ(cluster.url("QM1"), "WRITER"), MQ(cluster.url("QM2"), "READER")
     out = writer.open("CLI.Q", ["OUTPUT"])
     put_ids = [writer.put(out, f"m{i}")["md"]["msg_id"] for i in range(12)]
@@ -31,7 +32,8 @@ def shipped(make_cluster) -> dict[str, Any]:
 
 
 def _records(store: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for f in sorted(store.glob("date=*/qmgr=*/*.jsonl")) for line in f.read_text().splitlines()]
+    return [json.loads(line) for f in sorted(store.glob("date=*/qmgr=*/*.jsonl"))
+            for line in f.read_text().splitlines()]
 
 
 def test_sigterm_ships_every_record(shipped):

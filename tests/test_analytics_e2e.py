@@ -40,8 +40,9 @@ from app.cf import keys
 from app.cf.keys import QueueLocation, shared_tag
 from app.core.clock import ManualClock
 from app.settings import Settings
-from tests.cluster import free_port
-from tests.qsg_inproc import MQCallFailed, inprocess_group
+from tests.support.inproc import inprocess_group
+from tests.support.mq import MQFailed
+from tests.support.redis_server import free_port
 
 DATE = "2025-06-01"
 T0 = 1_748_768_400_000  # 2025-06-01T09:00:00Z
@@ -90,7 +91,7 @@ async def _drive(redis_url: str, workdir: Path) -> dict[str, Any]:
         at(T0 + HOUR + 2000)
         for _ in range(2):
             await orders.get(local)
-        with pytest.raises(MQCallFailed) as failed:
+        with pytest.raises(MQFailed) as failed:
             await shipping.get(s_in)
         assert failed.value.reason == 2033
 
@@ -142,7 +143,8 @@ def test_activity_logs_hold_every_call_after_a_clean_shutdown(day):
     assert [r["msg_id"] for r in sorted(puts, key=lambda r: r["ts"])] == seen["put_ids"]
     assert [r["ts"] for r in sorted(puts, key=lambda r: r["ts"])] == \
         [T0 + i * 1000 for i in range(6)] + [T0 + 10_000 + j * 1000 for j in range(4)]
-    assert {(r["qmgr"], r["appl"], r["qsgdisp"], r["depth"]) for r in puts if r["depth"] == 10} == {("QM2", "BILLING", "SHARED", 10)}
+    assert {(r["qmgr"], r["appl"], r["qsgdisp"], r["depth"]) for r in puts if r["depth"] == 10} \
+        == {("QM2", "BILLING", "SHARED", 10)}
     gets = sorted((r for r in records if r["verb"] == "GET" and r["object"] == "ORDERS.Q" and r["cc"] == 0),
                   key=lambda r: r["ts"])
     assert [g["msg_id"] for g in gets] == seen["got_ids"] == seen["put_ids"]  # FIFO across the group

@@ -136,7 +136,8 @@ def test_queue_hourly(tables):
     assert (qm2_10["puts"], qm2_10["gets"], qm2_10["bytes_got"], qm2_10["peak_depth"]) == (1, 2, 300, 4)
     assert (qm2_10["residency_p50_ms"], qm2_10["residency_max_ms"]) == (1250.0, 2000)
     qm2_11 = rows[("SQ", "QM2", 11)]
-    assert (qm2_11["gets"], qm2_11["residency_p99_ms"], qm2_11["depth_events"], qm2_11["peak_depth"]) == (1, 3_600_000.0, 1, 0)
+    assert (qm2_11["gets"], qm2_11["residency_p99_ms"], qm2_11["depth_events"], qm2_11["peak_depth"]) \
+        == (1, 3_600_000.0, 1, 0)
     qm1_11 = rows[("SQ", "QM1", 11)]
     assert (qm1_11["puts"], qm1_11["failures"], qm1_11["expired"]) == (1, 1, 2)
     assert rows[("PQ", "QM1", 11)]["triggers"] == 1
@@ -179,15 +180,19 @@ def test_failures_by_reason_and_application(tables):
 def test_applications_ranked_by_calls(tables):
     cols = ["rank", "appl", "calls", "connections", "puts", "gets", "bytes_put", "bytes_got", "failures", "qmgrs"]
     assertDataFrameEqual(tables["applications"].select(cols), [
-        Row(rank=1, appl="PAYROLL", calls=11, connections=1, puts=5, gets=1, bytes_put=660, bytes_got=50, failures=2, qmgrs=1),
-        Row(rank=2, appl="BILLING", calls=6, connections=1, puts=1, gets=3, bytes_put=400, bytes_got=700, failures=0, qmgrs=1),
-        Row(rank=3, appl="READER", calls=3, connections=1, puts=0, gets=1, bytes_put=0, bytes_got=300, failures=0, qmgrs=1),
+        Row(rank=1, appl="PAYROLL", calls=11, connections=1, puts=5, gets=1, bytes_put=660, bytes_got=50, failures=2,
+            qmgrs=1),
+        Row(rank=2, appl="BILLING", calls=6, connections=1, puts=1, gets=3, bytes_put=400, bytes_got=700, failures=0,
+            qmgrs=1),
+        Row(rank=3, appl="READER", calls=3, connections=1, puts=0, gets=1, bytes_put=0, bytes_got=300, failures=0,
+            qmgrs=1),
     ], checkRowOrder=True)
 
 
 def test_happenings_include_kinds_the_job_does_not_know_by_name(tables):
     assertDataFrameEqual(tables["happenings"], [
-        Row(verb="EVENT", object="SQ", qmgr="QM2", hour=11, rc=2224, reason_name="MQRC_Q_DEPTH_HIGH", records=1, count=1),
+        Row(verb="EVENT", object="SQ", qmgr="QM2", hour=11, rc=2224, reason_name="MQRC_Q_DEPTH_HIGH", records=1,
+            count=1),
         Row(verb="EXPIRY", object="SQ", qmgr="QM1", hour=11, rc=0, reason_name=None, records=1, count=2),
         Row(verb="TRIGGER", object="PQ", qmgr="QM1", hour=11, rc=0, reason_name=None, records=1, count=1),
         Row(verb="PEER_RECOVERY", object="QM9", qmgr="QM3", hour=11, rc=0, reason_name=None, records=1, count=4),

@@ -4,7 +4,7 @@ Time is a fake clock that ``wait`` moves forward: nothing sleeps."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ class FakeTime:
 
 
 def utc(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def schedule(tmp_path: Path, clock: FakeTime, outcomes: list[RunOutcome], runs: list[str], **kw) -> NightlySchedule:

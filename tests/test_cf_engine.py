@@ -27,7 +27,7 @@ from app.cf.redisconn import make_redis
 from app.core.clock import ManualClock
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from tests.redis_server import RedisServer, free_port
+from tests.support.redis_server import RedisServer, free_port
 
 QSG = "QSG1"
 SHARED = keys.shared_tag(QSG, "APPL1")

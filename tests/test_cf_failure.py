@@ -8,8 +8,8 @@ import time
 
 import httpx
 
-from tests.mqclient import MQ, MQFailed
-from tests.test_group import wait_until
+from tests.support.mq import MQ, MQFailed
+from tests.support.waits import wait_until
 
 
 def test_calls_fail_promptly_while_redis_is_down_and_service_resumes(make_cluster):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.mqclient import MQ, MQFailed, mq_reason
-from tests.test_group import wait_until
+from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.waits import wait_until
 
 PERSISTENT = {"persistence": "PERSISTENT"}
 NON_PERSISTENT = {"persistence": "NOT_PERSISTENT"}

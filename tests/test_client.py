@@ -6,7 +6,6 @@ retried (MQCONN) and which never are (MQPUT, MQGET)."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 import app.client as pymqi
 from app.client import CMQC, aio
 from app.client.core import url_of
+from tests.support.mqsc import shared_q
 
 NO_SYNC_GET = CMQC.MQGMO_NO_SYNCPOINT
 
@@ -44,12 +44,6 @@ def connect(group):
     for qmgr in made:
         if qmgr.is_connected:
             qmgr.disconnect()
-
-
-def shared_q(group, attrs: str = "") -> str:
-    q = f"CQ.{uuid.uuid4().hex[:10].upper()}"
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1) {attrs}")
-    return q
 
 
 def reason_of(call) -> pymqi.MQMIError:

@@ -36,7 +36,8 @@ def test_compose_services_use_real_commands_and_settings():
         # what the command really reads: its options' variables and the queue manager settings
         known = fields | {p.envvar for p in command.params if isinstance(p.envvar, str)}
         for var in svc.get("environment", {}):
-            assert var in known, f"{name}: {var} is read by neither 'qsg {' '.join(svc['command'][1:])}' nor the settings"
+            assert var in known, \
+                f"{name}: {var} is read by neither 'qsg {' '.join(svc['command'][1:])}' nor the settings"
     qm_names = sorted(svc["environment"]["QSG_QMGR"] for n, svc in ours.items() if n.startswith("qm"))
     assert qm_names == ["QM1", "QM2", "QM3"]
     assert "--appendfsync" in compose["services"]["redis"]["command"]  # the durability the README promises
@@ -55,8 +56,9 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
     import subprocess
     import sys
 
-    from tests.cluster import QmProcess, create_pg_database, drop_pg_database, free_port
-    from tests.mqclient import MQ, MQFailed
+    from tests.support.cluster import QmProcess, create_pg_database, drop_pg_database
+    from tests.support.mq import MQ, MQFailed
+    from tests.support.redis_server import free_port
 
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
@@ -123,7 +125,8 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
         for i, c in enumerate(clients):
             c.put(c.open("COMPOSE.Q", ["OUTPUT"]), f"via gateway {i}")
         reader = clients[0]
-        assert sorted(reader.drain(reader.open("COMPOSE.Q", ["INPUT_SHARED"]))) == [f"via gateway {i}" for i in range(3)]
+        assert sorted(reader.drain(reader.open("COMPOSE.Q", ["INPUT_SHARED"]))) \
+            == [f"via gateway {i}" for i in range(3)]
     finally:
         for p in started:
             p.terminate()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.mqclient import MQ, MQFailed
+from tests.support.mq import MQ, MQFailed
 
 
 def test_messages_survive_a_cf_restart_and_service_resumes(make_cluster):

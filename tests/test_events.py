@@ -1,4 +1,4 @@
-"""Performance events on one queue manager (documents 000 and 001), in-process with an injected
+"""Performance events on one queue manager (docs/ibm-rules.md §1 and §2), in-process with an injected
 clock: service interval events step by step, queue depth events and their automatic switching,
 the PERFMEV contrast between shared and private queues, RESET QSTATS."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from app.core.errors import MQError
 from app.qmgr.events import EVENT_QUEUE
-from tests.test_expiry import App, mqsc, qm  # noqa: F401  (the in-process queue manager fixture)
+from tests.support.inproc import App, mqsc
 
 
 async def events(qm, app: App, n: int | None = None) -> list[dict]:
@@ -90,7 +90,7 @@ async def test_private_queue_switches_nothing_while_perfmev_is_disabled(qm):
         for i in range(8):
             await app.put(h, str(i))
     lq, sq = await attrs(qm, "LQ1"), await attrs(qm, "SQ1")
-    # document 001's example: the shared queue switches whatever PERFMEV, the private one does not
+    # the example of docs/ibm-rules.md §2.2: the shared queue switches whatever PERFMEV, the private one does not
     assert (sq["QDPHIEV"], sq["QDPLOEV"], sq["QDPMAXEV"]) == ("DISABLED", "ENABLED", "ENABLED")
     assert (lq["QDPHIEV"], lq["QDPLOEV"], lq["QDPMAXEV"]) == ("ENABLED", "DISABLED", "DISABLED")
     assert await events(qm, app) == []  # and no QM with PERFMEV(DISABLED) issues anything
@@ -110,7 +110,7 @@ async def test_depth_low_sees_expiry_discards(qm):
 
 
 async def test_service_interval_walkthrough(qm):
-    """Document 000's algorithm step by step: timer started by a put to an empty queue, reset by
+    """The algorithm of docs/ibm-rules.md §1 step by step: timer started by a put to an empty queue, reset by
     a get leaving messages, OFF when a get empties the queue; High on the next put or get once
     the interval is exceeded, OK only on a get within it; HIGH/OK flip each other."""
     await mqsc(qm, "ALTER QMGR PERFMEV(ENABLED)\nDEFINE QLOCAL(S.Q) QSVCINT(10000) QSVCIEV(HIGH)")

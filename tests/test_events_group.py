@@ -1,15 +1,15 @@
-"""Queue depth events on a shared queue across three queue managers (document 001): QM1 and QM2
+"""Queue depth events on a shared queue across three queue managers (docs/ibm-rules.md §2): QM1 and QM2
 have PERFMEV(ENABLED), QM3 DISABLED."""
 
 from __future__ import annotations
 
 import threading
-import uuid
 
 import orjson
 import pytest
 
-from tests.mqclient import MQ, MQFailed
+from tests.support.mq import MQ, MQFailed
+from tests.support.mqsc import mqsc_keywords, shared_q
 
 EVENTQ = "SYSTEM.ADMIN.PERFM.EVENT"
 
@@ -23,12 +23,10 @@ def group(make_cluster):
 
 
 def shared_queue(group, **attrs) -> str:
-    q = f"EV.{uuid.uuid4().hex[:8].upper()}"
+    """A shared queue with this module's depth-event defaults (``attrs`` override them)."""
     given = {"MAXDEPTH": 10, "QDEPTHHI": 50, "QDEPTHLO": 20, "QDPHIEV": "ENABLED", "QDPLOEV": "DISABLED",
              "QDPMAXEV": "DISABLED", **attrs}
-    keywords = " ".join(f"{k}({v})" for k, v in given.items())
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1) {keywords}")
-    return q
+    return shared_q(group, mqsc_keywords(**given), prefix="EV")
 
 
 def take_events(group, qm: str, queue: str, n: int, wait_ms: int = 8000) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Message expiry (reference document 003), on a real queue manager (real Redis and SQLite) run
+"""Message expiry (docs/ibm-rules.md §4), on a real queue manager (real Redis and SQLite) run
 in-process with an injected clock, so lifetimes pass without waiting."""
 
 from __future__ import annotations
@@ -8,73 +8,8 @@ import base64
 import orjson
 import pytest
 
-from app.api import wire
-from app.api.schemas import GetRequest, PutRequest
-from app.cf.redisconn import make_redis
-from app.core.clock import ManualClock
 from app.core.errors import MQError
-from app.mqsc.executor import run_script
-from app.qmgr.qmgr import QueueManager
-from app.repository.db import make_engine, upgrade
-from app.repository.store import Repository
-from app.settings import Settings
-
-
-@pytest.fixture
-async def qm(redis_url, tmp_path):
-    url = f"sqlite:///{tmp_path / 'q.db'}"
-    upgrade(url)
-    clock = ManualClock(1_800_000_000_000)
-    manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url, auth="off"),
-                           Repository(make_engine(url), "QSG1"), make_redis(redis_url), clock)
-    await manager.start()
-    await mqsc(manager, "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(REPLY.Q)\nDEFINE QLOCAL(DLQ)\n"
-                        "ALTER QMGR DEADQ(DLQ)")
-    yield manager
-    await manager.stop()
-    await manager.redis.aclose()
-
-
-async def mqsc(qm: QueueManager, script: str) -> list[dict]:
-    results = await run_script(qm, script)
-    assert all(r["completion_code"] == 0 for r in results), results
-    return results
-
-
-class App:
-    """An application's connection, in-process."""
-
-    def __init__(self, qm: QueueManager, hconn: str) -> None:
-        self.qm, self.hconn = qm, hconn
-
-    @classmethod
-    async def connect(cls, qm: QueueManager) -> App:
-        return cls(qm, (await qm.mqi.connect("EXPTEST")).hconn)
-
-    async def open(self, name: str, options: list[str]) -> str:
-        return (await self.qm.mqi.open(self.hconn, name, "", options)).hobj
-
-    async def put(self, hobj: str, data: str, **md) -> dict:
-        call = wire.put_call(PutRequest(md=md, options=["NO_SYNCPOINT"], data=data))
-        return wire.put_response(await self.qm.mqi.put(self.hconn, hobj, call))["md"]
-
-    async def get(self, hobj: str, options: list[str] | None = None, **body) -> dict:
-        call = wire.get_call(GetRequest(options=options or ["NO_SYNCPOINT"], **body))
-        return wire.get_response(await self.qm.mqi.get(self.hconn, hobj, call))
-
-    async def drain(self, hobj: str) -> list[str]:
-        out = []
-        while True:
-            try:
-                out.append((await self.get(hobj))["data"])
-            except MQError as exc:
-                assert exc.reason == 2033
-                return out
-
-
-async def depth(qm: QueueManager, name: str) -> int:
-    (res,) = await run_script(qm, f"DISPLAY QLOCAL({name})")
-    return res["objects"][0]["CURDEPTH"]
+from tests.support.inproc import App, depth, mqsc
 
 
 async def test_expiry_values_are_checked_and_no_report_is_made(qm):
@@ -185,8 +120,8 @@ async def test_expiration_reports_every_variant(qm):
     plain = await app.put(out, body, expiry=10, report=["EXPIRATION"], reply_to_q="REPLY.Q")
     with_data = await app.put(out, body, expiry=10, report=["EXPIRATION_WITH_DATA"], reply_to_q="REPLY.Q")
     full = await app.put(out, body, expiry=10, report=["EXPIRATION_WITH_FULL_DATA"], reply_to_q="REPLY.Q")
-    passed = await app.put(out, "p", expiry=10, report=["EXPIRATION", "PASS_CORREL_ID"], reply_to_q="REPLY.Q",
-                           correl_id="cd" * 24)
+    await app.put(out, "p", expiry=10, report=["EXPIRATION", "PASS_CORREL_ID"], reply_to_q="REPLY.Q",
+                  correl_id="cd" * 24)
     await app.put(out, "silent", expiry=10)  # asked for no report: none is made
     assert plain["reply_to_qmgr"] == "QM1"  # a blank ReplyToQMgr is filled in at put time
     qm.clock.advance(2_000)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import redis
 
 from app.qmgr.expiry import scanner_lease_key
-from tests.mqclient import MQ
-from tests.test_group import FAST, wait_until
+from tests.support.cluster import FAST
+from tests.support.mq import MQ
+from tests.support.waits import wait_until
 
 
 def curdepth(group, qm: str, q: str) -> int:

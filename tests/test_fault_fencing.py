@@ -1,4 +1,4 @@
-"""Fencing of a queue manager that lost its place in the group (DESIGN principle 3), with real
+"""Fencing of a queue manager that lost its place in the group (docs/design.md principle 3), with real
 `qsg serve` processes, a real Redis and real faults, all on loopback and bounded in time.
 
 A QM whose heartbeat lease lapsed - paused (SIGSTOP), partitioned from Redis, or cut off by a
@@ -9,7 +9,7 @@ calls on their old connections; the QM rejoins as a new incarnation and serves n
 While Redis cannot be reached, calls answer 2345 (MQRC_CF_NOT_AVAILABLE), never 2373.
 Also: a QM killed during commits that span two CF structures (all or nothing per unit of work),
 a QM killed during intra-group queuing (exactly once on the target queue), and the fault soak
-(tests/faultload.py) through a pause and a partition.
+(tests/support/faultload.py) through a pause and a partition.
 
 Every wait is a bounded poll; each scenario has its own group (``make_fresh_cluster``), torn
 down after it even when it fails mid-fault (paused QMs resumed, partitions healed). The file
@@ -27,10 +27,11 @@ from collections.abc import Callable
 import httpx
 
 from app.qmgr.igq import IGQ_XMITQ
-from tests.cluster import Cluster
-from tests.faultload import FaultLoad, commit_in_doubt
-from tests.mqclient import MQ, MQFailed, mq_reason
-from tests.test_group import FAST
+from tests.support.cluster import FAST, Cluster
+from tests.support.faultload import FaultLoad, commit_in_doubt
+from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.mqsc import define_shared
+from tests.support.waits import wait_until
 
 IDLE_S = 3
 ENV = {**FAST, "QSG_IDLE_TIMEOUT_S": str(IDLE_S)}
@@ -42,19 +43,8 @@ PERSISTENT = {"persistence": "PERSISTENT"}
 
 # ---- helpers ---------------------------------------------------------------------------------
 
-
-def poll(predicate: Callable[[], bool], timeout_s: float, what: str, every_s: float = 0.1) -> None:
-    """Await a state other processes reach (bounded); a predicate that raises counts as not yet."""
-    deadline = time.monotonic() + timeout_s
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except (httpx.HTTPError, MQFailed, KeyError, ValueError) as exc:
-            last = exc
-        time.sleep(every_s)
-    raise AssertionError(f"{what} not reached within {timeout_s}s (last error: {last})")
+# What a poll of a QM in the middle of a fault may meet before the awaited state: "not yet".
+TRANSIENT = (httpx.HTTPError, MQFailed, KeyError, ValueError)
 
 
 def member(group: Cluster, asked: str, name: str) -> dict:
@@ -68,7 +58,7 @@ def await_peer_recovery(group: Cluster, survivor: str, victim: str, timeout_s: f
     def recovered() -> bool:
         m = member(group, survivor, victim)
         return m["STATUS"] == "FAILED" and m["RECOVERED"] == "YES"
-    poll(recovered, timeout_s, f"{survivor} recovering {victim}")
+    wait_until(recovered, timeout_s, f"{survivor} recovering {victim}", tolerate=TRANSIENT)
 
 
 def serves(group: Cluster, qm: str, queue: str) -> bool:
@@ -86,7 +76,7 @@ def serves(group: Cluster, qm: str, queue: str) -> bool:
 
 
 def await_serving(group: Cluster, qm: str, queue: str, timeout_s: float = 30) -> None:
-    poll(lambda: serves(group, qm, queue), timeout_s, f"{qm} serving again", every_s=0.3)
+    wait_until(lambda: serves(group, qm, queue), timeout_s, f"{qm} serving again", every_s=0.3, tolerate=TRANSIENT)
 
 
 def drain(group: Cluster, qm: str, queue: str, qmgr: str = "") -> list[str]:
@@ -102,15 +92,6 @@ def drain(group: Cluster, qm: str, queue: str, qmgr: str = "") -> list[str]:
             break
     mq.disconnect()
     return out
-
-
-def define_shared(group: Cluster, *queues_by_struct: tuple[str, str]) -> None:
-    script = []
-    for struct in sorted({s for s, _ in queues_by_struct}):
-        script.append(f"DEFINE CFSTRUCT({struct}) RECOVER(YES)")
-    for struct, q in queues_by_struct:
-        script.append(f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({struct}) DEFPSIST(YES)")
-    group.mqsc_ok("QM1", "\n".join(script))
 
 
 def reason_of(call: Callable[[], object]) -> int | str:
@@ -282,7 +263,8 @@ def test_kill_during_commits_across_two_structures_is_all_or_nothing(make_fresh_
     for t in threads:
         t.start()
     try:
-        poll(lambda: len(committed) >= 30, 30, "30 two-structure units of work committed", every_s=0.02)
+        wait_until(lambda: len(committed) >= 30, 30, "30 two-structure units of work committed", every_s=0.02,
+                   tolerate=TRANSIENT)
         in_commit.clear()
         assert in_commit.wait(5), "no MQCMIT started"
         group.qms["QM2"].kill()  # an MQCMIT request is on its way or being served
@@ -310,7 +292,7 @@ def test_kill_during_igq_transfer_delivers_each_committed_message_once(make_fres
     def agent_running() -> bool:
         return httpx.get(f"{group.url('QM2')}/v1/qmgr", timeout=5).json()["IGQAGENT"] == "RUNNING"
 
-    poll(agent_running, 20, "QM2's IGQ agent running")
+    wait_until(agent_running, 20, "QM2's IGQ agent running", tolerate=TRANSIENT)
     committed: list[str] = []
     in_doubt: set[str] = set()
     stop = threading.Event()
@@ -337,13 +319,15 @@ def test_kill_during_igq_transfer_delivers_each_committed_message_once(make_fres
     thread = threading.Thread(target=producer, daemon=True)
     thread.start()
     try:
-        poll(lambda: len(committed) >= 40, 30, "40 messages committed for QM2", every_s=0.02)
+        wait_until(lambda: len(committed) >= 40, 30, "40 messages committed for QM2", every_s=0.02, tolerate=TRANSIENT)
         group.qms["QM2"].kill()  # its IGQ agent is moving messages from the shared xmitq
         n_at_kill = len(committed)
-        poll(lambda: len(committed) >= n_at_kill + 40, 30, "QM1 putting on while QM2 is down", every_s=0.05)
+        wait_until(lambda: len(committed) >= n_at_kill + 40, 30, "QM1 putting on while QM2 is down", every_s=0.05,
+                   tolerate=TRANSIENT)
         group.qms["QM2"].start()
-        poll(agent_running, 30, "QM2's IGQ agent running after the restart")
-        poll(lambda: len(committed) >= n_at_kill + 80, 30, "more messages after the restart", every_s=0.05)
+        wait_until(agent_running, 30, "QM2's IGQ agent running after the restart", tolerate=TRANSIENT)
+        wait_until(lambda: len(committed) >= n_at_kill + 80, 30, "more messages after the restart", every_s=0.05,
+                   tolerate=TRANSIENT)
     finally:
         stop.set()
         thread.join(timeout=30)
@@ -359,7 +343,8 @@ def test_kill_during_igq_transfer_delivers_each_committed_message_once(make_fres
             if set(committed) <= set(got):
                 break
     counts = Counter(got)
-    assert not [k for k, n in counts.items() if n > 1], f"delivered twice: {[k for k, n in counts.items() if n > 1][:5]}"
+    assert not [k for k, n in counts.items() if n > 1], \
+        f"delivered twice: {[k for k, n in counts.items() if n > 1][:5]}"
     assert set(committed) <= set(got), f"committed but not delivered: {sorted(set(committed) - set(got))[:5]}"
     assert set(got) <= set(committed) | in_doubt, f"never committed: {sorted(set(got) - set(committed))[:5]}"
 
@@ -372,19 +357,19 @@ def test_fault_soak_through_a_pause_and_a_partition(make_fresh_cluster):
     load.start(producers=[(qm, q) for qm in ("QM1", "QM2") * 2], consumers=[(qm, q) for qm in ("QM2", "QM1")])
     victim, proxy = group.qms["QM2"], group.proxies["QM2"]
     try:
-        poll(lambda: len(load.committed_puts) >= 20, 20, "load running")
+        wait_until(lambda: len(load.committed_puts) >= 20, 20, "load running", tolerate=TRANSIENT)
         victim.pause()
         time.sleep(FAULT_S)  # the fault's length: past the TTL
         victim.resume()
         victim.wait_ready(timeout_s=30)
         n = len(load.committed_puts)
-        poll(lambda: len(load.committed_puts) >= n + 20, 30, "load after the pause")
+        wait_until(lambda: len(load.committed_puts) >= n + 20, 30, "load after the pause", tolerate=TRANSIENT)
         proxy.partition()
         time.sleep(FAULT_S)
         proxy.heal()
         victim.wait_ready(timeout_s=30)
         n = len(load.committed_puts)
-        poll(lambda: len(load.committed_puts) >= n + 20, 30, "load after the partition")
+        wait_until(lambda: len(load.committed_puts) >= n + 20, 30, "load after the partition", tolerate=TRANSIENT)
     finally:
         victim.resume()
         proxy.heal()

@@ -1,12 +1,12 @@
-"""The fault load's checker (tests/faultload.py ``judge``) on synthetic ledgers: it must catch
+"""The fault load's checker (tests/support/faultload.py ``judge``) on synthetic ledgers: it must catch
 duplicates, losses, unexpected deliveries and order violations, and excuse only calls in doubt."""
 
 from __future__ import annotations
 
 import httpx
 
-from tests.faultload import Delivery, Ledger, commit_in_doubt, judge, order_violations
-from tests.mqclient import MQFailed
+from tests.support.faultload import Delivery, Ledger, commit_in_doubt, judge, order_violations
+from tests.support.mq import MQFailed
 
 
 def failed(status: int, reason: int) -> MQFailed:

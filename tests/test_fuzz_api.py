@@ -12,7 +12,8 @@ from pathlib import Path
 
 def test_schemathesis_finds_no_5xx_and_no_schema_breach(make_cluster, tmp_path):
     group = make_cluster(["QM1"])
-    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(APP.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)")
+    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
+                         "DEFINE QLOCAL(APP.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)")
     cli = Path(sys.executable).with_name("schemathesis")
     out = subprocess.run(
         [str(cli), "run", f"{group.url('QM1')}/openapi.json", "--checks",

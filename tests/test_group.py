@@ -5,30 +5,20 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
-import uuid
 
 import httpx
 import pytest
 
-from tests.cluster import free_port
-from tests.mqclient import MQ, MQFailed, mq_reason
-
-FAST = {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "1.5"}
+from tests.support.cluster import FAST
+from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.mqsc import shared_q
+from tests.support.names import uniq
+from tests.support.redis_server import free_port
+from tests.support.waits import wait_until
 
 
 def members(url: str) -> dict[str, str]:
     return {m["QMNAME"]: m["STATUS"] for m in httpx.get(f"{url}/v1/qmgr", timeout=10).json()["members"]}
-
-
-def wait_until(predicate, timeout_s: float = 20, what: str = "condition") -> None:
-    """Await a state another process reaches (a lease lapsing has no event to wait on)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not reached within {timeout_s}s")
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +26,6 @@ def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env=FAST)
     g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
-
-
-def shared_queue(group) -> str:
-    q = f"GRP.{uuid.uuid4().hex[:8].upper()}"
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1)")
-    return q
 
 
 def test_members_are_listed_and_names_are_unique(group):
@@ -56,7 +40,7 @@ def test_members_are_listed_and_names_are_unique(group):
 
 
 def test_kill_9_mid_unit_of_work_under_load_loses_and_duplicates_nothing(group):
-    q = shared_queue(group)
+    q = shared_q(group, prefix="GRP")
     loader, victim_qm = MQ(group.url("QM1"), "LOADER"), MQ(group.url("QM2"), "VICTIM")
     out1 = loader.open(q, ["OUTPUT"])
     for i in range(10):
@@ -109,7 +93,7 @@ def test_kill_9_mid_unit_of_work_under_load_loses_and_duplicates_nothing(group):
 
 
 def test_restart_resolves_own_private_units_of_work(group):
-    q = f"PRIV.{uuid.uuid4().hex[:8].upper()}"
+    q = uniq("PRIV")
     group.mqsc_ok("QM3", f"DEFINE QLOCAL({q})")
     mq = MQ(group.url("QM3"))
     h = mq.open(q, ["INPUT_SHARED", "OUTPUT"])
@@ -127,7 +111,7 @@ def test_restart_resolves_own_private_units_of_work(group):
 
 
 def test_clean_stop_leaves_nothing_for_peer_recovery_and_quiesces_waiters(group):
-    q = shared_queue(group)
+    q = shared_q(group, prefix="GRP")
     feeder = MQ(group.url("QM1"))
     hf = feeder.open(q, ["OUTPUT"])
     feeder.put(hf, "held at shutdown")

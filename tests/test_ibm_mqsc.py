@@ -5,10 +5,10 @@ command")."""
 
 from __future__ import annotations
 
-import uuid
-
 import httpx
 import pytest
+
+from tests.support.names import uniq
 
 ERROR_KEYS = {"type", "messageId", "message", "explanation", "action", "completionCode", "reasonCode"}
 HEADERS = {"Content-Type": "application/json", "ibm-mq-rest-csrf-token": "token"}
@@ -31,12 +31,8 @@ def mqsc_url(group, qmgr: str = "QM1", via: str = "QM1", version: str = "v2") ->
     return f"{group.url(via)}/ibmmq/rest/{version}/admin/action/qmgr/{qmgr}/mqsc"
 
 
-def uniq() -> str:
-    return f"ADM.{uuid.uuid4().hex[:8].upper()}"
-
-
 def test_run_command_defines_and_displays(group, http):
-    q = uniq()
+    q = uniq("ADM")
     body = {"type": "runCommand", "parameters": {"command": f"DEFINE QLOCAL({q}) MAXDEPTH(5000)"}}
     r = http.post(mqsc_url(group), json=body, headers=HEADERS)
     assert r.status_code == 200, r.text
@@ -53,7 +49,7 @@ def test_run_command_defines_and_displays(group, http):
 
 
 def test_run_command_json_display_with_response_parameters(group, http):
-    q = uniq()
+    q = uniq("ADM")
     body = {"type": "runCommandJSON", "command": "define", "qualifier": "qlocal", "name": q,
             "parameters": {"maxdepth": 4000, "descr": "orders from the web shop", "qsgdisp": "shared",
                            "cfstruct": "APPL1", "defpsist": "yes"}}
@@ -104,7 +100,7 @@ def test_csrf_media_type_and_body_errors(group, http):
 
 
 def test_another_queue_manager_runs_its_own_command(group, http):
-    q = uniq()
+    q = uniq("ADM")
     body = {"type": "runCommand", "parameters": {"command": f"DEFINE QLOCAL({q})"}}
     r = http.post(mqsc_url(group, qmgr="QM2", via="QM1"), json=body, headers=HEADERS)
     assert r.status_code == 200 and r.json()["overallCompletionCode"] == 0, r.text

@@ -16,13 +16,14 @@ import json
 import re
 import socket
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from tests.mqclient import MQ, MQFailed
+from tests.support.mq import MQ, MQFailed
+from tests.support.mqsc import shared_q
+from tests.support.names import uniq
 
 HEX48 = re.compile(r"[0-9a-f]{48}")
 ERROR_KEYS = {"type", "messageId", "message", "explanation", "action", "completionCode", "reasonCode"}
@@ -46,12 +47,6 @@ def group(make_cluster):
 def http():
     with httpx.Client(timeout=60) as client:
         yield client
-
-
-def shared_q(group, attrs: str = "") -> str:
-    q = f"RQ.{uuid.uuid4().hex[:10].upper()}"
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1) {attrs}")
-    return q
 
 
 def msg_url(group, q: str, version: str = "v2", qmgr: str = "QM1", via: str = "QM1", resource: str = "message") -> str:
@@ -392,7 +387,7 @@ def test_a_message_that_is_not_text_is_left_on_the_queue(group, http):
 
 def test_a_call_naming_another_queue_manager_is_served_by_that_queue_manager(group, http):
     """QM1's endpoint forwards to QM2 (until IGQ): a QM2 private queue is reached through QM1."""
-    q = f"PRIV.{uuid.uuid4().hex[:8].upper()}"
+    q = uniq("PRIV")
     group.mqsc_ok("QM2", f"DEFINE QLOCAL({q})")
     r = post(http, group, q, "for QM2", qmgr="QM2", via="QM1")
     assert r.status_code == 201, r.text

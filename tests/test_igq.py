@@ -1,4 +1,4 @@
-"""Intra-group queuing (document 004) with three queue managers, and the agent's self recovery,
+"""Intra-group queuing (docs/ibm-rules.md §5) with three queue managers, and the agent's self recovery,
 retry and serialization with peer recovery."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import pytest
 
 from app.cf import keys
 from app.qmgr.igq import IGQ_XMITQ
-from tests.mqclient import MQ, MQFailed, mq_reason
-from tests.test_expiry import App, mqsc, qm  # noqa: F401  (in-process queue manager)
-from tests.test_group import FAST, wait_until
+from tests.support.cluster import FAST
+from tests.support.inproc import mqsc
+from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.waits import wait_until
 
 ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
 
@@ -86,7 +87,8 @@ def test_retry_state_entered_and_left(group):
     wait_until(lambda: agent(group, "QM3") == "RUNNING", what="QM3's agent leaving retry")
     MQ(group.url("QM1")).put1("DEST.QM3", "after retry", qmgr="QM3")
     r = MQ(group.url("QM3"))
-    assert r.get(r.open("DEST.QM3", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] == "after retry"
+    assert r.get(r.open("DEST.QM3", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] \
+        == "after retry"
 
 
 def test_undeliverable_goes_to_the_destination_dead_letter_queue(group):

@@ -1,4 +1,4 @@
-"""Nothing lost, nothing twice: the IGQ agent's retry state (document 004) for a message it can
+"""Nothing lost, nothing twice: the IGQ agent's retry state (docs/ibm-rules.md §5) for a message it can
 neither deliver nor dead-letter, exception reports routed through the group, and a coupling
 facility outage that puts the agent in retry instead of ending it abnormally.
 
@@ -13,8 +13,9 @@ import httpx
 import pytest
 
 from app.qmgr.igq import IGQ_XMITQ
-from tests.mqclient import MQ, mq_reason
-from tests.test_group import FAST, wait_until
+from tests.support.cluster import FAST
+from tests.support.mq import MQ, mq_reason
+from tests.support.waits import wait_until
 
 ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
 

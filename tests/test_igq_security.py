@@ -13,9 +13,10 @@ import pytest
 
 from app.qmgr.igq import IGQ_XMITQ
 from app.security.rights import igq_checked_users
-from tests.mqclient import MQ, MQFailed
-from tests.test_group import FAST, wait_until
-from tests.test_security import ADMIN, ALICE, mqsc_ok, qsg_cli
+from tests.support.cluster import FAST
+from tests.support.mq import MQ, MQFailed
+from tests.support.security import ADMIN, ALICE, mqsc_ok, qsg_cli
+from tests.support.waits import wait_until
 
 ENV = {**FAST, "QSG_AUTH": "on", "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
 

@@ -8,7 +8,7 @@ from sqlalchemy import inspect
 
 from app.repository.db import alembic_config, make_engine, schema_status, upgrade
 from app.repository.store import ObjectDef, Repository
-from tests.cluster import create_pg_database, drop_pg_database
+from tests.support.cluster import create_pg_database, drop_pg_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

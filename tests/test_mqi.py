@@ -2,22 +2,23 @@
 connections, open options, ordering, matching, browse, syncpoint, MQMD rules, queue limits,
 truncation, the 63 KB rule of CF structures, get-with-wait across queue managers, MQINQ/MQSET,
 malformed requests and the idle timeout. Every failure is checked for its reason code AND the
-HTTP status of API.md."""
+HTTP status of docs/api.md §2."""
 
 from __future__ import annotations
 
 import base64
 import re
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.mqclient import MQ, MQFailed, mq_reason
+from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.mqsc import shared_q
+from tests.support.names import uniq
 
 NO_ID = "0" * 48
 HEX48 = re.compile(r"[0-9a-f]{48}")
@@ -60,16 +61,6 @@ def connect(group):
         except MQFailed:
             pass
         m.http.close()
-
-
-def uniq(prefix: str = "Q") -> str:
-    return f"{prefix}.{uuid.uuid4().hex[:10].upper()}"
-
-
-def shared_q(group, attrs: str = "", struct: str = "APPL1") -> str:
-    q = uniq("SQ")
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({struct}) {attrs}")
-    return q
 
 
 def private_q(group, qm: str = "QM1", attrs: str = "") -> str:
@@ -668,7 +659,7 @@ def test_md_defaults_from_queue_and_alias(group, connect):
 def test_md_context_fields_and_defaults(group, connect):
     q = shared_q(group)
     putter = connect("QM2", "PAYROLL")
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     put = putter.put(putter.open(q, ["OUTPUT"]), "context",
                      md={"reply_to_q": "REPLY.Q", "reply_to_qmgr": "QM2", "msg_type": "REQUEST", "feedback": 0,
                          "report": ["EXCEPTION", "PASS_CORREL_ID"], "format": "MQSTR", "expiry": 600})["md"]
@@ -678,9 +669,10 @@ def test_md_context_fields_and_defaults(group, connect):
     assert md["put_appl_name"] == "PAYROLL" and md["put_qmgr"] == "QM2" and md["backout_count"] == 0
     assert md["msg_id"] == put["msg_id"] and md["put_date_time"] == put["put_date_time"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", md["put_date_time"]), md["put_date_time"]
-    stamp = datetime.strptime(md["put_date_time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
-    assert before - timedelta(seconds=5) <= stamp <= datetime.now(timezone.utc) + timedelta(seconds=5)
-    assert (md["reply_to_q"], md["reply_to_qmgr"], md["msg_type"], md["format"]) == ("REPLY.Q", "QM2", "REQUEST", "MQSTR")
+    stamp = datetime.strptime(md["put_date_time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert before - timedelta(seconds=5) <= stamp <= datetime.now(UTC) + timedelta(seconds=5)
+    assert (md["reply_to_q"], md["reply_to_qmgr"], md["msg_type"], md["format"]) \
+        == ("REPLY.Q", "QM2", "REQUEST", "MQSTR")
     assert set(md["report"]) == {"EXCEPTION", "PASS_CORREL_ID"} and 0 < md["expiry"] <= 600
     assert got["data"] == "context" and got["data_encoding"] == "utf-8" and got["data_length"] == 7
     # the defaults of an empty md

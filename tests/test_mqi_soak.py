@@ -9,13 +9,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.mqclient import MQ, MQFailed
+from tests.support.mq import MQ, MQFailed
+from tests.support.mqsc import shared_q
 
 PRODUCERS = ("QM1", "QM2", "QM3")
 PER_PRODUCER = 300
@@ -31,8 +31,7 @@ def group(make_cluster):
 
 
 def test_soak_every_message_exactly_once(group):
-    q = f"SOAK.{uuid.uuid4().hex[:8].upper()}"
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFSOPT(SHARED)")
+    q = shared_q(group, "DEFSOPT(SHARED)", prefix="SOAK")
     total = len(PRODUCERS) * PER_PRODUCER
     lock = threading.Lock()
     received: list[str] = []

@@ -1,4 +1,4 @@
-"""The test proxy (tests/netproxy.py) against a real redis-server, with redis-py: commands pass,
+"""The test proxy (tests/support/netproxy.py) against a real redis-server, with redis-py: commands pass,
 a partition makes commands time out (not fail with a reset), heal makes new commands work,
 reset closes connections at once."""
 
@@ -11,8 +11,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.netproxy import NetProxy
-from tests.redis_server import RedisServer
+from tests.support.netproxy import NetProxy
+from tests.support.redis_server import RedisServer
+from tests.support.waits import eventually
 
 
 @pytest.fixture
@@ -28,15 +29,6 @@ def client(p: NetProxy, timeout_s: float = 0.5) -> redis.Redis:
     """A redis-py client through the proxy that never retries (a timeout surfaces at once)."""
     return redis.Redis.from_url(p.redis_url(), socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
                                 retry_on_timeout=False, retry=None, retry_on_error=[], protocol=2)
-
-
-def wait_for(predicate, timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_commands_pass_through(proxy: NetProxy) -> None:
@@ -63,7 +55,7 @@ def test_partition_times_out_and_heal_serves_again(proxy: NetProxy, redis_server
     direct = redis.Redis(port=redis_server.port)
     assert direct.exists("during") == 0  # the held command never reached Redis
     proxy.heal()
-    assert wait_for(lambda: proxy.connections == 0)  # the held connections were reset
+    assert eventually(lambda: proxy.connections == 0)  # the held connections were reset
     assert r.get("before") == b"1"  # redis-py reconnects: new connections are forwarded
     assert fresh.ping()
     time.sleep(0.2)  # a negative check (no event to await): nothing held arrives late after a resetting heal

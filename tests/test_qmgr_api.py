@@ -8,7 +8,7 @@ import sys
 import httpx
 import pytest
 
-from tests.cluster import free_port
+from tests.support.redis_server import free_port
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 
-from tests.mqclient import MQ
+from tests.support.mq import MQ
 
 
 def _free_block(n: int) -> int:

@@ -4,30 +4,10 @@ others, IBM's token login, and PutApplName that cannot be forged without the con
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import uuid
-
 import httpx
 import pytest
 
-ADMIN = ("admin", "admin-secret")
-ALICE = ("alice", "alice-secret")
-CSRF = {"ibm-mq-rest-csrf-token": ""}
-
-
-def qsg_cli(group, *args: str, stdin: str = "", tell: bool = True, status: int = 0) -> subprocess.CompletedProcess:
-    """Run ``qsg`` on the group's repository; ``tell``: with the group's Redis (QSG_REDIS_URL), so
-    that user and key changes are in force on every running QM when it returns."""
-    env = {k: v for k, v in os.environ.items() if k != "QSG_REDIS_URL"}
-    env["QSG_DATABASE_URL"] = group.database_url
-    if tell:
-        env["QSG_REDIS_URL"] = group.redis_url
-    out = subprocess.run([sys.executable, "-m", "app.cli", *args], input=stdin, env=env, capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == status, out.stderr
-    return out
+from tests.support.security import ADMIN, ALICE, CSRF, admin_shared_q, assert_2035, mqsc, mqsc_ok, qsg_cli
 
 
 @pytest.fixture(scope="module")
@@ -37,24 +17,6 @@ def group(make_cluster):
     qsg_cli(g, "user", "add", "alice", "--group", "clerks", "--password-stdin", stdin=ALICE[1] + "\n")
     mqsc_ok(g, "QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
-
-
-def mqsc(group, qm: str, script: str, auth=ADMIN) -> list[dict]:
-    r = httpx.post(f"{group.url(qm)}/v1/admin/mqsc", json={"script": script}, auth=auth, timeout=60)
-    assert r.status_code == 200, r.text
-    return r.json()["results"]
-
-
-def mqsc_ok(group, qm: str, script: str) -> list[dict]:
-    results = mqsc(group, qm, script)
-    assert all(r["completion_code"] == 0 for r in results), results
-    return results
-
-
-def shared_queue(group, prefix: str) -> str:
-    q = f"{prefix}.{uuid.uuid4().hex[:8].upper()}"
-    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1)")
-    return q
 
 
 def connect(group, qm: str, auth, appl_name: str | None = None) -> httpx.Response:
@@ -71,11 +33,6 @@ def hconn_of(group, qm: str, auth, appl_name: str | None = None) -> str:
 def open_q(group, qm: str, hconn: str, queue: str, options: list[str], auth) -> httpx.Response:
     return httpx.post(f"{group.url(qm)}/v1/connections/{hconn}/objects", auth=auth,
                       json={"object_name": queue, "options": options})
-
-
-def assert_2035(r: httpx.Response, status: int = 403) -> None:
-    assert r.status_code == status, r.text
-    assert r.json()["error"]["reason"] == 2035 and r.json()["error"]["reason_name"] == "MQRC_NOT_AUTHORIZED"
 
 
 def test_authentication_is_required_except_for_health(group):
@@ -124,8 +81,8 @@ def test_mqconn_needs_connect_granted_on_any_qm(group):
 
 
 def test_mqopen_and_mqput1_by_option_with_generic_profiles_and_groups(group):
-    q = shared_queue(group, "PAYROLL")
-    other = shared_queue(group, "OTHER")
+    q = admin_shared_q(group, prefix="PAYROLL")
+    other = admin_shared_q(group, prefix="OTHER")
     mqsc_ok(group, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)\n"
                           "SET AUTHREC PROFILE('PAYROLL.*') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(PUT)")
     for qm in ("QM1", "QM2"):
@@ -159,7 +116,8 @@ def test_mqopen_and_mqput1_by_option_with_generic_profiles_and_groups(group):
 
 
 def test_mqsc_needs_admin(group):
-    results = mqsc(group, "QM1", "DISPLAY QMGR\nSET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(ADMIN)", auth=ALICE)
+    results = mqsc(group, "QM1", "DISPLAY QMGR\nSET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(ADMIN)",
+                   auth=ALICE)
     assert [(r["completion_code"], r["reason"]) for r in results] == [(2, 2035), (2, 2035)]
     mqsc_ok(group, "QM2", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(ADMIN)")
     (res,) = mqsc(group, "QM1", "DISPLAY QMGR", auth=ALICE)
@@ -170,7 +128,7 @@ def test_mqsc_needs_admin(group):
 
 
 def test_ibm_login_cookie_authenticates_messaging(group):
-    q = shared_queue(group, "PAYROLL")
+    q = admin_shared_q(group, prefix="PAYROLL")
     mqsc_ok(group, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)\n"
                           "SET AUTHREC PROFILE('PAYROLL.*') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(PUT)\n"
                           "SET AUTHREC PROFILE('PAYROLL.*') OBJTYPE(QUEUE) GROUP('clerks') AUTHADD(GET,BROWSE)")
@@ -193,7 +151,7 @@ def test_ibm_login_cookie_authenticates_messaging(group):
         r = httpx.get(f"{group.url('QM1')}/ibmmq/rest/v1/login", cookies={"LtpaToken2": token})
         assert r.status_code == 200
         # alice has no right on OTHER.* queues: 403 with IBM's body
-        other = shared_queue(group, "OTHER")
+        other = admin_shared_q(group, prefix="OTHER")
         r = client.post(f"/ibmmq/rest/v2/messaging/qmgr/QM2/queue/{other}/message", content="x",
                         headers={**CSRF, "content-type": "text/plain"})
         assert r.status_code == 403 and r.json()["error"][0]["reasonCode"] == 2035
@@ -204,7 +162,7 @@ def test_ibm_login_cookie_authenticates_messaging(group):
 
 
 def test_put_appl_name_cannot_be_forged_without_the_context_right(group):
-    q = shared_queue(group, "PAYROLL")
+    q = admin_shared_q(group, prefix="PAYROLL")
     mqsc_ok(group, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)\n"
                           "SET AUTHREC PROFILE('PAYROLL.*') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(PUT)\n"
                           "SET AUTHREC PROFILE('PAYROLL.*') OBJTYPE(QUEUE) GROUP('clerks') AUTHADD(GET,BROWSE)")
@@ -232,7 +190,7 @@ def test_put_appl_name_cannot_be_forged_without_the_context_right(group):
 def test_a_connection_handle_is_usable_by_its_own_user_only(group):
     """Knowing another user's hconn gives nothing: to anyone else it is no valid handle (2018)."""
     mqsc_ok(group, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)")
-    q = shared_queue(group, "OWN")
+    q = admin_shared_q(group, prefix="OWN")
     hconn = hconn_of(group, "QM1", ADMIN)
     r = open_q(group, "QM1", hconn, q, ["OUTPUT"], ALICE)
     assert r.status_code == 404 and r.json()["error"]["reason"] == 2018, r.text

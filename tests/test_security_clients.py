@@ -11,16 +11,15 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 
 import pytest
 
 import app.client as pymqi
 from app.client import CMQC, aio
 from app.client.core import Credentials, credentials_of
-from tests.cluster import free_port
-from tests.mqclient import MQ
-from tests.test_security import ADMIN, ALICE, mqsc_ok, qsg_cli
+from tests.support.mq import MQ
+from tests.support.redis_server import free_port
+from tests.support.security import ADMIN, ALICE, admin_shared_q, mqsc_ok, qsg_cli
 
 NO_SYNC = pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT)
 
@@ -38,12 +37,6 @@ def group(make_cluster):
 
 def conn_name(group, qm: str) -> str:
     return f"127.0.0.1({group.qms[qm].port})"
-
-
-def shared_q(group) -> str:
-    q = f"CQ.{uuid.uuid4().hex[:10].upper()}"
-    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1)")
-    return q
 
 
 def reason_of(call) -> pymqi.MQMIError:
@@ -71,7 +64,7 @@ def test_credentials_as_pymqi_takes_them():
 
 
 def test_connect_put_and_get_with_user_and_password(group):
-    q = shared_q(group)
+    q = admin_shared_q(group, prefix="CQ")
     writer = pymqi.connect("QM1", "DEV.APP.SVRCONN", conn_name(group, "QM1"), *ALICE)
     queue = pymqi.Queue(writer, q, CMQC.MQOO_OUTPUT)
     md = pymqi.MD(Format=CMQC.MQFMT_STRING)
@@ -106,7 +99,7 @@ def test_wrong_or_missing_credentials_fail_with_2035(group):
 
 
 def test_api_key_and_mqcsp(group):
-    q = shared_q(group)
+    q = admin_shared_q(group, prefix="CQ")
     key = qsg_cli(group, "user", "key", "alice").stdout.strip()
     with pymqi.connect("QM2", None, conn_name(group, "QM2"), api_key=key) as qmgr:
         qmgr.put1(q, b"by key", pymqi.MD(), NO_SYNC)
@@ -119,7 +112,7 @@ def test_api_key_and_mqcsp(group):
 
 
 async def test_asyncio_client_with_credentials(group):
-    q = shared_q(group)
+    q = admin_shared_q(group, prefix="CQ")
     async with await aio.connect("QM1", conn_info=conn_name(group, "QM1"), user=ALICE[0],
                                  password=ALICE[1]) as qmgr:
         await qmgr.put1(q, b"async", pymqi.MD(), NO_SYNC)

@@ -13,9 +13,8 @@ import httpx
 import pytest
 
 from app.security.service import AuthenticationFailed
-from tests.cluster import free_port
-from tests.test_expiry import qm  # noqa: F401  (in-process queue manager)
-from tests.test_security import ADMIN, CSRF, assert_2035, mqsc_ok, qsg_cli
+from tests.support.redis_server import free_port
+from tests.support.security import ADMIN, CSRF, assert_2035, mqsc_ok, qsg_cli
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,19 @@ import time
 
 import httpx
 
-from tests.faultload import FaultLoad
-from tests.test_group import FAST, wait_until
+from tests.support.cluster import FAST
+from tests.support.faultload import FaultLoad
+from tests.support.waits import wait_until
 
 Q = "SOAK.FAULTS"
 
 
 def test_committed_persistent_messages_survive_qm_kills_and_a_redis_restart(make_cluster):
     # Clients that lose a call reconnect and abandon the old connection: it ends after the idle
-    # timeout, backing out its unit of work (API.md), so keep that short here.
+    # timeout, backing out its unit of work (docs/api.md §4), so keep that short here.
     group = make_cluster(["QM1", "QM2", "QM3"], env={**FAST, "QSG_IDLE_TIMEOUT_S": "2"}, aof=True)
-    group.mqsc_ok("QM1", f"DEFINE CFSTRUCT(APPL1) RECOVER(YES)\nDEFINE QLOCAL({Q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")
+    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) RECOVER(YES)\n"
+                         f"DEFINE QLOCAL({Q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")
     load = FaultLoad(group, batch=3)
     load.start(producers=[(qm, Q) for qm in ("QM1", "QM2", "QM3") * 2],
                consumers=[(qm, Q) for qm in ("QM3", "QM1", "QM2")])
@@ -31,7 +33,7 @@ def test_committed_persistent_messages_survive_qm_kills_and_a_redis_restart(make
         time.sleep(2)
         group.redis_server.restart()  # AOF with fsync always: committed persistent work survives
         for name in ("QM1", "QM2", "QM3"):
-            wait_until(lambda: httpx.get(f"{group.url(name)}/v1/ready").status_code == 200, timeout_s=30,
+            wait_until(lambda name=name: httpx.get(f"{group.url(name)}/v1/ready").status_code == 200, timeout_s=30,
                        what=f"{name} ready after the Redis restart")
         time.sleep(3)
     finally:

@@ -1,4 +1,4 @@
-"""Trigger conditions of reference document 002 on one queue manager (private queues), condition
+"""Trigger conditions of docs/ibm-rules.md §3 on one queue manager (private queues), condition
 by condition, on a real queue manager run in-process (real Redis and SQLite)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from app.api import wire
 from app.api.schemas import PutRequest
 from app.core.errors import MQError
-from tests.test_expiry import App, mqsc, qm  # noqa: F401  (the in-process queue manager fixture)
+from tests.support.inproc import App, mqsc
 
 SETUP = """
 DEFINE PROCESS(PAYPROC) APPLICID('/usr/bin/payroll') APPLTYPE(UNIX) ENVRDATA('env') USERDATA('user data')
@@ -178,7 +178,8 @@ async def test_condition_11_trigger_interval(setup):
 
 async def test_condition_14_fifo_queue_uses_the_default_priority(setup):
     qm, app, monitor, initq = setup
-    await mqsc(qm, "DEFINE QLOCAL(FIFO.HI) MSGDLVSQ(FIFO) DEFPRTY(3) TRIGGER TRIGMPRI(4) INITQ(INITQ) PROCESS(PAYPROC)\n"
+    await mqsc(qm, "DEFINE QLOCAL(FIFO.HI) MSGDLVSQ(FIFO) DEFPRTY(3) TRIGGER TRIGMPRI(4) INITQ(INITQ) "
+                   "PROCESS(PAYPROC)\n"
                    "DEFINE QLOCAL(FIFO.LO) MSGDLVSQ(FIFO) DEFPRTY(3) TRIGGER TRIGMPRI(3) INITQ(INITQ) PROCESS(PAYPROC)")
     await put(app, "FIFO.HI", priority=9)  # priority ignored: the queue's 3 is below TRIGMPRI 4
     await put(app, "FIFO.LO", priority=0)

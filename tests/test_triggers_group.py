@@ -1,4 +1,4 @@
-"""Triggering on shared queues across queue managers (document 002, condition 4 notes a and b,
+"""Triggering on shared queues across queue managers (docs/ibm-rules.md §3.2, notes a and b,
 note 3b), and the trigger monitor starting a real HTTP application and a real program."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 
 import orjson
 import pytest
 
-from tests.cluster import free_port
-from tests.mqclient import MQ, MQFailed
+from tests.support.mq import MQ, MQFailed
+from tests.support.mqsc import shared_q
+from tests.support.redis_server import free_port
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +31,7 @@ def group(make_cluster):
 
 
 def app_queue(group, trigtype: str = "FIRST", extra: str = "") -> str:
-    q = f"TRG.{uuid.uuid4().hex[:8].upper()}"
-    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1) TRIGGER TRIGTYPE({trigtype}) "
-                         f"INITQ(TRIG.INITQ) PROCESS(TRIG.PROC) {extra}")
-    return q
+    return shared_q(group, f"TRIGGER TRIGTYPE({trigtype}) INITQ(TRIG.INITQ) PROCESS(TRIG.PROC) {extra}", prefix="TRG")
 
 
 class Monitor:

@@ -1,4 +1,4 @@
-"""The one place MQ reason codes become HTTP responses (API.md "Errors")."""
+"""The one place MQ reason codes become HTTP responses (docs/api.md §2)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ STATUS_BY_REASON: dict[int, int] = {
     MQRC.UNEXPECTED_ERROR: 500,
 }
 
-# Which reason a malformed request field maps to, by field name (nearest MQRC, API.md).
+# Which reason a malformed request field maps to, by field name (nearest MQRC, docs/api.md).
 REASON_BY_FIELD: dict[str, int] = {
     "md": MQRC.MD_ERROR,
     "match": MQRC.MD_ERROR,
@@ -88,7 +88,7 @@ def _validation_reason(exc: RequestValidationError, request: Request) -> MQError
 
 
 def register_error_handlers(app: FastAPI) -> None:
-    """Every failure leaves as API.md's error body, never as a framework page."""
+    """Every failure leaves as the error body of docs/api.md §2, never as a framework page."""
 
     @app.exception_handler(MQError)
     async def _mq(_request: Request, exc: MQError) -> Response:

@@ -1,4 +1,4 @@
-"""IBM MQ REST API compatibility (API.md "IBM MQ messaging REST compatibility"): the messaging
+"""IBM MQ REST API compatibility (docs/api.md §10): the messaging
 resources and the MQSC resource of the administrative API, under ``/ibmmq/rest/v1|v2|v3``.
 
 Thin: check the CSRF header, hand a call that names another queue manager to the forwarder,
@@ -34,7 +34,7 @@ TAG = "IBM MQ REST API"
 
 class IbmRoute(APIRoute):
     """A route whose failures all answer with IBM's error body (the /v1 handlers would give
-    API.md's body instead)."""
+    docs/api.md's body instead)."""
 
     def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
         handler = super().get_route_handler()

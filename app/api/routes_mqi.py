@@ -63,7 +63,7 @@ async def close_object(request: Request, hconn: str, hobj: str) -> Response:
 
 def _put_response(outcome: PutOutcome) -> Response:
     """201 for a put that completed; a warning (completion code 1, e.g. MQRC 2049) is a 200
-    whose body carries completion_code and reason (docs/api.md "Errors")."""
+    whose body carries completion_code and reason (docs/api.md §2)."""
     return json_response(wire.put_response(outcome), 200 if outcome.warnings else 201)
 
 

@@ -2,7 +2,7 @@
 
 Field types are kept broad where IBM's reason codes decide what is wrong (the MQMD, option
 names): the domain validates those and answers with the right MQRC. Where a type is given,
-it is strict (DESIGN pitfall: lax mode would take ``true`` for an integer).
+it is strict (docs/design.md §5: lax mode would take ``true`` for an integer).
 """
 
 from __future__ import annotations

@@ -596,7 +596,7 @@ class CouplingFacility:
 
     def _perf(self, loc: QueueLocation) -> str:
         """Performance-event mode of a script call: a shared queue switches its event attributes
-        whatever this QM's PERFMEV (document 001); a private one only while PERFMEV is ENABLED."""
+        whatever this QM's PERFMEV (docs/ibm-rules.md §2.2); a private one only while PERFMEV is ENABLED."""
         if ".CF." in loc.tag:
             return "S"
         return "E" if self.perfmev_enabled() else "D"
@@ -1095,7 +1095,7 @@ class CouplingFacility:
 
     async def trigger_count(self, loc: QueueLocation, trigmpri: int) -> int:
         """Messages that count for triggering now: priority >= ``trigmpri``; committed ones on a
-        shared queue, committed and uncommitted ones on a private queue (document 002, note 3)."""
+        shared queue, committed and uncommitted ones on a private queue (docs/ibm-rules.md §3.1)."""
         qk = QueueKeys(loc)
         hi = f"({(10 - trigmpri) * 2 ** 49}"
         with _cf_access(loc.tag):

@@ -1,6 +1,6 @@
 """Every Redis key and channel name of the coupling facility: the one place they are spelled.
 
-Layout (DESIGN principle 3):
+Layout (docs/design.md principle 3):
 
 * A shared queue lives in its CF structure's key space, ``{QSG1.CF.APPL1}``; a private queue
   (QSGDISP QMGR or COPY) in its queue manager's, ``{QSG1.QM.QM1}``. The braces are a Redis

@@ -1,4 +1,4 @@
-"""Redis clients for the coupling facility, with the DESIGN pitfalls of redis-py 8 handled.
+"""Redis clients for the coupling facility, with the pitfalls of redis-py 8 (docs/design.md §5) handled.
 
 * RESP2 (``protocol=2``): redis-py 8 defaults to RESP3, whose reply shapes differ (maps, sets,
   doubles); the scripts' replies are parsed assuming RESP2.

@@ -2,7 +2,7 @@
 small changes (usually only the import: ``import app.client as pymqi``).
 
 Synchronous API here (``QueueManager``, ``Queue``, ``connect``), the asyncio one in
-``app.client.aio``; both talk to a queue manager's ``/v1`` REST API (API.md). Structures ``MD``,
+``app.client.aio``; both talk to a queue manager's ``/v1`` REST API (docs/api.md). Structures ``MD``,
 ``GMO``, ``PMO``, ``OD``, ``CD`` carry pymqi's attribute names; constants are in ``CMQC``;
 failures raise ``MQMIError`` with ``comp`` and ``reason``. Against queue managers with
 authentication on, connect with pymqi's ``user``/``password`` (or an MQCSP ``csp``) or with

@@ -1,6 +1,6 @@
 """What the synchronous and asyncio clients share: the MQI structures (MD, GMO, PMO, OD, CD)
 with pymqi's attribute names and defaults, ``MQMIError``, and the translation between them and
-the emulator's ``/v1`` request and response bodies (API.md). No I/O here."""
+the emulator's ``/v1`` request and response bodies (docs/api.md). No I/O here."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def padded(value: str, length: int) -> bytes:
 
 
 def id_hex(value: Any, field: str) -> str:
-    """A 24-byte MsgId / CorrelId as API.md's 48 hex digits."""
+    """A 24-byte MsgId / CorrelId as docs/api.md's 48 hex digits."""
     if isinstance(value, str):
         value = value.encode("utf-8")
     if not isinstance(value, (bytes, bytearray)) or len(value) > 24:
@@ -286,7 +286,7 @@ GET_IGNORED = CMQC.MQGMO_CONVERT | CMQC.MQGMO_COMPLETE_MSG
 
 
 def option_names(options: int, table: dict[int, str], ignored: int, what: str, reason: int) -> list[str]:
-    """MQ option bits as API.md's option names; bits this emulator cannot honour fail as MQ would."""
+    """MQ option bits as docs/api.md's option names; bits this emulator cannot honour fail as MQ would."""
     if not isinstance(options, int) or isinstance(options, bool) or options < 0:
         raise MQMIError(CMQC.MQCC_FAILED, reason, f"{what} options must be a non-negative integer")
     names = [name for bit, name in table.items() if options & bit]
@@ -296,7 +296,7 @@ def option_names(options: int, table: dict[int, str], ignored: int, what: str, r
     return names
 
 
-# ---- MQMD <-> API.md md ------------------------------------------------------------------------
+# ---- MQMD <-> docs/api.md md ------------------------------------------------------------------------
 
 _PERSISTENCE = {CMQC.MQPER_NOT_PERSISTENT: "NOT_PERSISTENT", CMQC.MQPER_PERSISTENT: "PERSISTENT",
                 CMQC.MQPER_PERSISTENCE_AS_Q_DEF: "AS_Q_DEF"}
@@ -332,7 +332,7 @@ def report_names(report: int) -> list[str]:
 
 
 def md_to_api(md: MD) -> dict[str, Any]:
-    """The application-set fields of an MD as API.md's ``md``."""
+    """The application-set fields of an MD as docs/api.md's ``md``."""
     if md.Persistence not in _PERSISTENCE:
         raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_PERSISTENCE_ERROR, f"Persistence {md.Persistence} is not valid")
     if md.MsgType not in _MSG_TYPES:
@@ -345,7 +345,7 @@ def md_to_api(md: MD) -> dict[str, Any]:
 
 
 def md_from_api(md: MD, api: dict[str, Any]) -> None:
-    """Update an MD in place from a returned API.md ``md`` (what MQ does to the caller's MQMD)."""
+    """Update an MD in place from a returned docs/api.md ``md`` (what MQ does to the caller's MQMD)."""
     inverse_persistence = {v: k for k, v in _PERSISTENCE.items()}
     inverse_types = {v: k for k, v in _MSG_TYPES.items()}
     report = 0
@@ -379,7 +379,7 @@ def message_bytes(msg: Any) -> bytes:
 
 
 def put_request(msg: Any, md: MD, pmo: PMO) -> dict[str, Any]:
-    """API.md's put body (data always base64: bytes go through unchanged)."""
+    """docs/api.md's put body (data always base64: bytes go through unchanged)."""
     return {"md": md_to_api(md),
             "options": option_names(pmo.Options, PUT_OPTIONS, PUT_IGNORED, "put", CMQC.MQRC_OPTIONS_ERROR),
             "data": base64.b64encode(message_bytes(msg)).decode("ascii"), "data_encoding": "base64"}
@@ -394,7 +394,7 @@ class GetCall:
 
 
 def get_request(max_length: int | None, md: MD, gmo: GMO) -> GetCall:
-    """API.md's get body. As MQ does, the MD's MsgId and CorrelId select the message when
+    """docs/api.md's get body. As MQ does, the MD's MsgId and CorrelId select the message when
     ``gmo.MatchOptions`` asks for them and they are not MQMI_NONE / MQCI_NONE."""
     options = option_names(gmo.Options, GET_OPTIONS, GET_IGNORED, "get", CMQC.MQRC_OPTIONS_ERROR)
     body: dict[str, Any] = {"options": options}
@@ -434,7 +434,7 @@ def get_result(result: dict[str, Any], md: MD, gmo: GMO) -> bytes:
 
 
 def error_of(response: httpx.Response) -> MQMIError | None:
-    """The MQMIError an HTTP response carries (API.md's error body), or None for success."""
+    """The MQMIError an HTTP response carries (the error body of docs/api.md §2), or None for success."""
     if response.status_code < 300:
         return None
     try:
@@ -491,7 +491,7 @@ def inquire_value(attrs: dict[str, Any], selector: int) -> Any:
 
 
 def set_request(selector: int, value: Any) -> dict[str, Any]:
-    """An MQSET of one attribute as API.md's PATCH body."""
+    """An MQSET of one attribute as docs/api.md's PATCH body."""
     if selector == CMQC.MQIA_INHIBIT_GET:
         return {"GET": "DISABLED" if value == CMQC.MQQA_GET_INHIBITED else "ENABLED"}
     if selector == CMQC.MQIA_INHIBIT_PUT:

@@ -1,4 +1,4 @@
-"""The group's one clock (DESIGN principle 5).
+"""The group's one clock (docs/design.md principle 5).
 
 Every piece of code that needs the time asks a ``Clock``; scripts get the time as an argument.
 Tests inject a ``ManualClock`` to step through intervals without sleeping.

@@ -23,7 +23,7 @@ class MQError(Exception):
         return reason_name(self.reason)
 
     def to_body(self) -> dict[str, object]:
-        """The error body of API.md."""
+        """The error body of docs/api.md §2."""
         return {
             "error": {
                 "completion_code": self.comp,

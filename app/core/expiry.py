@@ -1,4 +1,4 @@
-"""Message expiry rules (reference document 003): lifetimes in tenths of a second, what remains
+"""Message expiry rules (docs/ibm-rules.md §4): lifetimes in tenths of a second, what remains
 on MQGET, and the expiration report a discarded message asked for."""
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def as_text(data: bytes, fmt: str) -> str | None:
 
 
 def _is_int(value: Any) -> bool:
-    # bool is an int subclass in Python; MQ fields must not accept true/false (DESIGN pitfall)
+    # bool is an int subclass in Python; MQ fields must not accept true/false (docs/design.md §5)
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -205,7 +205,7 @@ def _second_prefix(second: int) -> str:
 
 
 def format_put_time(ms: int) -> str:
-    """ISO-8601 UTC with milliseconds, as API.md's put_date_time (the formatted second is
+    """ISO-8601 UTC with milliseconds, as docs/api.md §6's put_date_time (the formatted second is
     cached: strftime on every MQPUT is measurable)."""
     return f"{_second_prefix(ms // 1000)}{ms % 1000:03d}Z"
 

@@ -1,4 +1,4 @@
-"""Name rules of API.md: object names and z/OS queue manager / QSG names."""
+"""Name rules of docs/api.md §1: object names and z/OS queue manager / QSG names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Trigger conditions of reference document 002, as plain functions over a snapshot of what the
+"""Trigger conditions of docs/ibm-rules.md §3, as plain functions over a snapshot of what the
 queue manager knows (definitions, open counts). The coupling facility supplies the counts of
 messages that count (priority >= TRIGMPRI) atomically; these rules decide what they mean."""
 
@@ -84,7 +84,7 @@ def enough_waiting(trigtype: str, count: int, trigdpth: int) -> bool:
 
 
 def mqtm(queue: str, attrs: dict[str, Any], process_name: str, process: dict[str, Any] | None) -> dict[str, Any]:
-    """The MQTM trigger message (API.md's JSON form); a transmission queue with no process gets
+    """The MQTM trigger message (the JSON form of docs/api.md §9); a transmission queue with no process gets
     blanks and MQAT_UNKNOWN (condition 6)."""
     p = process or {}
     appl_type = str(p.get("APPLTYPE", "")) if process else ""

@@ -1,6 +1,6 @@
 """The message descriptor as IBM's messaging REST API carries it: ``ibm-mq-md-*`` and
 ``ibm-mq-usr-*`` headers, the ``correlationId`` / ``messageId`` / ``wait`` / ``limit`` query
-parameters, and the request's Content-Type. Pure functions between HTTP strings and API.md's
+parameters, and the request's Content-Type. Pure functions between HTTP strings and docs/api.md's
 MQMD fields; every invalid value raises ``IbmRestError`` (400) naming the header or parameter.
 
 IBM's rules (messaging POST/DELETE/GET pages, https://www.ibm.com/docs/en/ibm-mq/9.3.x?topic=
@@ -88,7 +88,7 @@ def _media_type(value: str) -> tuple[str, dict[str, str]]:
 
 
 def put_md(version: str, headers: Mapping[str, str]) -> dict[str, Any]:
-    """API.md's MQMD for a message POSTed with these request headers (names matched
+    """docs/api.md's MQMD for a message POSTed with these request headers (names matched
     case-insensitively, as HTTP headers are)."""
     h = {k.lower(): v for k, v in headers.items()}
     md: dict[str, Any] = {"format": "MQSTR", "msg_type": "DATAGRAM",
@@ -171,7 +171,7 @@ def user_properties(headers: Mapping[str, str]) -> dict[str, Any]:
 
 
 def parse_correlation_id(version: str, value: str, name: str = "correlationId", *, header: bool = False) -> str:
-    """A correlation id of a header or query parameter as 48 hex digits (API.md's correl_id)."""
+    """A correlation id of a header or query parameter as 48 hex digits (docs/api.md's correl_id)."""
     fail = bad_header if header else bad_query
     if not is_v3(version):
         if not _HEX48.fullmatch(value):

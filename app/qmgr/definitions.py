@@ -1,6 +1,6 @@
 """Each queue manager's cache of the definitions it can see, and MQOPEN name resolution.
 
-The messaging path reads only this cache (DESIGN principle 2); a change made through any QM
+The messaging path reads only this cache (docs/design.md principle 2); a change made through any QM
 reaches every QM's cache through the definitions broadcast (``app.qmgr.broadcast``).
 """
 
@@ -42,7 +42,7 @@ def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *, set_switches: b
     goes to separate Redis keys, the counterpart of Db2 / SMDS offload).
     """
     out: dict[str, str | int] = {k.lower(): obj.attrs[k] for k in RUNTIME_ATTRS}
-    # triggering: the CF counts messages for a queue whose TRIGGER is on (document 002)
+    # triggering: the CF counts messages for a queue whose TRIGGER is on (docs/ibm-rules.md §3.1)
     out.update(trigger="1" if obj.attrs.get("TRIGGER") else "0", trigtype=obj.attrs["TRIGTYPE"],
                trigmpri=obj.attrs["TRIGMPRI"])
     for k in EVENT_SWITCHES:

@@ -1,4 +1,4 @@
-"""Performance event messages of one queue manager (reference documents 000 and 001).
+"""Performance event messages of one queue manager (docs/ibm-rules.md §1 and §2).
 
 The coupling facility switches a queue's event attributes atomically with the put or get that
 fired the event and tells this QM (``CouplingFacility.on_event``). For a shared queue this QM

@@ -1,4 +1,4 @@
-"""Message expiry work of one queue manager (reference document 003).
+"""Message expiry work of one queue manager (docs/ibm-rules.md §4).
 
 * Expiration reports: a get, browse or scan that discards an expired message queues the report
   it asked for in the coupling facility, addressed to the message's ReplyToQMgr; this QM sends

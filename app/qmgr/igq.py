@@ -1,4 +1,4 @@
-"""Intra-group queuing (reference document 004): messages for another queue manager of the
+"""Intra-group queuing (docs/ibm-rules.md §5): messages for another queue manager of the
 group travel on the shared SYSTEM.QSG.TRANSMIT.QUEUE, and each queue manager's IGQ agent takes
 the ones addressed to it (by CorrelId) and puts them to their destination queue.
 

@@ -248,7 +248,7 @@ class QueueManager:
                     continue  # a failed structure gets its queues back with RECOVER CFSTRUCT
                 await self.sync_queue_state(obj)
                 if obj.qsgdisp != "SHARED" and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
-                    # document 000: at start-up the timer is set to start-up time if messages wait
+                    # docs/ibm-rules.md §1.5: at start-up the timer is set to start-up time if messages wait
                     await self.start_service_timer(queue_location(self.qsg, obj))
         # This QM's page sets carry a state hash too: missing later means Redis lost them.
         await self.cf.structure_state(private_tag(self.qsg, self.name), "CHECK", "", "private",

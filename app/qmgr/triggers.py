@@ -1,4 +1,4 @@
-"""Triggering on one queue manager (reference document 002).
+"""Triggering on one queue manager (docs/ibm-rules.md §3).
 
 * Counts come from the coupling facility, atomically with the put or commit that changed them
   (messages of priority >= TRIGMPRI; committed ones on shared queues, committed and uncommitted

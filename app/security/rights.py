@@ -21,7 +21,7 @@ QUEUE_RIGHTS = ("GET", "BROWSE", "PUT", "INQ", "SET")
 RIGHTS_BY_OBJTYPE = {"QMGR": QMGR_RIGHTS, "QUEUE": QUEUE_RIGHTS}
 ALL = "ALL"
 
-# MQOPEN option -> right needed (MQOO_ names of API.md).
+# MQOPEN option -> right needed (MQOO_ names of docs/api.md).
 RIGHT_FOR_OPEN_OPTION = {"INPUT_AS_Q_DEF": "GET", "INPUT_SHARED": "GET", "INPUT_EXCLUSIVE": "GET",
                          "BROWSE": "BROWSE", "OUTPUT": "PUT", "INQUIRE": "INQ", "SET": "SET"}
 

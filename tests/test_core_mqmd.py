@@ -1,0 +1,218 @@
+"""The message descriptor rules of app/core/mqmd.py, through its public functions (validate_put_md,
+hex_id, MsgIdGenerator, format_put_time, warning_comp): validation on put as IBM MQ answers it.
+Kept apart from other core tests: the module is being given a typed MQMD, and these tests state
+behaviour, not representation."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.core.errors import MQError
+from app.core.mqmd import NO_ID, MsgIdGenerator, format_put_time, hex_id, validate_put_md, warning_comp
+from app.core.reasons import MQRC
+
+
+def reason(md) -> int:
+    with pytest.raises(MQError) as caught:
+        validate_put_md(md)
+    return caught.value.reason
+
+
+# ---- defaults ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("md", [None, {}])
+def test_defaults(md):
+    out, warnings = validate_put_md(md)
+    assert warnings == []
+    assert out["msg_id"] == out["correl_id"] == NO_ID == "0" * 48
+    assert out["priority"] == -1  # MQPRI_PRIORITY_AS_Q_DEF
+    assert out["persistence"] == "AS_Q_DEF"
+    assert out["expiry"] == -1  # MQEI_UNLIMITED
+    assert out["msg_type"] == "DATAGRAM"
+    assert out["format"] == "MQSTR"
+    assert out["report"] == [] and out["feedback"] == 0
+    assert out["reply_to_q"] == out["reply_to_qmgr"] == ""
+
+
+def test_defaults_are_a_fresh_copy():
+    out, _ = validate_put_md(None)
+    out["priority"] = 9
+    assert validate_put_md(None)[0]["priority"] == -1
+
+
+# ---- MsgId / CorrelId -----------------------------------------------------------------------------
+
+
+def test_hex_id_is_lowercased():
+    assert hex_id("AB" * 24, "md.msg_id") == "ab" * 24
+
+
+@pytest.mark.parametrize("value", ["ab" * 23, "ab" * 25, "zz" * 24, 12, None, b"\x00" * 24])
+def test_hex_id_must_be_48_hex_digits(value):
+    with pytest.raises(MQError) as caught:
+        hex_id(value, "md.correl_id")
+    assert caught.value.reason == MQRC.MD_ERROR == 2026
+    assert "md.correl_id" in str(caught.value)
+
+
+def test_ids_are_validated_in_the_md():
+    assert reason({"msg_id": "xyz"}) == 2026
+    assert reason({"correl_id": "0" * 47}) == 2026
+    assert validate_put_md({"msg_id": "AB" * 24})[0]["msg_id"] == "ab" * 24
+
+
+# ---- priority --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("priority", [-1, 0, 5, 9])
+def test_priority_in_range_no_warning(priority):
+    out, warnings = validate_put_md({"priority": priority})
+    assert out["priority"] == priority and warnings == []
+
+
+def test_priority_above_9_is_a_warning_2049_and_the_md_keeps_it():
+    out, warnings = validate_put_md({"priority": 12})
+    assert out["priority"] == 12
+    assert [w[0] for w in warnings] == [MQRC.PRIORITY_EXCEEDS_MAXIMUM] == [2049]
+    assert warning_comp(warnings) == 1
+
+
+@pytest.mark.parametrize("priority", [-2, True, False, "5", 5.0, None])
+def test_priority_errors_2050(priority):
+    """Booleans are not integers for MQ (docs/design.md: strict fields)."""
+    assert reason({"priority": priority}) == MQRC.PRIORITY_ERROR == 2050
+
+
+# ---- persistence, expiry, message type, report -------------------------------------------------------
+
+
+@pytest.mark.parametrize("persistence", ["PERSISTENT", "NOT_PERSISTENT", "AS_Q_DEF"])
+def test_persistence_values(persistence):
+    assert validate_put_md({"persistence": persistence})[0]["persistence"] == persistence
+
+
+@pytest.mark.parametrize("persistence", ["persistent", "YES", 1, True, ""])
+def test_persistence_error_2047(persistence):
+    assert reason({"persistence": persistence}) == MQRC.PERSISTENCE_ERROR == 2047
+
+
+@pytest.mark.parametrize("expiry", [-1, 1, 600])
+def test_expiry_values(expiry):
+    assert validate_put_md({"expiry": expiry})[0]["expiry"] == expiry
+
+
+@pytest.mark.parametrize("expiry", [0, -2, True, 1.5, "10"])
+def test_expiry_error_2013(expiry):
+    """MQEI_UNLIMITED (-1) or a positive number of tenths; zero is not a lifetime."""
+    assert reason({"expiry": expiry}) == MQRC.EXPIRY_ERROR == 2013
+
+
+@pytest.mark.parametrize("msg_type", ["DATAGRAM", "REPLY", "REPORT"])
+def test_msg_types(msg_type):
+    assert validate_put_md({"msg_type": msg_type})[0]["msg_type"] == msg_type
+
+
+def test_msg_type_error():
+    assert reason({"msg_type": "NOTICE"}) == MQRC.MSG_TYPE_ERROR
+
+
+def test_request_needs_a_reply_to_queue():
+    assert reason({"msg_type": "REQUEST"}) == MQRC.MISSING_REPLY_TO_Q
+    assert reason({"msg_type": "REQUEST", "reply_to_q": "   "}) == MQRC.MISSING_REPLY_TO_Q
+    out, _ = validate_put_md({"msg_type": "REQUEST", "reply_to_q": " REPLY.Q ", "reply_to_qmgr": "QM2"})
+    assert (out["reply_to_q"], out["reply_to_qmgr"]) == ("REPLY.Q", "QM2")
+
+
+def test_report_options_sorted_and_deduplicated():
+    out, _ = validate_put_md({"report": ["PASS_CORREL_ID", "EXPIRATION", "EXPIRATION"]})
+    assert out["report"] == ["EXPIRATION", "PASS_CORREL_ID"]
+
+
+@pytest.mark.parametrize("report", [["NO_SUCH"], "EXPIRATION", [1]])
+def test_report_options_error(report):
+    assert reason({"report": report}) == MQRC.REPORT_OPTIONS_ERROR
+
+
+def test_feedback_must_be_an_integer():
+    assert validate_put_md({"feedback": 258})[0]["feedback"] == 258
+    assert reason({"feedback": "258"}) == 2026
+    assert reason({"feedback": True}) == 2026
+
+
+# ---- names and fields ----------------------------------------------------------------------------------
+
+
+def test_format_at_most_8_characters():
+    assert validate_put_md({"format": "MQHRF2  "})[0]["format"] == "MQHRF2"
+    assert reason({"format": "TOOLONGFMT"}) == 2026
+
+
+def test_reply_to_names_at_most_48_characters():
+    assert reason({"reply_to_q": "Q" * 49}) == 2026
+    assert reason({"reply_to_qmgr": 5}) == 2026
+    assert validate_put_md({"reply_to_q": "Q" * 48})[0]["reply_to_q"] == "Q" * 48
+
+
+def test_unknown_fields_are_md_errors():
+    assert reason({"colour": "red"}) == 2026
+
+
+def test_md_must_be_an_object():
+    assert reason(["priority", 5]) == 2026
+    assert reason("md") == 2026
+
+
+def test_output_fields_are_accepted_but_not_taken_from_the_application():
+    out, _ = validate_put_md({"put_appl_name": "FORGED", "backout_count": 3, "user_identifier": "root"})
+    assert "put_appl_name" not in out and "backout_count" not in out and "user_identifier" not in out
+
+
+# ---- message properties -----------------------------------------------------------------------------------
+
+
+def test_properties_kept_when_given():
+    props = {"colour": "red", "size": 3, "ratio": 0.5, "ok": True, "nothing": None, "a.b$c": "x"}
+    assert validate_put_md({"properties": props})[0]["properties"] == props
+
+
+def test_empty_properties_are_left_out():
+    assert "properties" not in validate_put_md({"properties": {}})[0]
+
+
+@pytest.mark.parametrize("props", [{"1bad": "x"}, {"bad name": "x"}, {"nested": {"a": 1}}, {"list": [1]},
+                                   ["a"], {f"p{i}": i for i in range(101)}])
+def test_bad_properties(props):
+    assert reason({"properties": props}) == 2026
+
+
+# ---- put time, MsgIds, completion codes ---------------------------------------------------------------------
+
+
+def test_format_put_time_iso_utc_milliseconds():
+    assert format_put_time(0) == "1970-01-01T00:00:00.000Z"
+    assert format_put_time(1_800_000_000_123) == "2027-01-15T08:00:00.123Z"
+    assert format_put_time(1_800_000_000_999) == "2027-01-15T08:00:00.999Z"
+    assert format_put_time(1_800_000_001_000) == "2027-01-15T08:00:01.000Z"
+
+
+def test_msg_ids_are_48_hex_digits_naming_the_queue_manager():
+    gen = MsgIdGenerator("QM1")
+    mid = gen.next()
+    assert re.fullmatch(r"[0-9a-f]{48}", mid)
+    assert bytes.fromhex(mid)[:8] == b"CSQ QM1 "
+
+
+def test_msg_ids_are_unique_within_and_across_generators():
+    a, b = MsgIdGenerator("QM1"), MsgIdGenerator("QM2")
+    ids = [a.next() for _ in range(1000)] + [b.next() for _ in range(1000)]
+    assert len(set(ids)) == 2000
+    restarted = MsgIdGenerator("QM1")  # a restart of the same QM never repeats an id
+    assert restarted.next() not in ids
+
+
+def test_warning_comp():
+    assert warning_comp([]) == 0
+    assert warning_comp([(2049, "priority")]) == 1
