@@ -27,20 +27,20 @@ def reason(md) -> int:
 def test_defaults(md):
     out, warnings = validate_put_md(md)
     assert warnings == []
-    assert out["msg_id"] == out["correl_id"] == NO_ID == "0" * 48
-    assert out["priority"] == -1  # MQPRI_PRIORITY_AS_Q_DEF
-    assert out["persistence"] == "AS_Q_DEF"
-    assert out["expiry"] == -1  # MQEI_UNLIMITED
-    assert out["msg_type"] == "DATAGRAM"
-    assert out["format"] == "MQSTR"
-    assert out["report"] == [] and out["feedback"] == 0
-    assert out["reply_to_q"] == out["reply_to_qmgr"] == ""
+    assert out.msg_id == out.correl_id == NO_ID == "0" * 48
+    assert out.priority == -1  # MQPRI_PRIORITY_AS_Q_DEF
+    assert out.persistence == "AS_Q_DEF"
+    assert out.expiry == -1  # MQEI_UNLIMITED
+    assert out.msg_type == "DATAGRAM"
+    assert out.format == "MQSTR"
+    assert out.report == [] and out.feedback == 0
+    assert out.reply_to_q == out.reply_to_qmgr == ""
 
 
 def test_defaults_are_a_fresh_copy():
     out, _ = validate_put_md(None)
-    out["priority"] = 9
-    assert validate_put_md(None)[0]["priority"] == -1
+    out.priority = 9
+    assert validate_put_md(None)[0].priority == -1
 
 
 # ---- MsgId / CorrelId -----------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def test_hex_id_must_be_48_hex_digits(value):
 def test_ids_are_validated_in_the_md():
     assert reason({"msg_id": "xyz"}) == 2026
     assert reason({"correl_id": "0" * 47}) == 2026
-    assert validate_put_md({"msg_id": "AB" * 24})[0]["msg_id"] == "ab" * 24
+    assert validate_put_md({"msg_id": "AB" * 24})[0].msg_id == "ab" * 24
 
 
 # ---- priority --------------------------------------------------------------------------------------
@@ -70,12 +70,12 @@ def test_ids_are_validated_in_the_md():
 @pytest.mark.parametrize("priority", [-1, 0, 5, 9])
 def test_priority_in_range_no_warning(priority):
     out, warnings = validate_put_md({"priority": priority})
-    assert out["priority"] == priority and warnings == []
+    assert out.priority == priority and warnings == []
 
 
 def test_priority_above_9_is_a_warning_2049_and_the_md_keeps_it():
     out, warnings = validate_put_md({"priority": 12})
-    assert out["priority"] == 12
+    assert out.priority == 12
     assert [w[0] for w in warnings] == [MQRC.PRIORITY_EXCEEDS_MAXIMUM] == [2049]
     assert warning_comp(warnings) == 1
 
@@ -91,7 +91,7 @@ def test_priority_errors_2050(priority):
 
 @pytest.mark.parametrize("persistence", ["PERSISTENT", "NOT_PERSISTENT", "AS_Q_DEF"])
 def test_persistence_values(persistence):
-    assert validate_put_md({"persistence": persistence})[0]["persistence"] == persistence
+    assert validate_put_md({"persistence": persistence})[0].persistence == persistence
 
 
 @pytest.mark.parametrize("persistence", ["persistent", "YES", 1, True, ""])
@@ -101,7 +101,7 @@ def test_persistence_error_2047(persistence):
 
 @pytest.mark.parametrize("expiry", [-1, 1, 600])
 def test_expiry_values(expiry):
-    assert validate_put_md({"expiry": expiry})[0]["expiry"] == expiry
+    assert validate_put_md({"expiry": expiry})[0].expiry == expiry
 
 
 @pytest.mark.parametrize("expiry", [0, -2, True, 1.5, "10"])
@@ -112,7 +112,7 @@ def test_expiry_error_2013(expiry):
 
 @pytest.mark.parametrize("msg_type", ["DATAGRAM", "REPLY", "REPORT"])
 def test_msg_types(msg_type):
-    assert validate_put_md({"msg_type": msg_type})[0]["msg_type"] == msg_type
+    assert validate_put_md({"msg_type": msg_type})[0].msg_type == msg_type
 
 
 def test_msg_type_error():
@@ -123,12 +123,12 @@ def test_request_needs_a_reply_to_queue():
     assert reason({"msg_type": "REQUEST"}) == MQRC.MISSING_REPLY_TO_Q
     assert reason({"msg_type": "REQUEST", "reply_to_q": "   "}) == MQRC.MISSING_REPLY_TO_Q
     out, _ = validate_put_md({"msg_type": "REQUEST", "reply_to_q": " REPLY.Q ", "reply_to_qmgr": "QM2"})
-    assert (out["reply_to_q"], out["reply_to_qmgr"]) == ("REPLY.Q", "QM2")
+    assert (out.reply_to_q, out.reply_to_qmgr) == ("REPLY.Q", "QM2")
 
 
 def test_report_options_sorted_and_deduplicated():
     out, _ = validate_put_md({"report": ["PASS_CORREL_ID", "EXPIRATION", "EXPIRATION"]})
-    assert out["report"] == ["EXPIRATION", "PASS_CORREL_ID"]
+    assert out.report == ["EXPIRATION", "PASS_CORREL_ID"]
 
 
 @pytest.mark.parametrize("report", [["NO_SUCH"], "EXPIRATION", [1]])
@@ -137,7 +137,7 @@ def test_report_options_error(report):
 
 
 def test_feedback_must_be_an_integer():
-    assert validate_put_md({"feedback": 258})[0]["feedback"] == 258
+    assert validate_put_md({"feedback": 258})[0].feedback == 258
     assert reason({"feedback": "258"}) == 2026
     assert reason({"feedback": True}) == 2026
 
@@ -146,14 +146,14 @@ def test_feedback_must_be_an_integer():
 
 
 def test_format_at_most_8_characters():
-    assert validate_put_md({"format": "MQHRF2  "})[0]["format"] == "MQHRF2"
+    assert validate_put_md({"format": "MQHRF2  "})[0].format == "MQHRF2"
     assert reason({"format": "TOOLONGFMT"}) == 2026
 
 
 def test_reply_to_names_at_most_48_characters():
     assert reason({"reply_to_q": "Q" * 49}) == 2026
     assert reason({"reply_to_qmgr": 5}) == 2026
-    assert validate_put_md({"reply_to_q": "Q" * 48})[0]["reply_to_q"] == "Q" * 48
+    assert validate_put_md({"reply_to_q": "Q" * 48})[0].reply_to_q == "Q" * 48
 
 
 def test_unknown_fields_are_md_errors():
@@ -167,7 +167,7 @@ def test_md_must_be_an_object():
 
 def test_output_fields_are_accepted_but_not_taken_from_the_application():
     out, _ = validate_put_md({"put_appl_name": "FORGED", "backout_count": 3, "user_identifier": "root"})
-    assert "put_appl_name" not in out and "backout_count" not in out and "user_identifier" not in out
+    assert (out.put_appl_name, out.backout_count, out.user_identifier) == ("", 0, "")
 
 
 # ---- message properties -----------------------------------------------------------------------------------
@@ -175,11 +175,12 @@ def test_output_fields_are_accepted_but_not_taken_from_the_application():
 
 def test_properties_kept_when_given():
     props = {"colour": "red", "size": 3, "ratio": 0.5, "ok": True, "nothing": None, "a.b$c": "x"}
-    assert validate_put_md({"properties": props})[0]["properties"] == props
+    assert validate_put_md({"properties": props})[0].properties == props
 
 
 def test_empty_properties_are_left_out():
-    assert "properties" not in validate_put_md({"properties": {}})[0]
+    out, _ = validate_put_md({"properties": {}})
+    assert out.properties is None and "properties" not in out.to_dict()
 
 
 @pytest.mark.parametrize("props", [{"1bad": "x"}, {"bad name": "x"}, {"nested": {"a": 1}}, {"list": [1]},

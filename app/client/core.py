@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from app.client import CMQC
+import app.client.CMQC as CMQC
 
 DEFAULT_URL = "http://127.0.0.1:9441"
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import httpx
 import tenacity
 
-from app.client import CMQC
+import app.client.CMQC as CMQC
 from app.client.core import (
     GMO,
     MD,
