@@ -27,9 +27,16 @@ def _live_holder(client: syncredis.Redis, settings: Settings) -> str | None:
         time.sleep(min(0.1, settings.heartbeat_interval_s / 4))
         now = client.pttl(key)
         if now > last:  # renewed: the holder is alive
-            return (client.get(key) or b"?").decode()
+            return _text(client.get(key))
         last = now
-    return None if last <= 0 else (client.get(key) or b"?").decode()
+    return None if last <= 0 else _text(client.get(key))
+
+
+def _text(value: bytes | str | None) -> str:
+    """A value read with a bytes client (``?`` when it is gone meanwhile)."""
+    if value is None:
+        return "?"
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class StartupError(Exception):

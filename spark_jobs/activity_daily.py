@@ -87,6 +87,7 @@ def read_activity(spark: SparkSession, activity_dir: str, date: str) -> DataFram
     """
     path = f"{activity_dir.rstrip('/')}/date={date}"
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a live SparkContext has its JVM gateway
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
     if not fs.exists(hadoop_path):
@@ -481,6 +482,7 @@ def run_job(spark: SparkSession, date: str, activity_dir: str, output: str, *,
     try:
         prepared = prepare(read_activity(spark, activity_dir, date), date).persist()
         head = prepared.agg(F.count(F.lit(1)).alias("records"), F.collect_set("qsg").alias("qsgs")).first()
+        assert head is not None  # an aggregate without grouping has exactly one row
         records, qsgs = int(head["records"]), list(head["qsgs"])
         steps.step(f"read {records} activity records of {date}")
         out_root = Path(output)

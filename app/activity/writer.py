@@ -87,14 +87,14 @@ class Spool:
             while j < n and lines[j][0] // DAY_MS == day:
                 j += 1
             data = b"\n".join([line for _, line in lines[i:j]]) + b"\n"
-            if self._file is not None and day < self._day:
+            if self._file is not None and self._day is not None and day < self._day:
                 # Records of the day before, submitted after the first of the new day (calls
                 # ending around midnight): a small file of their own keeps every record in the
                 # partition of its date, which is all the nightly job reads.
                 self._write_late(lines[i][0], data)
                 i = j
                 continue
-            if self._file is None or day > self._day:
+            if self._file is None or self._day is None or day > self._day:
                 self._open(day, lines[i][0])
             self._file.write(data)
             self._bytes += len(data)

@@ -9,7 +9,8 @@ parse, call ``app.ibmrest``, answer. Every failure on these paths leaves as IBM'
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
@@ -36,7 +37,7 @@ class IbmRoute(APIRoute):
     """A route whose failures all answer with IBM's error body (the /v1 handlers would give
     docs/api.md's body instead)."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         admin = "/admin/" in self.path
 

@@ -69,6 +69,11 @@ class MQOpts:
             object.__setattr__(self, name, default)
         self.set(**kw)
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names that are not fields (fields are instance attributes); it also
+        # tells type checkers that a structure's fields are its attributes.
+        raise AttributeError(f"{type(self).__name__} has no field {name}")
+
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self._fields:
             raise AttributeError(f"{type(self).__name__} has no field {name}")
@@ -353,10 +358,10 @@ def md_from_api(md: MD, api: dict[str, Any]) -> None:
         report |= _REPORT_BITS.get(name, 0)
     md.set(MsgId=bytes.fromhex(api["msg_id"]), CorrelId=bytes.fromhex(api.get("correl_id", "0" * 48)),
            Priority=api.get("priority", md.Priority),
-           Persistence=inverse_persistence.get(api.get("persistence"), md.Persistence),
+           Persistence=inverse_persistence.get(str(api.get("persistence")), md.Persistence),
            Expiry=api.get("expiry", md.Expiry), ReplyToQ=padded(api.get("reply_to_q", ""), 48),
            ReplyToQMgr=padded(api.get("reply_to_qmgr", ""), 48), Report=report,
-           MsgType=inverse_types.get(api.get("msg_type"), md.MsgType), Feedback=api.get("feedback", 0),
+           MsgType=inverse_types.get(str(api.get("msg_type")), md.MsgType), Feedback=api.get("feedback", 0),
            Format=padded(api.get("format", ""), 8), BackoutCount=api.get("backout_count", 0),
            PutApplName=padded(api.get("put_appl_name", ""), 28),
            UserIdentifier=padded(api.get("user_identifier") or "", 12))  # who put it (authentication on)

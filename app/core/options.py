@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+
+T = TypeVar("T")
 
 OPEN_OPTIONS = frozenset({
     "INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "OUTPUT", "INQUIRE", "SET",
@@ -32,7 +35,7 @@ def _option_set(options: Iterable[str], allowed: frozenset[str], reason: int, wh
     return frozenset(chosen)
 
 
-def _cached(parse, options: Iterable[str], what: str):
+def _cached(parse: Callable[[tuple[str, ...]], T], options: Iterable[str], what: str) -> T:
     """Parse through an LRU cache (the same few option lists come on every MQPUT/MQGET)."""
     try:
         return parse(tuple(options))
