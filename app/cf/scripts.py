@@ -11,7 +11,7 @@ a Redis restart); it does not retry anything else, which is what the engine want
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -48,7 +48,7 @@ SCRIPT_NAMES: tuple[str, ...] = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_source(name: str) -> str:
     """Source of ``lua/<name>`` with its ``--@include`` lines replaced by the fragments."""
     return _expand(name, frozenset())
