@@ -6,10 +6,9 @@ import asyncio
 import logging
 from collections import Counter
 
-import redis.exceptions as redis_errors
 from redis.asyncio import Redis
 
-from app.cf.codec import text as _text
+from app.cf.pubsub import Backoff, Subscriber
 
 log = logging.getLogger(__name__)
 
@@ -25,19 +24,12 @@ class AvailabilityListener:
 
     def __init__(self, redis: Redis, pattern: str, *, poll_s: float = 1.0,
                  backoff_min_s: float = 0.05, backoff_max_s: float = 1.0) -> None:
-        self._redis = redis
-        self._pattern = pattern
-        self._poll_s = poll_s  # bounded reads, well under the client's socket timeout
-        self._backoff_min_s = backoff_min_s
-        self._backoff_max_s = backoff_max_s
+        self._subscriber = Subscriber(redis, pattern, pattern=True, on_message=self._published,
+                                      on_subscribed=self._resubscribed, name=f"availability {pattern}",
+                                      poll_s=poll_s, backoff=Backoff(backoff_min_s, backoff_max_s))
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._parked: dict[str, int] = {}
         self._park_changed = asyncio.Event()
-        self._subscribed = asyncio.Event()
-        self._subscription_changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        #: Number of times the subscription was (re)established.
-        self.subscriptions = 0
         #: Availability publishes received, per channel (observability and tests).
         self.received: Counter[str] = Counter()
 
@@ -86,79 +78,32 @@ class AvailabilityListener:
 
     # -- subscription --
 
+    async def _published(self, channel: str, _data: bytes) -> None:
+        self.received[channel] += 1
+        self.wake(channel)
+
+    async def _resubscribed(self, _count: int) -> None:
+        # Anything published while we were not subscribed is lost: every waiter retries.
+        self.wake_all()
+
+    @property
+    def subscriptions(self) -> int:
+        """Number of times the subscription was (re)established."""
+        return self._subscriber.subscriptions
+
     @property
     def subscribed(self) -> bool:
-        return self._subscribed.is_set()
+        return self._subscriber.subscribed
 
     async def wait_subscribed(self, *, after: int = 0) -> None:
         """Return once the subscription has been established more than ``after`` times."""
-        while self.subscriptions <= after or not self._subscribed.is_set():
-            await self._subscription_changed.wait()
-
-    def _signal_subscription(self) -> None:
-        changed, self._subscription_changed = self._subscription_changed, asyncio.Event()
-        changed.set()
+        await self._subscriber.wait_subscribed(after=after)
 
     async def start(self, *, ready_timeout_s: float = 2.0) -> bool:
         """Start the listener task; True when the subscription is up within the timeout (the
         task keeps trying in the background otherwise)."""
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name=f"cf-listener {self._pattern}")
-        try:
-            await asyncio.wait_for(self._subscribed.wait(), ready_timeout_s)
-        except TimeoutError:
-            return False
-        return True
+        return await self._subscriber.start(ready_timeout_s=ready_timeout_s)
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-        self._subscribed.clear()
+        await self._subscriber.stop()
         self.wake_all()
-
-    async def _run(self) -> None:
-        backoff = self._backoff_min_s
-        while True:
-            pubsub = self._redis.pubsub()
-            try:
-                await pubsub.psubscribe(self._pattern)
-                while True:
-                    msg = await pubsub.get_message(timeout=self._poll_s)
-                    if msg is None:
-                        continue
-                    kind = msg["type"]
-                    if kind == "pmessage":
-                        channel = _text(msg["channel"])
-                        self.received[channel] += 1
-                        self.wake(channel)
-                    elif kind == "psubscribe":
-                        backoff = self._backoff_min_s
-                        self.subscriptions += 1
-                        self._subscribed.set()
-                        self._signal_subscription()
-                        # Anything published while we were not subscribed is lost: retry all.
-                        self.wake_all()
-            except asyncio.CancelledError:
-                raise
-            except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
-                if self._subscribed.is_set():
-                    log.warning("availability subscription lost: %s", exc)
-                self._subscribed.clear()
-                self._signal_subscription()
-            except Exception:  # never let the listener die: waiters would only recheck slowly
-                log.exception("availability listener failed")
-                self._subscribed.clear()
-                self._signal_subscription()
-            finally:
-                try:
-                    await pubsub.aclose()
-                except Exception:  # the connection is already broken
-                    pass
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self._backoff_max_s)
-

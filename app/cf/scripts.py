@@ -45,6 +45,9 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "take_report",
     "claim",
     "renew",
+    "lease_take",
+    "lease_hold",
+    "lease_release",
 )
 
 
@@ -96,6 +99,9 @@ class ScriptRegistry:
     take_report: AsyncScript
     claim: AsyncScript
     renew: AsyncScript
+    lease_take: AsyncScript
+    lease_hold: AsyncScript
+    lease_release: AsyncScript
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
