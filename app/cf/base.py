@@ -13,9 +13,13 @@ from app.cf import keys
 from app.cf.errors import FencedError
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import is_fenced as _is_fenced
+from app.cf.group import Broadcasts, GroupRecords
 from app.cf.keys import QueueLocation
+from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
+from app.cf.pubsub import MessageHandler, Subscriber
 from app.cf.scripts import ScriptRegistry
+from app.cf.tokens import TokenStore
 from app.core.clock import Clock
 from app.core.errors import MQError
 from app.core.reasons import MQRC
@@ -55,6 +59,14 @@ class CFBase:
         self.clock = clock
         self.scripts = ScriptRegistry(redis)
         self.listener = AvailabilityListener(listener_redis or redis, keys.availability_pattern(qsg))
+        #: Named leases: recovery locks, backup locks, the expiry-scanner lease.
+        self.leases = Leases(redis, self.scripts)
+        #: Heartbeats, incarnations, membership, commit intents.
+        self.group = GroupRecords(redis, self.scripts, qsg)
+        #: Definition broadcasts between the group's queue managers.
+        self.broadcasts = Broadcasts(redis, qsg)
+        #: The group's LTPA login tokens.
+        self.tokens = TokenStore(redis, qsg)
         self.recheck_s = recheck_s
         # Called with a structure's tag when a call queued expiration reports there.
         self.on_reports: Callable[[str], None] | None = None
@@ -79,6 +91,19 @@ class CFBase:
         self.lease_valid: Callable[[], bool] = lambda: True
         # Called when a call found this incarnation fenced or its lease lapsed.
         self.on_fenced: Callable[[str], None] | None = None
+
+    async def ping(self) -> None:
+        """Raise MQError MQRC_CF_NOT_AVAILABLE unless the coupling facility answers (readiness)."""
+        await self.group.ping()
+
+    def trigger_subscriber(self, on_message: MessageHandler, *, name: str = "") -> Subscriber:
+        """A subscriber of the trigger counts every shared queue's puts and commits publish
+        (``on_message`` gets the channel, ``<tag>`` after ``trigger_channel_prefix``, and the data)."""
+        return Subscriber(self.redis, keys.trigger_pattern(self.qsg), pattern=True, on_message=on_message,
+                          name=name or f"trigger counts of {self.qsg}")
+
+    def trigger_channel_prefix(self) -> str:
+        return keys.trigger_channel(self.qsg, "")
 
     async def start(self) -> bool:
         """Start the availability listener; True when it is subscribed."""

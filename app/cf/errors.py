@@ -22,6 +22,8 @@ from app.core.reasons import MQRC, CompCode
 #: Every Redis failure code outside app.cf used to catch (RedisError, OSError): the CF layer
 #: maps them all to MQRC_CF_NOT_AVAILABLE.
 REDIS_FAILURES: tuple[type[BaseException], ...] = (redis_errors.RedisError, OSError)
+#: The same, for code outside app.cf that must catch what no CF call mapped (it never names Redis).
+CF_FAILURES = REDIS_FAILURES
 
 class TruncatedMessageError(MQError):
     """MQRC_TRUNCATED_MSG_FAILED: the message is longer than the buffer and stays on the queue.
@@ -107,3 +109,21 @@ def cf_access(tag: str) -> Iterator[None]:
         raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached "
                                              f"(structure {tag}): {exc}") from exc
 
+
+
+def is_cf_failure(exc: BaseException) -> bool:
+    """True for a failure to use the coupling facility that no call of app.cf mapped to an
+    MQError (any Redis error, or an OS error on its connection): code outside app.cf asks this
+    instead of naming Redis's exceptions."""
+    return isinstance(exc, REDIS_FAILURES)
+
+
+@contextmanager
+def group_access(what: str) -> Iterator[None]:
+    """Like ``cf_access`` for the group's records, leases, broadcasts and tokens, which were
+    always retried later on any Redis failure: every Redis error (not only a connection
+    failure) becomes MQRC_CF_NOT_AVAILABLE."""
+    try:
+        yield
+    except REDIS_FAILURES as exc:
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached ({what}): {exc}") from exc

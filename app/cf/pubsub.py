@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 
 from app.cf.codec import text
 from app.cf.errors import REDIS_FAILURES
+from app.core.errors import MQError
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class Subscriber:
                         self._signal_subscription()
             except asyncio.CancelledError:
                 raise
-            except REDIS_FAILURES as exc:
+            except (*REDIS_FAILURES, MQError) as exc:
                 if self._subscribed.is_set():
                     log.warning("subscription %s lost (%s); reconnecting", self._name, exc)
             except Exception:  # never let a subscription die

@@ -21,6 +21,9 @@ from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+#: The client type the coupling facility is built on (for annotations outside app.cf).
+RedisClient = Redis
+
 #: Seconds to wait for a TCP connection to Redis: an unreachable CF must fail fast.
 CONNECT_TIMEOUT_S = 2.0
 #: Socket timeout of ordinary commands (every script is short).
