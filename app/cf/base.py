@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from redis.asyncio import Redis
 
@@ -165,7 +165,7 @@ class CFBase:
             self._fenced("its heartbeat lease lapsed")
         return incarnation
 
-    def _fenced(self, why: str) -> Any:
+    def _fenced(self, why: str) -> NoReturn:
         if self.on_fenced is not None:
             self.on_fenced(why)
         raise FencedError(f"queue manager {self.qmgr} lost its place in the group ({why}): "

@@ -121,7 +121,7 @@ class GroupRecords:
     async def members(self) -> list[MemberRecord]:
         """Every queue manager that ever joined (by name), with whether its heartbeat is alive."""
         with group_access("membership"):
-            raw: dict[bytes, bytes] = await self._redis.hgetall(keys.members_key(self.qsg))
+            raw: dict[bytes | str, bytes | str] = await self._redis.hgetall(keys.members_key(self.qsg))
             names = sorted(text(k) for k in raw)
             alive = await self._redis.mget([keys.heartbeat_key(self.qsg, n) for n in names]) if names else []
         return [MemberRecord(name, dict(json.loads(raw[name.encode()])), hb is not None)

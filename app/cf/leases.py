@@ -83,7 +83,7 @@ class Leases:
     async def holder(self, lease: Lease) -> str | None:
         """Who holds ``lease`` now (None: nobody)."""
         with cf_access(lease.key):
-            value: bytes | None = await self._redis.get(lease.key)
+            value: bytes | str | None = await self._redis.get(lease.key)
         return None if value is None else text(value)
 
     async def held(self, lease: Lease) -> bool:

@@ -6,7 +6,7 @@ import asyncio
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from app.cf import keys
 from app.cf.base import CFBase
@@ -255,7 +255,8 @@ class Messaging(CFBase):
     async def expiry_candidates(self, tag: str) -> list[str]:
         """Queues of a structure worth an expiry scan now: some message's expiry has passed."""
         with _cf_access(tag):
-            names = await self.redis.zrangebyscore(keys.expiry_queues(tag), "-inf", self.clock.now_ms())
+            found = await self.redis.zrangebyscore(keys.expiry_queues(tag), "-inf", self.clock.now_ms())
+        names = cast(list[bytes], found)
         return [_text(n) for n in names]
 
     async def scan_expired(self, loc: QueueLocation, qmgr: str) -> int:
@@ -287,7 +288,7 @@ class Messaging(CFBase):
     async def report_sent(self, tag: str, addressee: str, report: bytes) -> None:
         """The report ``take_report`` gave was put (or dead-lettered, or discarded)."""
         with _cf_access(tag):
-            await self.redis.lrem(keys.expiration_reports_sending(tag, addressee, self.qmgr), 1, report)
+            await self.redis.lrem(keys.expiration_reports_sending(tag, addressee, self.qmgr), 1, cast(Any, report))
 
     async def requeue_reports(self, tag: str, qmgr: str, addressees: Sequence[str]) -> int:
         """Peer recovery: the reports ``qmgr`` was sending from ``tag`` go back to the front of

@@ -28,6 +28,9 @@ from app.core.errors import MQError
 
 log = logging.getLogger(__name__)
 
+#: What makes a subscription reconnect quietly (anything else is logged with its traceback).
+_FAILURES: tuple[type[BaseException], ...] = (*REDIS_FAILURES, MQError)
+
 #: A message handler: (channel, data).
 MessageHandler = Callable[[str, bytes], Awaitable[None]]
 #: Called after each (re)subscription with how many times the subscription was established.
@@ -130,7 +133,7 @@ class Subscriber:
                         self._signal_subscription()
             except asyncio.CancelledError:
                 raise
-            except (*REDIS_FAILURES, MQError) as exc:
+            except _FAILURES as exc:
                 if self._subscribed.is_set():
                     log.warning("subscription %s lost (%s); reconnecting", self._name, exc)
             except Exception:  # never let a subscription die
@@ -139,7 +142,7 @@ class Subscriber:
                 self._subscribed.clear()
                 self._signal_subscription()
                 with contextlib.suppress(Exception):  # the connection may already be broken
-                    await pubsub.aclose()
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
             delay = self._backoff.next(delay)

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 from redis.asyncio import Redis
@@ -46,8 +46,9 @@ class HiredisPackingConnection(Connection):
         if isinstance(args[0], str) and " " in args[0]:  # "CONFIG RESETSTAT" style names
             args = (*args[0].split(), *args[1:])
         try:
-            return [hiredis.pack_command(tuple(bytes(a) if isinstance(a, (bytearray, memoryview)) else a
-                                                for a in args))]
+            packed: bytes = hiredis.pack_command(cast(Any, tuple(bytes(a) if isinstance(a, (bytearray, memoryview))
+                                                                 else a for a in args)))
+            return [packed]
         except TypeError:
             return super().pack_command(*args)  # a type hiredis does not pack: redis-py's own rules
 

@@ -4,7 +4,8 @@ Each ``<Name>Args`` class (``put.lua`` -> ``PutArgs``, ``clear_opens.lua`` -> ``
 frozen dataclass whose fields are the script's inputs in header order: first one field per
 ``KEYS[n]`` line (named in ``KEYS``), then one per ``ARGV[n]`` line (named in ``ARGV``), then, for
 a script whose header ends with a variadic ``ARGV[n..]`` line, one sequence field named by
-``TAIL``. ``keys()`` and ``argv()`` give the lists the script is called with.
+``TAIL``. ``keys()``, ``argv()`` and ``tail()`` give the lists the script is called with
+(``call()`` both, for an unfenced script).
 
 Fenced scripts (``FENCED = True``) are called through ``CFBase._script`` as this queue manager's
 incarnation: their header's last ``KEYS`` line is the structure's fence key and their last two
@@ -38,7 +39,16 @@ class ScriptArgs:
         raise NotImplementedError
 
     def argv(self) -> list[str | bytes]:
+        """The fixed ARGV (the ``ARGV[n]`` lines), without the caller of a fenced script."""
         raise NotImplementedError
+
+    def tail(self) -> list[str | bytes]:
+        """The variadic ARGV (the ``ARGV[n..]`` line), after the caller of a fenced script."""
+        return []
+
+    def call(self) -> tuple[list[str], list[str | bytes]]:
+        """KEYS and ARGV of an unfenced script."""
+        return self.keys(), [*self.argv(), *self.tail()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,7 +452,10 @@ class DefineArgs(ScriptArgs):
         return [self.ctl, self.queues, self.generations, self.last_ids]
 
     def argv(self) -> list[str | bytes]:
-        return [self.queue_prefix, self.queue, self.channel, *self.attributes]
+        return [self.queue_prefix, self.queue, self.channel]
+
+    def tail(self) -> list[str | bytes]:
+        return list(self.attributes)
 
 
 SCRIPT_ARGS["define"] = DefineArgs
@@ -472,7 +485,10 @@ class AlterArgs(ScriptArgs):
         return [self.ctl]
 
     def argv(self) -> list[str | bytes]:
-        return [self.queue_prefix, self.bump_gen, self.channel, *self.attributes]
+        return [self.queue_prefix, self.bump_gen, self.channel]
+
+    def tail(self) -> list[str | bytes]:
+        return list(self.attributes)
 
 
 SCRIPT_ARGS["alter"] = AlterArgs
@@ -612,7 +628,10 @@ class StructArgs(ScriptArgs):
         return [self.state]
 
     def argv(self) -> list[str | bytes]:
-        return [self.action, *self.operands]
+        return [self.action]
+
+    def tail(self) -> list[str | bytes]:
+        return list(self.operands)
 
 
 SCRIPT_ARGS["struct"] = StructArgs
@@ -678,7 +697,10 @@ class RestoreArgs(ScriptArgs):
         return [self.ctl, self.expiry_queues]
 
     def argv(self) -> list[str | bytes]:
-        return [self.queue_prefix, self.queue, self.last_id, *self.messages]
+        return [self.queue_prefix, self.queue, self.last_id]
+
+    def tail(self) -> list[str | bytes]:
+        return list(self.messages)
 
 
 SCRIPT_ARGS["restore"] = RestoreArgs
