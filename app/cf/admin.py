@@ -19,6 +19,14 @@ from app.cf.results import (
     QueueStatistics,
     QueueStatus,
 )
+from app.cf.scriptargs import (
+    AlterArgs,
+    ClearArgs,
+    DefineArgs,
+    DeleteArgs,
+    ResetStatsArgs,
+    StatusArgs,
+)
 from app.core.reasons import MQRC
 
 
@@ -33,9 +41,10 @@ class Admin(CFBase):
         messages of an existing queue are kept. Returns the definition generation."""
         qk = QueueKeys(loc)
         reply = await self._script(
-            "define", loc.tag, [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
-                                keys.structure_last_ids(loc.tag)],
-            [qk.queue_prefix, loc.name, self.channel(loc)], self.caller(), tail=_pairs(runtime, "define"))
+            DefineArgs(qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
+                       keys.structure_last_ids(loc.tag), qk.queue_prefix, loc.name, self.channel(loc),
+                       _pairs(runtime, "define")),
+            loc.tag, self.caller())
         return int(reply[0])
 
     async def alter_queue(self, loc: QueueLocation, changes: Mapping[str, str | int], *,
@@ -43,9 +52,9 @@ class Admin(CFBase):
         """Set runtime attributes; with ``bump_gen`` open handles become stale
         (MQRC_OBJECT_CHANGED). Returns the generation. MQRC_UNKNOWN_OBJECT_NAME if no state."""
         qk = QueueKeys(loc)
-        reply = await self._script("alter", loc.tag, [qk.ctl],
-                                   [qk.queue_prefix, "1" if bump_gen else "0", self.channel(loc)], self.caller(),
-                                   tail=_pairs(changes, "alter"))
+        reply = await self._script(
+            AlterArgs(qk.ctl, qk.queue_prefix, "1" if bump_gen else "0", self.channel(loc), _pairs(changes, "alter")),
+            loc.tag, self.caller())
         _check(reply, loc)
         return int(reply[1])
 
@@ -55,9 +64,10 @@ class Admin(CFBase):
         qk = QueueKeys(loc)
         await self.usable(loc.tag)
         reply = await self._script(
-            "delete", loc.tag, [qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
-                                keys.structure_last_ids(loc.tag)],
-            [qk.queue_prefix, loc.name, "1" if purge else "0", self.channel(loc)], self.caller())
+            DeleteArgs(qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
+                       keys.structure_last_ids(loc.tag), qk.queue_prefix, loc.name, "1" if purge else "0",
+                       self.channel(loc)),
+            loc.tag, self.caller())
         _check(reply, loc)
         if self.log is not None and self.log.wanted(loc.tag):
             self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=True)
@@ -69,7 +79,7 @@ class Admin(CFBase):
         work exists. Returns the number of messages removed."""
         qk = QueueKeys(loc)
         await self.usable(loc.tag)
-        reply = await self._script("clear", loc.tag, [qk.ctl], [qk.queue_prefix], self.caller())
+        reply = await self._script(ClearArgs(qk.ctl, qk.queue_prefix), loc.tag, self.caller())
         _check(reply, loc)
         if self.log is not None and self.log.wanted(loc.tag):
             self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=False)
@@ -81,7 +91,7 @@ class Admin(CFBase):
         await self.usable(loc.tag)
         qk = QueueKeys(loc)
         with _cf_access(loc.tag):
-            reply = await self.scripts.status([qk.ctl, qk.opens, qk.stats], [qk.queue_prefix])
+            reply = await self.scripts.status(*StatusArgs(qk.ctl, qk.opens, qk.stats, qk.queue_prefix).call())
         _check(reply, loc)
         ctl = _flat_to_dict(reply[1])
         opens: dict[str, dict[str, int]] = {}
@@ -147,8 +157,8 @@ class Admin(CFBase):
         (``reset_ms`` = when it started, 0 if never reset); a new interval starts with
         MsgEnqCount/MsgDeqCount 0 and HighQDepth = current depth."""
         qk = QueueKeys(loc)
-        reply = await self._script("reset_stats", loc.tag, [qk.ctl, qk.stats], [qmgr, str(self.clock.now_ms())],
-                                   self.caller())
+        reply = await self._script(ResetStatsArgs(qk.ctl, qk.stats, qmgr, str(self.clock.now_ms())),
+                                   loc.tag, self.caller())
         _check(reply, loc)
         return QueueStatistics(enq=int(reply[1]), deq=int(reply[2]), hiq=int(reply[3]),
                                reset_ms=int(reply[4]))

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from redis.asyncio import Redis
@@ -18,6 +18,7 @@ from app.cf.keys import QueueLocation
 from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
 from app.cf.pubsub import MessageHandler, Subscriber
+from app.cf.scriptargs import ScriptArgs
 from app.cf.scripts import ScriptRegistry
 from app.cf.tokens import TokenStore
 from app.core.clock import Clock
@@ -171,19 +172,19 @@ class CFBase:
         raise FencedError(f"queue manager {self.qmgr} lost its place in the group ({why}): "
                           f"the connection is broken")
 
-    async def _script(self, name: str, tag: str, k: list[str], a: list[Any], incarnation: int,
-                      *, tail: Sequence[Any] = (), client: Any = None) -> Any:
-        """Call script ``name`` of structure ``tag`` as ``incarnation`` of this queue manager:
-        the fence key follows ``k``, the caller follows ``a`` (then ``tail``, a script's
+    async def _script(self, call: ScriptArgs, tag: str, incarnation: int, *, client: Any = None) -> Any:
+        """Call a fenced script (``call.SCRIPT``) of structure ``tag`` as ``incarnation`` of this
+        queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
         variable part), as lua/_fence.lua describes."""
         if incarnation != self.incarnation or not self.lease_valid():
             self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
-        script = getattr(self.scripts, name)
-        args = [*k, keys.structure_fence(tag)], [*a, self.qmgr, str(incarnation), *tail]
+        script = getattr(self.scripts, call.SCRIPT)
+        k = [*call.keys(), keys.structure_fence(tag)]
+        a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
         if client is not None:
-            return await script(*args, client=client)
+            return await script(k, a, client=client)
         with _cf_access(tag):
-            reply = await script(*args)
+            reply = await script(k, a)
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
         return reply

@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from app.cf import keys
@@ -29,6 +30,17 @@ from app.cf.results import (
     Syncpoint,
     UowQueueResult,
 )
+from app.cf.scriptargs import (
+    BackoutArgs,
+    ClearOpensArgs,
+    CloseArgs,
+    CommitArgs,
+    GetArgs,
+    OpenArgs,
+    PutArgs,
+    ScanArgs,
+    TakeReportArgs,
+)
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 
@@ -41,21 +53,19 @@ class Messaging(CFBase):
 
     # -- MQPUT --
 
-    def _put_call(self, loc: QueueLocation, r: PutRequest) -> tuple[list[str], list[Any]]:
+    def _put_call(self, loc: QueueLocation, r: PutRequest) -> PutArgs:
         if not 0 <= r.priority <= 9 or isinstance(r.priority, bool):
             raise MQError(MQRC.PRIORITY_ERROR, f"priority {r.priority} is not 0-9")
         qk = QueueKeys(loc)
         offload = "" if r.offload is None else ("1" if r.offload else "0")
-        return (
-            [qk.ctl, keys.uow_key(loc.tag, r.qmgr, r.hconn), keys.uow_registry(loc.tag),
-             keys.expiry_queues(loc.tag)],
-            [qk.queue_prefix, loc.name, r.qmgr, r.hconn, "" if r.gen is None else str(r.gen),
-             "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
-             _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
-             str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-             r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
-             "1" if self._logs(loc.tag, r.persistent) else "0"],
-        )
+        return PutArgs(
+            qk.ctl, keys.uow_key(loc.tag, r.qmgr, r.hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
+            qk.queue_prefix, loc.name, r.qmgr, r.hconn, "" if r.gen is None else str(r.gen),
+            "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
+            _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
+            str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
+            r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
+            "1" if self._logs(loc.tag, r.persistent) else "0")
 
     def _put_result(self, reply: Sequence[Any], loc: QueueLocation, r: PutRequest) -> PutResult:
         if int(reply[0]) == MQRC.Q_FULL and len(reply) > 1:
@@ -93,12 +103,12 @@ class Messaging(CFBase):
         """
         r = PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent, msg_id, correl_id,
                        md_json, body, offload, expiry_at_ms, report, report_qmgr)
-        k, a = self._put_call(loc, r)
+        args = self._put_call(loc, r)
         incarnation = self.caller()
         await self.usable(loc.tag)
 
         async def call() -> PutResult:
-            reply = await self._script("put", loc.tag, k, a, incarnation)
+            reply = await self._script(args, loc.tag, incarnation)
             return self._put_result(reply, loc, r)
         done = await self._once_more_if_lost(loc.tag, call)
         if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
@@ -118,8 +128,7 @@ class Messaging(CFBase):
             pipe = self.redis.pipeline(transaction=False)
             chunk = requests[start:start + _PUT_MANY_CHUNK]
             for r in chunk:
-                k, a = self._put_call(loc, r)
-                await self._script("put", loc.tag, k, a, incarnation, client=pipe)
+                await self._script(self._put_call(loc, r), loc.tag, incarnation, client=pipe)
             with _cf_access(loc.tag):
                 replies = await pipe.execute(raise_on_error=True)
             for reply, r in zip(replies, chunk, strict=True):
@@ -168,15 +177,14 @@ class Messaging(CFBase):
                    syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
                    cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
                    should_stop: Callable[[], bool] | None) -> GetResult:
-        sp = syncpoint
         qk = QueueKeys(loc)
-        k = [qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag)]
-        a: list[Any] = [qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
-                        mode.value, sp.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
-                        _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                        str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc)]
+        call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
+                       qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
+                       mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
+                       _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
+                       str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc))
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
-            return await self._get_once(loc, k, a, incarnation)
+            return await self._get_once(loc, call, incarnation)
 
         loop = asyncio.get_running_loop()
         deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
@@ -190,10 +198,9 @@ class Messaging(CFBase):
                     register_ms = int(self.recheck_s * 2000) + 1000
                 else:
                     register_ms = max(0, math.ceil((deadline - loop.time()) * 1000))
-                a[12] = str(self.clock.now_ms())
-                a[13] = str(register_ms)
+                call = replace(call, now_ms=str(self.clock.now_ms()), register_ms=str(register_ms))
                 try:
-                    return await self._get_once(loc, k, a, incarnation)
+                    return await self._get_once(loc, call, incarnation)
                 except MQError as exc:
                     if exc.reason != MQRC.NO_MSG_AVAILABLE:
                         raise
@@ -216,9 +223,9 @@ class Messaging(CFBase):
         finally:
             self.listener.unwatch(channel, woken)
 
-    async def _get_once(self, loc: QueueLocation, k: list[str], a: list[Any], incarnation: int) -> GetResult:
+    async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
         while True:
-            reply = await self._script("get", loc.tag, k, a, incarnation)
+            reply = await self._script(call, loc.tag, incarnation)
             code = int(reply[0])
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, int(reply[1]))
@@ -233,7 +240,7 @@ class Messaging(CFBase):
             _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
             break
         code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync, exp = reply[:13]
-        browse = a[5] not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
+        browse = call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
         return GetResult(
             md_json=bytes(md), body=bytes(data), data_length=int(length),
             backout_count=int(bo), persistent=bool(pers), cursor=_text(cursor), depth=int(depth),
@@ -267,9 +274,9 @@ class Messaging(CFBase):
         incarnation = self.caller()
         while True:
             n, reports, more, depth_event = await self._script(
-                "scan", loc.tag, [qk.ctl, keys.expiry_queues(loc.tag)],
-                [qk.queue_prefix, loc.name, qmgr, str(self.clock.now_ms()), keys.structure_prefix(loc.tag),
-                 self._perf(loc)], incarnation)
+                ScanArgs(qk.ctl, keys.expiry_queues(loc.tag), qk.queue_prefix, loc.name, qmgr,
+                         str(self.clock.now_ms()), keys.structure_prefix(loc.tag), self._perf(loc)),
+                loc.tag, incarnation)
             total += int(n)
             self._reports_queued(loc.tag, int(reports))
             self._fired(loc, depth_event)
@@ -281,8 +288,8 @@ class Messaging(CFBase):
         is to send from structure ``tag`` (see lua/take_report.lua), or None; pass it to
         ``report_sent`` once it was put."""
         reply = await self._script(
-            "take_report", tag, [keys.expiration_reports(tag, addressee),
-                                 keys.expiration_reports_sending(tag, addressee, self.qmgr)], [], self.caller())
+            TakeReportArgs(keys.expiration_reports(tag, addressee),
+                           keys.expiration_reports_sending(tag, addressee, self.qmgr)), tag, self.caller())
         return bytes(reply[1]) if len(reply) > 1 else None
 
     async def report_sent(self, tag: str, addressee: str, report: bytes) -> None:
@@ -303,19 +310,20 @@ class Messaging(CFBase):
 
     # -- units of work --
 
-    async def _resolve(self, script_name: str, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
+    async def _resolve(self, script: type[CommitArgs | BackoutArgs], tag: str, qmgr: str,
+                       hconn: str) -> list[UowQueueResult]:
         reply = await self._script(
-            script_name, tag, [keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag)],
-            [keys.structure_prefix(tag), f"{qmgr}:{hconn}",
-             keys.availability_channel_prefix(self.qsg, tag), keys.trigger_channel(self.qsg, tag)],
-            self.caller())
+            script(keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag), keys.structure_prefix(tag),
+                   f"{qmgr}:{hconn}", keys.availability_channel_prefix(self.qsg, tag),
+                   keys.trigger_channel(self.qsg, tag)),
+            tag, self.caller())
         return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
                                depth=int(e["depth"]), available=int(e["available"]))
                 for e in json.loads(reply)]
 
     async def commit(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
         """MQCMIT of the connection's work in structure ``tag`` (atomic, idempotent)."""
-        done = await self._resolve("commit", tag, qmgr, hconn)
+        done = await self._resolve(CommitArgs, tag, qmgr, hconn)
         if self.log is not None:
             self.log.committed(qmgr, hconn, tag)
             await self.log.force()
@@ -324,7 +332,7 @@ class Messaging(CFBase):
     async def backout(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
         """MQBACK of the connection's work in structure ``tag`` (atomic, idempotent); a peer
         uses it for a failed QM's units of work listed by ``units_of_work``."""
-        done = await self._resolve("backout", tag, qmgr, hconn)
+        done = await self._resolve(BackoutArgs, tag, qmgr, hconn)
         if self.log is not None:
             self.log.backed_out(qmgr, hconn, tag)
         return done
@@ -359,9 +367,9 @@ class Messaging(CFBase):
 
         async def call() -> OpenResult:
             reply = await self._script(
-                "open", loc.tag, [QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr)],
-                [keys.structure_prefix(loc.tag), loc.name, qmgr, hobj, flags,
-                 "" if gen_expected is None else str(gen_expected)], incarnation)
+                OpenArgs(QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag),
+                         loc.name, qmgr, hobj, flags, "" if gen_expected is None else str(gen_expected)),
+                loc.tag, incarnation)
             _check(reply, loc)
             return OpenResult(gen=int(reply[1]), ipprocs=int(reply[2]), opprocs=int(reply[3]),
                               reopened=bool(reply[4]))
@@ -369,8 +377,9 @@ class Messaging(CFBase):
 
     async def close_queue(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
         """Undo an open's counts (idempotent: an unknown hobj is a no-op)."""
-        reply = await self._script("close", loc.tag, [keys.structure_handles(loc.tag, qmgr)],
-                                   [keys.structure_prefix(loc.tag), qmgr, hobj], self.caller())
+        reply = await self._script(
+            CloseArgs(keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag), qmgr, hobj),
+            loc.tag, self.caller())
         if not int(reply[0]):
             return CloseResult(closed=False)
         return CloseResult(closed=True, queue=_text(reply[1]), ipprocs=int(reply[3]),
@@ -378,6 +387,6 @@ class Messaging(CFBase):
 
     async def clear_opens(self, tag: str, qmgr: str) -> int:
         """Peer recovery: drop every open handle of ``qmgr`` in structure ``tag``; returns how many."""
-        return int(await self._script("clear_opens", tag, [keys.structure_handles(tag, qmgr)],
-                                      [keys.structure_prefix(tag), qmgr], self.caller()))
+        call = ClearOpensArgs(keys.structure_handles(tag, qmgr), keys.structure_prefix(tag), qmgr)
+        return int(await self._script(call, tag, self.caller()))
 

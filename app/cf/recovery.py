@@ -17,6 +17,7 @@ from app.cf.keys import QueueKeys, QueueLocation
 from app.cf.results import (
     StructureState,
 )
+from app.cf.scriptargs import BackupArgs, FenceArgs, IntentArgs, RestoreArgs, StructArgs
 
 
 class Recovery(CFBase):
@@ -29,9 +30,9 @@ class Recovery(CFBase):
         peer can finish (roll forward) a commit the QM did not complete."""
         incarnation = self.caller()
         with _cf_access(self.qsg):
-            reply = await self.scripts.intent(
-                [keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg)],
-                [json.dumps(list(tags)), self.qmgr, str(incarnation)])
+            reply = await self.scripts.intent(*IntentArgs(
+                keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
+                json.dumps(list(tags)), self.qmgr, str(incarnation)).call())
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
 
@@ -40,7 +41,7 @@ class Recovery(CFBase):
         ``tag`` (None: the group's own records), before resolving anything of it there."""
         fence_key = keys.group_fence(self.qsg) if tag is None else keys.structure_fence(tag)
         with _cf_access(tag or self.qsg):
-            await self.scripts.fence([fence_key], [qmgr, str(lowest)])
+            await self.scripts.fence(*FenceArgs(fence_key, qmgr, str(lowest)).call())
 
     async def clear_commit_intent(self, qmgr: str, hconn: str) -> None:
         with _cf_access(keys.group_prefix(self.qsg)):
@@ -51,7 +52,7 @@ class Recovery(CFBase):
     async def structure_state(self, tag: str, action: str, *args: str) -> StructureState:
         """Read or change a structure's state (struct.lua: CHECK, FAIL, RECOVER, ACTIVE)."""
         with _cf_access(tag):
-            reply = await self.scripts.struct([keys.structure_state(tag)], [action, *args])
+            reply = await self.scripts.struct(*StructArgs(keys.structure_state(tag), action, args).call())
         status, alloc, failtime, outcome, by = (_text(v) for v in reply)
         return StructureState(status=status, alloc=alloc, fail_ms=int(failtime or 0), outcome=outcome, by=by)
 
@@ -72,10 +73,9 @@ class Recovery(CFBase):
         """One chunk of a queue's committed persistent messages put before ``before_ms``:
         (next cursor, "0" at the end; [(id, meta, MQMD JSON, data)])."""
         with _cf_access(loc.tag):
-            reply = await self.scripts.backup(
-                [keys.uow_registry(loc.tag)],
-                [QueueKeys(loc).queue_prefix, loc.name, keys.structure_prefix(loc.tag), cursor,
-                 str(count), str(before_ms)])
+            reply = await self.scripts.backup(*BackupArgs(
+                keys.uow_registry(loc.tag), QueueKeys(loc).queue_prefix, loc.name, keys.structure_prefix(loc.tag),
+                cursor, str(count), str(before_ms)).call())
         items = reply[1:]
         return _text(reply[0]), [(int(items[i]), _text(items[i + 1]), bytes(items[i + 2]), bytes(items[i + 3]))
                                  for i in range(0, len(items), 4)]
@@ -88,8 +88,9 @@ class Recovery(CFBase):
         for ident, meta, md, data in messages:
             flat += [str(ident), meta, md, data]
         with _cf_access(loc.tag):
-            reply = await self.scripts.restore([QueueKeys(loc).ctl, keys.expiry_queues(loc.tag)],
-                                               [QueueKeys(loc).queue_prefix, loc.name, str(last_id), *flat])
+            reply = await self.scripts.restore(*RestoreArgs(
+                QueueKeys(loc).ctl, keys.expiry_queues(loc.tag), QueueKeys(loc).queue_prefix, loc.name, str(last_id),
+                flat).call())
         _check(reply, loc)
         return int(reply[1])
 
