@@ -1,7 +1,7 @@
 """One named type per coupling-facility script: its KEYS and ARGV, in the order of its header.
 
 Each ``<Name>Args`` class (``put.lua`` -> ``PutArgs``, ``clear_opens.lua`` -> ``ClearOpensArgs``) is a
-frozen dataclass whose fields are the script's inputs in header order: first one field per
+dataclass whose fields are the script's inputs in header order: first one field per
 ``KEYS[n]`` line (named in ``KEYS``), then one per ``ARGV[n]`` line (named in ``ARGV``), then, for
 a script whose header ends with a variadic ``ARGV[n..]`` line, one sequence field named by
 ``TAIL``. ``keys()``, ``argv()`` and ``tail()`` give the lists the script is called with
@@ -13,7 +13,10 @@ incarnation: their header's last ``KEYS`` line is the structure's fence key and 
 not fields: ``_script`` appends them (lua/_fence.lua). ``tests/test_cf_scripts.py`` checks every
 class against its script's header, so a script and its type cannot drift apart.
 
-Values are passed as Redis takes them (``str`` or ``bytes``); the engine converts.
+Values are passed as Redis takes them (``str`` or ``bytes``); the engine converts. The classes are
+slotted dataclasses, not frozen ones: a frozen dataclass's ``__init__`` sets each field through
+``object.__setattr__``, about 5 us for ``PutArgs`` on the MQPUT path; treat them as immutable
+(``dataclasses.replace`` makes a changed copy).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ class ScriptArgs:
         return self.keys(), [*self.argv(), *self.tail()]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PutArgs(ScriptArgs):
     """KEYS and ARGV of lua/put.lua."""
 
@@ -145,7 +148,7 @@ class PutArgs(ScriptArgs):
 SCRIPT_ARGS["put"] = PutArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GetArgs(ScriptArgs):
     """KEYS and ARGV of lua/get.lua."""
 
@@ -222,7 +225,7 @@ class GetArgs(ScriptArgs):
 SCRIPT_ARGS["get"] = GetArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ScanArgs(ScriptArgs):
     """KEYS and ARGV of lua/scan.lua."""
 
@@ -260,7 +263,7 @@ class ScanArgs(ScriptArgs):
 SCRIPT_ARGS["scan"] = ScanArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CommitArgs(ScriptArgs):
     """KEYS and ARGV of lua/commit.lua."""
 
@@ -294,7 +297,7 @@ class CommitArgs(ScriptArgs):
 SCRIPT_ARGS["commit"] = CommitArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BackoutArgs(ScriptArgs):
     """KEYS and ARGV of lua/backout.lua."""
 
@@ -328,7 +331,7 @@ class BackoutArgs(ScriptArgs):
 SCRIPT_ARGS["backout"] = BackoutArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OpenArgs(ScriptArgs):
     """KEYS and ARGV of lua/open.lua."""
 
@@ -366,7 +369,7 @@ class OpenArgs(ScriptArgs):
 SCRIPT_ARGS["open"] = OpenArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CloseArgs(ScriptArgs):
     """KEYS and ARGV of lua/close.lua."""
 
@@ -394,7 +397,7 @@ class CloseArgs(ScriptArgs):
 SCRIPT_ARGS["close"] = CloseArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClearOpensArgs(ScriptArgs):
     """KEYS and ARGV of lua/clear_opens.lua."""
 
@@ -420,7 +423,7 @@ class ClearOpensArgs(ScriptArgs):
 SCRIPT_ARGS["clear_opens"] = ClearOpensArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DefineArgs(ScriptArgs):
     """KEYS and ARGV of lua/define.lua."""
 
@@ -461,7 +464,7 @@ class DefineArgs(ScriptArgs):
 SCRIPT_ARGS["define"] = DefineArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AlterArgs(ScriptArgs):
     """KEYS and ARGV of lua/alter.lua."""
 
@@ -494,7 +497,7 @@ class AlterArgs(ScriptArgs):
 SCRIPT_ARGS["alter"] = AlterArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DeleteArgs(ScriptArgs):
     """KEYS and ARGV of lua/delete.lua."""
 
@@ -532,7 +535,7 @@ class DeleteArgs(ScriptArgs):
 SCRIPT_ARGS["delete"] = DeleteArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClearArgs(ScriptArgs):
     """KEYS and ARGV of lua/clear.lua."""
 
@@ -554,7 +557,7 @@ class ClearArgs(ScriptArgs):
 SCRIPT_ARGS["clear"] = ClearArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StatusArgs(ScriptArgs):
     """KEYS and ARGV of lua/status.lua."""
 
@@ -581,7 +584,7 @@ class StatusArgs(ScriptArgs):
 SCRIPT_ARGS["status"] = StatusArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResetStatsArgs(ScriptArgs):
     """KEYS and ARGV of lua/reset_stats.lua."""
 
@@ -611,7 +614,7 @@ class ResetStatsArgs(ScriptArgs):
 SCRIPT_ARGS["reset_stats"] = ResetStatsArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StructArgs(ScriptArgs):
     """KEYS and ARGV of lua/struct.lua."""
 
@@ -637,7 +640,7 @@ class StructArgs(ScriptArgs):
 SCRIPT_ARGS["struct"] = StructArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BackupArgs(ScriptArgs):
     """KEYS and ARGV of lua/backup.lua."""
 
@@ -670,7 +673,7 @@ class BackupArgs(ScriptArgs):
 SCRIPT_ARGS["backup"] = BackupArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RestoreArgs(ScriptArgs):
     """KEYS and ARGV of lua/restore.lua."""
 
@@ -706,7 +709,7 @@ class RestoreArgs(ScriptArgs):
 SCRIPT_ARGS["restore"] = RestoreArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FenceArgs(ScriptArgs):
     """KEYS and ARGV of lua/fence.lua."""
 
@@ -731,7 +734,7 @@ class FenceArgs(ScriptArgs):
 SCRIPT_ARGS["fence"] = FenceArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class IntentArgs(ScriptArgs):
     """KEYS and ARGV of lua/intent.lua."""
 
@@ -762,7 +765,7 @@ class IntentArgs(ScriptArgs):
 SCRIPT_ARGS["intent"] = IntentArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TakeReportArgs(ScriptArgs):
     """KEYS and ARGV of lua/take_report.lua."""
 
@@ -787,7 +790,7 @@ class TakeReportArgs(ScriptArgs):
 SCRIPT_ARGS["take_report"] = TakeReportArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClaimArgs(ScriptArgs):
     """KEYS and ARGV of lua/claim.lua."""
 
@@ -818,7 +821,7 @@ class ClaimArgs(ScriptArgs):
 SCRIPT_ARGS["claim"] = ClaimArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RenewArgs(ScriptArgs):
     """KEYS and ARGV of lua/renew.lua."""
 
@@ -843,7 +846,7 @@ class RenewArgs(ScriptArgs):
 SCRIPT_ARGS["renew"] = RenewArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LeaseTakeArgs(ScriptArgs):
     """KEYS and ARGV of lua/lease_take.lua."""
 
@@ -868,7 +871,7 @@ class LeaseTakeArgs(ScriptArgs):
 SCRIPT_ARGS["lease_take"] = LeaseTakeArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LeaseHoldArgs(ScriptArgs):
     """KEYS and ARGV of lua/lease_hold.lua."""
 
@@ -893,7 +896,7 @@ class LeaseHoldArgs(ScriptArgs):
 SCRIPT_ARGS["lease_hold"] = LeaseHoldArgs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LeaseReleaseArgs(ScriptArgs):
     """KEYS and ARGV of lua/lease_release.lua."""
 
