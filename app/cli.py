@@ -240,15 +240,15 @@ def _tell_queue_managers(store: SecurityStore, redis_url: str | None, change: st
         return
     import asyncio
 
-    from redis.exceptions import RedisError
-
-    from app.qmgr.broadcast import publish_from_outside
+    from app.cf.errors import CF_FAILURES
+    from app.cf.group import publish_from_outside
+    from app.core.errors import MQError
     from app.security.service import SECURITY_CHANGED
 
     timeout_s = _settings(redis_url=redis_url).broadcast_timeout_ms / 1000
     try:
         deliveries = asyncio.run(publish_from_outside(redis_url, store.qsgs(), SECURITY_CHANGED, timeout_s))
-    except (RedisError, OSError) as exc:
+    except (MQError, *CF_FAILURES) as exc:
         click.echo(f"qsg user: {change} in the repository, but the queue managers could not be told "
                    f"(cannot reach {redis_url}: {exc}); {later}", err=True)
         if required:

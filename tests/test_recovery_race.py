@@ -35,7 +35,7 @@ async def test_two_survivors_race_to_recover_one_dead_peer(redis_url):
     await dead_cf.open_queue(LOC, "QM9", "h:1", input="SHARED")
     await clients[0].hset(keys.members_key("QSG1"), "QM9", json.dumps({"status": "ACTIVE", "recovered": False}))
 
-    survivors = [Membership(c, cf, clock, qsg="QSG1", qmgr=name, url="", interval_s=1, ttl_s=5,
+    survivors = [Membership(cf, clock, qsg="QSG1", qmgr=name, url="", interval_s=1, ttl_s=5,
                             shared_tags=lambda: [TAG])
                  for c, cf, name in ((clients[1], cf1, "QM1"), (clients[2], cf2, "QM2"))]
     results = await asyncio.gather(*(m.recover_peer("QM9") for m in survivors))

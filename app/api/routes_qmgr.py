@@ -27,8 +27,8 @@ async def health(request: Request) -> Response:
 async def ready(request: Request) -> Response:
     qm = request.app.state.qm
     try:
-        await qm.redis.ping()
-    except Exception as exc:  # any failure to reach Redis means not ready
+        await qm.cf.ping()
+    except Exception as exc:  # any failure to reach the coupling facility means not ready
         return error_response(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility does not answer: {exc}"))
     try:
         await qm.db(qm.repo.qmgr_names)

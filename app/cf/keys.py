@@ -248,6 +248,12 @@ def incarnations_key(qsg: str) -> str:
     return f"{group_prefix(qsg)}incarnations"
 
 
+def scanner_lease(qsg: str) -> str:
+    """String with a PEXPIRE: held by the queue manager that scans the group's shared queues
+    for expired messages."""
+    return f"{group_prefix(qsg)}expiry-scanner"
+
+
 def recovery_lock(qsg: str, qmgr: str) -> str:
     """String with a PEXPIRE: held by the queue manager that runs peer recovery of ``qmgr``."""
     return f"{group_prefix(qsg)}recovery:{qmgr}"

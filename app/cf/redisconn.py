@@ -13,13 +13,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+
+#: The client type the coupling facility is built on (for annotations outside app.cf).
+RedisClient = Redis
 
 #: Seconds to wait for a TCP connection to Redis: an unreachable CF must fail fast.
 CONNECT_TIMEOUT_S = 2.0
@@ -43,8 +46,9 @@ class HiredisPackingConnection(Connection):
         if isinstance(args[0], str) and " " in args[0]:  # "CONFIG RESETSTAT" style names
             args = (*args[0].split(), *args[1:])
         try:
-            return [hiredis.pack_command(tuple(bytes(a) if isinstance(a, (bytearray, memoryview)) else a
-                                                for a in args))]
+            packed: bytes = hiredis.pack_command(cast(Any, tuple(bytes(a) if isinstance(a, (bytearray, memoryview))
+                                                                 else a for a in args)))
+            return [packed]
         except TypeError:
             return super().pack_command(*args)  # a type hiredis does not pack: redis-py's own rules
 

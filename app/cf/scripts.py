@@ -11,7 +11,7 @@ a Redis restart); it does not retry anything else, which is what the engine want
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -45,10 +45,13 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "take_report",
     "claim",
     "renew",
+    "lease_take",
+    "lease_hold",
+    "lease_release",
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_source(name: str) -> str:
     """Source of ``lua/<name>`` with its ``--@include`` lines replaced by the fragments."""
     return _expand(name, frozenset())
@@ -96,6 +99,9 @@ class ScriptRegistry:
     take_report: AsyncScript
     claim: AsyncScript
     renew: AsyncScript
+    lease_take: AsyncScript
+    lease_hold: AsyncScript
+    lease_release: AsyncScript
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis

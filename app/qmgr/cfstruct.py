@@ -22,7 +22,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from app.cf.keys import QueueLocation, backup_lock, private_tag, shared_tag, structure_name
+from app.cf.keys import QueueLocation, private_tag, shared_tag, structure_name
+from app.cf.leases import BACKUP_LOCK_MS, backup_lock
 from app.core.cfrecovery import RecoveredStructure, SavedMessage, replay
 from app.core.errors import MQError
 from app.core.reasons import MQRC
@@ -199,9 +200,9 @@ class StructureService:
         await self.connect(name)
         await self.qm.cf.usable(tag)
         lock = backup_lock(tag)
-        if not await self.qm.redis.set(lock, self.qm.name, nx=True, px=3_600_000):
-            holder = await self.qm.redis.get(lock)
-            raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is being backed up by {holder.decode() if holder else '?'}")
+        if not await self.qm.cf.leases.take(lock, self.qm.name, BACKUP_LOCK_MS):
+            holder = await self.qm.cf.leases.holder(lock)
+            raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is being backed up by {holder or '?'}")
         try:
             start_ns = time.time_ns()
             before_ms = self.qm.clock.now_ms() - exclint_s * 1000
@@ -221,7 +222,7 @@ class StructureService:
             await self.qm.db(self.store.add_backup, record)
             pruned = await self._prune()
         finally:
-            await self.qm.redis.delete(lock)
+            await self.qm.cf.leases.release(lock, self.qm.name)
         lines = [f"Backup of CF structure {name} complete: {len(messages)} persistent message(s), {size} bytes, "
                  f"on {self.qm.name} at {_when(start_ns)}"]
         if pruned:

@@ -20,10 +20,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from redis.exceptions import RedisError
 
 from app.activity.schema import Verb
 from app.cf import keys
+from app.cf.leases import scanner_lease
 from app.core.errors import MQError
 from app.core.expiry import expiration_report
 from app.core.names import matches
@@ -36,21 +36,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
 # Failures of the queue manager's resources rather than of a report's destination: the report
 # is kept for a later attempt instead of being dead-lettered or discarded.
 def scanner_lease_key(qsg: str) -> str:
-    """Who scans the group's shared queues for expired messages."""
-    return f"{keys.group_prefix(qsg)}expiry-scanner"
+    """Who scans the group's shared queues for expired messages (``app.cf.leases.scanner_lease``)."""
+    return scanner_lease(qsg).key
 
 
 def _report_entry(item: bytes) -> tuple[bytes, bytes]:
@@ -69,8 +59,7 @@ class ExpiryService:
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._last_scan = 0.0
-        self._renew = qm.redis.register_script(_RENEW)
-        self._release = qm.redis.register_script(_RELEASE)
+        self._lease = scanner_lease(qm.qsg)
         self.is_shared_scanner = False
         qm.cf.on_reports = lambda _tag: self._reports_due.set()
         # Expired messages a get or browse met on its way are discarded there: recorded too.
@@ -88,8 +77,8 @@ class ExpiryService:
         for task in self._tasks:
             await stop_task(task, self._stopping)
         if self.is_shared_scanner:
-            with contextlib.suppress(RedisError):
-                await self._release([scanner_lease_key(self.qm.qsg)], [self.qm.name])
+            with contextlib.suppress(MQError):
+                await self.qm.cf.leases.release(self._lease, self.qm.name)
 
     # ---- expiration reports -----------------------------------------------------------
 
@@ -100,7 +89,7 @@ class ExpiryService:
             self._reports_due.clear()
             try:
                 await self.send_reports()
-            except (MQError, RedisError, OSError) as exc:
+            except (MQError, OSError) as exc:
                 log.warning("%s: expiration reports not sent yet: %s", self.qm.name, exc)
 
     async def send_reports(self) -> int:
@@ -177,15 +166,14 @@ class ExpiryService:
                 if interval:
                     # The first QM with EXPRYINT set holds the shared-queue scan; it renews the
                     # lease every second, so another takes over soon after it ends.
-                    self.is_shared_scanner = bool(await self._renew(
-                        [scanner_lease_key(self.qm.qsg)], [self.qm.name, lease_ms]))
+                    self.is_shared_scanner = await self.qm.cf.leases.hold(self._lease, self.qm.name, lease_ms)
                     if time.monotonic() - self._last_scan >= interval:
                         self._last_scan = time.monotonic()
                         await self.scan(shared=self.is_shared_scanner)
                 elif self.is_shared_scanner:
-                    await self._release([scanner_lease_key(self.qm.qsg)], [self.qm.name])
+                    await self.qm.cf.leases.release(self._lease, self.qm.name)
                     self.is_shared_scanner = False
-            except (MQError, RedisError, OSError) as exc:
+            except (MQError, OSError) as exc:
                 log.warning("%s: expiry scan: %s", self.qm.name, exc)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=1)

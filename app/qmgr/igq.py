@@ -35,10 +35,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from redis.exceptions import RedisError
 
 from app.activity.schema import Verb
-from app.cf import keys
+from app.cf.errors import is_cf_failure
+from app.cf.leases import recovery_lock
 from app.core.errors import MQError
 from app.core.expiry import remaining_tenths, report_kind
 from app.core.reasons import MQRC, OUTAGE_REASONS
@@ -63,7 +63,7 @@ def is_outage(exc: BaseException) -> bool:
     """True for a failure of the queue manager's resources (retry later), not of the message."""
     if isinstance(exc, MQError):
         return exc.reason in OUTAGE_REASONS
-    return isinstance(exc, (RedisError, OSError))
+    return is_cf_failure(exc)
 
 
 class MessageStays(Exception):
@@ -150,7 +150,7 @@ class IgqAgent:
 
     async def _recovery_running(self) -> bool:
         """Serialization: the agent may not take messages while peer recovery of its QM runs."""
-        return bool(await self.qm.redis.exists(f"{keys.group_prefix(self.qm.qsg)}recovery:{self.qm.name}"))
+        return await self.qm.cf.leases.held(recovery_lock(self.qm.qsg, self.qm.name))
 
     async def _problem(self) -> str | None:
         """Why the agent must wait in retry before taking a message (None when it may go on)."""

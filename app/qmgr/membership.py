@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -34,11 +33,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
-
 from app.cf import keys
 from app.cf.engine import CouplingFacility
+from app.cf.leases import RECOVERY_LOCK_MS, recovery_lock
 from app.core.clock import Clock
 from app.core.errors import MQError
 from app.qmgr.tasks import stop_task
@@ -71,13 +68,13 @@ class Member:
 class Membership:
     """This QM's place in the group and its watch over the others."""
 
-    def __init__(self, redis: aioredis.Redis, cf: CouplingFacility, clock: Clock, *, qsg: str, qmgr: str,
+    def __init__(self, cf: CouplingFacility, clock: Clock, *, qsg: str, qmgr: str,
                  url: str, interval_s: float, ttl_s: float,
                  shared_tags: Callable[[], list[str]],
                  on_recovered: Callable[[str, tuple[int, int, int]], Awaitable[None]] | None = None,
                  on_lease_lost: Callable[[str], None] | None = None) -> None:
-        self.redis = redis
         self.cf = cf
+        self.group = cf.group
         self.clock = clock
         self.qsg = qsg
         self.qmgr = qmgr
@@ -107,12 +104,10 @@ class Membership:
         await self._stop_tasks()
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         sent = time.monotonic()
-        code, value = await self.cf.scripts.claim(
-            [keys.heartbeat_key(self.qsg, self.qmgr), keys.incarnations_key(self.qsg)],
-            [self.qmgr, self.instance, self.ttl_ms])
-        if int(code):
-            raise NameInUse(f"queue manager {self.qmgr} is already active in {self.qsg} ({value.decode()})")
-        self.incarnation = int(value)
+        claim = await self.group.claim(self.qmgr, self.instance, self.ttl_ms)
+        if not claim.claimed:
+            raise NameInUse(f"queue manager {self.qmgr} is already active in {self.qsg} ({claim.holder})")
+        self.incarnation = claim.incarnation
         self._lease_until = sent + self.ttl_s * LEASE_MARGIN
         self._lost = False
         previous = await self.member(self.qmgr)
@@ -153,29 +148,24 @@ class Membership:
             return  # the lease is not ours: a peer recovers (or recovered) this incarnation
         try:
             await self._record("STOPPED", recovered=True)
-            hb = keys.heartbeat_key(self.qsg, self.qmgr)
-            if (await self.redis.get(hb) or b"").decode() == self.instance:
-                await self.redis.delete(hb)
-        except RedisError as exc:
+            await self.group.give_up_heartbeat(self.qmgr, self.instance)
+        except MQError as exc:
             log.warning("could not record the clean stop of %s: %s", self.qmgr, exc)
 
     async def _record(self, status: str, *, recovered: bool) -> None:
         value = {"status": status, "url": self.url, "started": self.clock.now_ms(), "instance": self.instance,
                  "incarnation": self.incarnation, "recovered": recovered}
-        await self.redis.hset(keys.members_key(self.qsg), self.qmgr, json.dumps(value))
+        await self.group.record_member(self.qmgr, value)
 
     # ---- the group ----------------------------------------------------------------------
 
     async def members(self) -> list[Member]:
         """Every QM that ever joined, with its status as the others see it."""
-        raw = await self.redis.hgetall(keys.members_key(self.qsg))
-        names = sorted(k.decode() for k in raw)
-        alive = await self.redis.mget([keys.heartbeat_key(self.qsg, n) for n in names]) if names else []
         out = []
-        for name, hb in zip(names, alive):
-            info = json.loads(raw[name.encode()])
+        for record in await self.group.members():
+            name, info = record.name, record.info
             status = info["status"]
-            if status in ("ACTIVE", "STARTING") and hb is None:
+            if status in ("ACTIVE", "STARTING") and not record.alive:
                 status = "FAILED"  # the lease lapsed without a clean stop
             out.append(Member(name, status, info.get("url", ""), info.get("started", 0), bool(info.get("recovered")),
                               int(info.get("incarnation") or 0)))
@@ -192,7 +182,6 @@ class Membership:
     async def _heartbeat(self) -> None:
         """Renew the lease every interval; lose it (never re-claim it) when a renewal fails or
         cannot be made before the lease would lapse."""
-        hb = keys.heartbeat_key(self.qsg, self.qmgr)
         unreachable = False
         while not self._stopping.is_set():
             remaining = self._lease_until - time.monotonic()
@@ -201,9 +190,9 @@ class Membership:
                 return
             try:
                 sent = time.monotonic()
-                renewed = await asyncio.wait_for(self.cf.scripts.renew(
-                    [hb, keys.incarnations_key(self.qsg)], [self.instance, self.ttl_ms, self.qmgr, self.incarnation]),
-                    remaining)
+                assert self.incarnation is not None
+                renewed = await asyncio.wait_for(
+                    self.group.renew(self.qmgr, self.instance, self.ttl_ms, self.incarnation), remaining)
                 if not renewed:
                     self.lost("its heartbeat lease is gone (lapsed, or taken by another process)")
                     return
@@ -217,7 +206,7 @@ class Membership:
                 unreachable = False
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError, asyncio.TimeoutError) as exc:
+            except (MQError, asyncio.TimeoutError) as exc:
                 if not unreachable:
                     log.warning("%s: heartbeat not renewed (%s); the lease lapses in %.1fs", self.qmgr,
                                 type(exc).__name__, max(0.0, self._lease_until - time.monotonic()))
@@ -235,7 +224,7 @@ class Membership:
                         await self.recover_peer(m.name)
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError, MQError) as exc:
+            except MQError as exc:
                 log.warning("membership of %s: %s", self.qmgr, exc)
             except Exception:  # keep watching whatever one recovery pass did
                 log.exception("membership of %s", self.qmgr)
@@ -248,9 +237,9 @@ class Membership:
         Returns True when this QM did the recovery. With ``wait``, waits while another QM holds
         the lock (a restarting QM waiting for its own peer recovery).
         """
-        lock = keys.recovery_lock(self.qsg, failed)
+        lock = recovery_lock(self.qsg, failed)
         while True:
-            if await self.redis.set(lock, self.qmgr, nx=True, px=60_000):
+            if await self.cf.leases.take(lock, self.qmgr, RECOVERY_LOCK_MS):
                 break
             if not wait:
                 return False
@@ -266,18 +255,17 @@ class Membership:
             log.info("%s: peer recovery of %s (incarnations below %d fenced) started", self.qmgr, failed, lowest)
             await self.fence(failed, lowest)
             counts = await self._resolve_units_of_work(failed, self.shared_tags())
-            raw = await self.redis.hget(keys.members_key(self.qsg), failed)
-            info = json.loads(raw) if raw else {}
+            info = await self.group.member_info(failed)
             if failed != self.qmgr and int(info.get("incarnation") or 0) == member.incarnation:
                 info.update(status="FAILED", recovered=True)  # unless it has rejoined meanwhile
-                await self.redis.hset(keys.members_key(self.qsg), failed, json.dumps(info))
+                await self.group.record_member(failed, info)
             log.info("%s: peer recovery of %s complete: %d unit(s) of work backed out, %d committed, "
                      "%d handle(s) cleared", self.qmgr, failed, *counts)
             if self.on_recovered:
                 await self.on_recovered(failed, counts)  # (backed out, committed, handles cleared)
             return True
         finally:
-            await self.redis.delete(lock)
+            await self.cf.leases.release(lock, self.qmgr)
 
     async def fence(self, qmgr: str, lowest: int) -> None:
         """Fence every incarnation of ``qmgr`` below ``lowest``: in the group's records (commit
@@ -307,13 +295,7 @@ class Membership:
         return backed_out, committed, cleared
 
     async def _commit_intents(self, qmgr: str) -> dict[str, list[str]]:
-        prefix = keys.commit_intent_key(self.qsg, qmgr, "")
-        out = {}
-        async for key in self.redis.scan_iter(match=prefix + "*"):
-            raw = await self.redis.get(key)
-            if raw:
-                out[key.decode()[len(prefix):]] = json.loads(raw)
-        return out
+        return await self.group.commit_intents(qmgr)
 
     async def recover_own_private_work(self) -> tuple[int, int, int]:
         """At restart: this QM's previous incarnation's work on its own queues (its 'page sets')."""
@@ -321,8 +303,5 @@ class Membership:
         assert self.incarnation is not None
         await self.cf.fence(tag, self.qmgr, self.incarnation)  # an older incarnation may still run
         counts = await self._resolve_units_of_work(self.qmgr, [tag])
-        async for key in self.redis.scan_iter(match=keys.alias_handles_key(self.qsg, self.qmgr, "*")):
-            await self.redis.delete(key)
-        async for key in self.redis.scan_iter(match=keys.commit_intent_key(self.qsg, self.qmgr, "*")):
-            await self.redis.delete(key)
+        await self.group.clear_own_records(self.qmgr)
         return counts

@@ -12,13 +12,11 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
+from app.cf.errors import CF_FAILURES
 from app.cf.keys import private_tag, shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
@@ -36,6 +34,9 @@ from app.repository.store import ObjectDef, Repository
 from app.security.service import SECURITY_CHANGED, Security
 from app.settings import Settings
 
+if TYPE_CHECKING:
+    from app.cf.redisconn import RedisClient
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -43,12 +44,14 @@ T = TypeVar("T")
 class QueueManager:
     """State and services of one running queue manager."""
 
-    def __init__(self, settings: Settings, repo: Repository, redis: aioredis.Redis,
+    def __init__(self, settings: Settings, repo: Repository, redis: RedisClient,
                  clock: Clock | None = None) -> None:
         self.settings = settings
         self.name = settings.qmgr
         self.qsg = settings.qsg
         self.repo = repo
+        # The client the coupling facility is built on: only app.cf uses it (and whoever
+        # closes it); this queue manager calls the CF layer's objects (self.cf and its parts).
         self.redis = redis
         self.clock = clock or SystemClock()
         self.cf = CouplingFacility(redis, self.qsg, self.clock)
@@ -65,7 +68,7 @@ class QueueManager:
         self.structures = StructureService(self)
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
-            redis, self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
+            self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
             url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
             ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered,
             on_lease_lost=self.lease_lost)
@@ -75,7 +78,7 @@ class QueueManager:
         self.cf.lease_valid = self.membership.lease_valid
         self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
-        self.broadcaster = Broadcaster(redis, self.qsg, self.name, on_message=self._on_broadcast,
+        self.broadcaster = Broadcaster(self.cf.broadcasts, self.name, on_message=self._on_broadcast,
                                        on_reconnect=self.coupling_facility_back,
                                        timeout_ms=settings.broadcast_timeout_ms)
 
@@ -158,7 +161,7 @@ class QueueManager:
                     await self._recover_previous_incarnation(previous_failed)
                     await self.reconcile_queue_state()
                     break
-                except (NameInUse, MQError, RedisError, OSError) as exc:
+                except (NameInUse, MQError, *CF_FAILURES) as exc:
                     log.warning("%s: cannot rejoin the group yet: %s", self.name, exc)
                     self.cf.incarnation = None
                     self.membership.lost("rejoin failed")

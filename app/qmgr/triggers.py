@@ -14,17 +14,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from redis.exceptions import RedisError
 
 from app.activity.schema import Verb
-from app.cf import keys
+from app.cf.errors import CF_FAILURES
 from app.core.errors import MQError
 from app.core.triggers import (
     TriggerSnapshot,
@@ -35,7 +32,6 @@ from app.core.triggers import (
     type_in_effect,
 )
 from app.qmgr.definitions import queue_location
-from app.qmgr.tasks import stop_task
 from app.repository.store import ObjectDef
 
 if TYPE_CHECKING:
@@ -52,16 +48,14 @@ class TriggerService:
     def __init__(self, qm: QueueManager) -> None:
         self.qm = qm
         self._last_first: dict[str, float] = {}  # queue -> monotonic time of its last FIRST trigger (TRIGINT)
-        self._stopping = asyncio.Event()
-        self._task: asyncio.Task | None = None
-        self._subscribed = asyncio.Event()
+        self._subscriber = qm.cf.trigger_subscriber(self._counts_published, name=f"trigger counts to {qm.name}")
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen(), name=f"triggers-{self.qm.name}")
-        await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+        if not await self._subscriber.start(ready_timeout_s=10):
+            raise TimeoutError(f"{self.qm.name}: the trigger channel could not be subscribed")
 
     async def stop(self) -> None:
-        await stop_task(self._task, self._stopping)
+        await self._subscriber.stop()
 
     # ---- evaluation -----------------------------------------------------------------------
 
@@ -186,26 +180,10 @@ class TriggerService:
 
     # ---- shared queues: every QM evaluates -------------------------------------------------
 
-    async def _listen(self) -> None:
-        prefix = keys.trigger_channel(self.qm.qsg, "")
-        while not self._stopping.is_set():
-            pubsub = self.qm.redis.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.psubscribe(keys.trigger_pattern(self.qm.qsg))
-                self._subscribed.set()
-                while not self._stopping.is_set():
-                    msg = await pubsub.get_message(timeout=1.0)
-                    if not msg or msg.get("type") != "pmessage":
-                        continue
-                    tag = msg["channel"].decode()[len(prefix):]
-                    queue, before, after, added = msg["data"].decode().rsplit("|", 3)
-                    await self._shared_counts(tag, queue, int(before), int(after), int(added))
-            except (RedisError, OSError) as exc:
-                log.warning("%s: trigger channel lost (%s); reconnecting", self.qm.name, exc)
-                await asyncio.sleep(0.5)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
+    async def _counts_published(self, channel: str, data: bytes) -> None:
+        tag = channel[len(self.qm.cf.trigger_channel_prefix()):]
+        queue, before, after, added = data.decode().rsplit("|", 3)
+        await self._shared_counts(tag, queue, int(before), int(after), int(added))
 
     async def _shared_counts(self, tag: str, queue: str, before: int, after: int, added: int) -> None:
         found = [d for d in self.qm.cache.usable("QUEUE", queue) if d.qsgdisp == "SHARED"]
@@ -213,5 +191,5 @@ class TriggerService:
             return
         try:
             await self.counts_changed(found[0], before, after, added)
-        except (MQError, RedisError) as exc:
+        except (MQError, *CF_FAILURES) as exc:
             log.warning("%s: trigger evaluation of %s failed: %s", self.qm.name, queue, exc)

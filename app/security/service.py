@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from app.cf import keys
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.security.passwords import split_api_key, verify_secret
@@ -135,10 +134,10 @@ class Security:
             return await self.check_password(user, password)
         token = next((v for k, v in cookies.items() if k.startswith(LTPA_COOKIE)), "")
         if token:
-            name = await self.qm.redis.get(keys.ltpa_token_key(self.qm.qsg, _digest(token)))
+            name = await self.qm.cf.tokens.user(_digest(token))
             if name is None:
                 raise AuthenticationFailed("the login token has expired or was logged out")
-            return await self._principal(name.decode() if isinstance(name, bytes) else str(name), "token")
+            return await self._principal(name, "token")
         raise AuthenticationFailed("no credentials: use HTTP basic, an API key (X-API-Key) or log in")
 
     async def check_password(self, user: str, password: str) -> Principal:
@@ -162,14 +161,13 @@ class Security:
         """IBM REST login: a new token (the LtpaToken2 cookie's value), valid on every QM."""
         await self.check_password(user, password)
         token = secrets.token_urlsafe(32)
-        await self.qm.redis.set(keys.ltpa_token_key(self.qm.qsg, _digest(token)), user,
-                                ex=int(self.qm.settings.ltpa_expiry_s))
+        await self.qm.cf.tokens.issue(_digest(token), user, int(self.qm.settings.ltpa_expiry_s))
         return token
 
     async def logout(self, cookies: dict[str, str]) -> None:
         for k, v in cookies.items():
             if k.startswith(LTPA_COOKIE):
-                await self.qm.redis.delete(keys.ltpa_token_key(self.qm.qsg, _digest(v)))
+                await self.qm.cf.tokens.revoke(_digest(v))
 
     # ---- authorization (no SQL: the cached records) -------------------------------------------
 

@@ -8,8 +8,9 @@
     KEYS[1]  {tag}:struct   hash: alloc (allocation id), status, failtime (ms), by (queue manager)
 
     ARGV[1]  action
+    ARGV[2..] the action's operands:
       "CHECK"    ARGV[2] allocation id the repository knows ("" = never allocated),
-                 ARGV[3] a new allocation id, ARGV[4] now (ms)
+                 and ARGV[3] a new allocation id, ARGV[4] now (ms)
       "FAIL"     ARGV[2] now (ms), ARGV[3] allocation id (used when there is no hash)
       "RECOVER"  ARGV[2] queue manager starting recovery: FAILED -> RECOVERING
       "ACTIVE"   ARGV[2] allocation id: -> ACTIVE (recovery done, or a new empty allocation)

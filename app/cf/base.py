@@ -1,0 +1,198 @@
+"""What every part of the engine shares: who calls (incarnation, lease), how a script is called
+(fenced, CF failures mapped), structure usability, and the hooks the queue manager sets."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, Protocol, TypeVar
+
+from redis.asyncio import Redis
+
+from app.cf import keys
+from app.cf.errors import FencedError
+from app.cf.errors import cf_access as _cf_access
+from app.cf.errors import is_fenced as _is_fenced
+from app.cf.group import Broadcasts, GroupRecords
+from app.cf.keys import QueueLocation
+from app.cf.leases import Leases
+from app.cf.listener import AvailabilityListener
+from app.cf.pubsub import MessageHandler, Subscriber
+from app.cf.scriptargs import ScriptArgs
+from app.cf.scripts import ScriptRegistry
+from app.cf.tokens import TokenStore
+from app.core.clock import Clock
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class PersistentLog(Protocol):
+    """Where the engine reports committed persistent changes to recoverable structures
+    (``app.qmgr.mqlog.MessageLog``): what RECOVER CFSTRUCT replays after a structure is lost."""
+
+    def wanted(self, tag: str) -> bool: ...
+    def put(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int,
+            meta: str, md: bytes, data: bytes) -> None: ...
+    def got(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int) -> None: ...
+    def removed_all(self, tag: str, queue: str, upto: int, *, deleted: bool) -> None: ...
+    def committed(self, qmgr: str, hconn: str, tag: str) -> None: ...
+    def backed_out(self, qmgr: str, hconn: str, tag: str) -> None: ...
+    async def force(self) -> None: ...
+
+
+
+class CFBase:
+    """State and calling conventions shared by the engine's parts (``CouplingFacility`` is the facade).
+
+    ``redis`` must be made by ``app.cf.redisconn.make_redis`` (RESP2, no retry, bytes).
+    ``listener_redis``: client for the availability subscription (default: ``redis``; the
+    listener only reads with bounded timeouts shorter than the socket timeout).
+    ``recheck_s``: a waiting getter retries at least this often even without a wake-up.
+    """
+
+    def __init__(self, redis: Redis, qsg: str, clock: Clock, *,
+                 listener_redis: Redis | None = None, recheck_s: float = 5.0) -> None:
+        self.redis = redis
+        self.qsg = qsg
+        self.clock = clock
+        self.scripts = ScriptRegistry(redis)
+        self.listener = AvailabilityListener(listener_redis or redis, keys.availability_pattern(qsg))
+        #: Named leases: recovery locks, backup locks, the expiry-scanner lease.
+        self.leases = Leases(redis, self.scripts)
+        #: Heartbeats, incarnations, membership, commit intents.
+        self.group = GroupRecords(redis, self.scripts, qsg)
+        #: Definition broadcasts between the group's queue managers.
+        self.broadcasts = Broadcasts(redis, qsg)
+        #: The group's LTPA login tokens.
+        self.tokens = TokenStore(redis, qsg)
+        self.recheck_s = recheck_s
+        # Called with a structure's tag when a call queued expiration reports there.
+        self.on_reports: Callable[[str], None] | None = None
+        # Called when a put/get/scan fired a performance event (the queue, its reason code).
+        self.on_event: Callable[[QueueLocation, int], None] | None = None
+        # Called when a get or browse discarded expired messages (the queue, how many).
+        self.on_expired: Callable[[QueueLocation, int], None] | None = None
+        # Whether this QM has PERFMEV(ENABLED): its private queues switch event flags only then.
+        self.perfmev_enabled: Callable[[], bool] = lambda: False
+        # The log of persistent changes to RECOVER(YES) structures (None: nothing is logged).
+        self.log: PersistentLog | None = None
+        # Tags of structures that failed or are being recovered: their queues answer 2373.
+        self.failed: set[str] = set()
+        # Called when a queue's state is missing: True when that is because its structure was
+        # lost (now handled: failed, reallocated, rebuilt), so the call is worth one retry.
+        self.structure_lost: Callable[[str], Awaitable[bool]] | None = None
+        # Who calls the scripts: this queue manager and its incarnation (0 before it joined;
+        # None while it has no valid incarnation, e.g. rejoining after its lease lapsed).
+        self.qmgr = ""
+        self.incarnation: int | None = 0
+        # False once this process's heartbeat lease may have lapsed (membership keeps it).
+        self.lease_valid: Callable[[], bool] = lambda: True
+        # Called when a call found this incarnation fenced or its lease lapsed.
+        self.on_fenced: Callable[[str], None] | None = None
+
+    async def ping(self) -> None:
+        """Raise MQError MQRC_CF_NOT_AVAILABLE unless the coupling facility answers (readiness)."""
+        await self.group.ping()
+
+    def trigger_subscriber(self, on_message: MessageHandler, *, name: str = "") -> Subscriber:
+        """A subscriber of the trigger counts every shared queue's puts and commits publish
+        (``on_message`` gets the channel, ``<tag>`` after ``trigger_channel_prefix``, and the data)."""
+        return Subscriber(self.redis, keys.trigger_pattern(self.qsg), pattern=True, on_message=on_message,
+                          name=name or f"trigger counts of {self.qsg}")
+
+    def trigger_channel_prefix(self) -> str:
+        return keys.trigger_channel(self.qsg, "")
+
+    async def start(self) -> bool:
+        """Start the availability listener; True when it is subscribed."""
+        return await self.listener.start()
+
+    async def stop(self) -> None:
+        await self.listener.stop()
+
+    def wake_all_waiters(self) -> None:
+        """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""
+        self.listener.wake_all()
+
+    def _perf(self, loc: QueueLocation) -> str:
+        """Performance-event mode of a script call: a shared queue switches its event attributes
+        whatever this QM's PERFMEV (docs/ibm-rules.md §2.2); a private one only while PERFMEV is ENABLED."""
+        if ".CF." in loc.tag:
+            return "S"
+        return "E" if self.perfmev_enabled() else "D"
+
+    def _fired(self, loc: QueueLocation, *reasons: Any) -> None:
+        if self.on_event is None:
+            return
+        for reason in reasons:
+            if int(reason):
+                self.on_event(loc, int(reason))
+
+    async def usable(self, tag: str) -> None:
+        """Raise MQRC_CF_STRUC_FAILED when structure ``tag`` has failed (until RECOVER CFSTRUCT).
+        A structure this QM holds failed is re-read first: the recovery may have just ended."""
+        if tag not in self.failed:
+            return
+        with _cf_access(tag):
+            status = await self.redis.hget(keys.structure_state(tag), "status")
+        if status == b"ACTIVE":
+            self.failed.discard(tag)
+            return
+        raise MQError(MQRC.CF_STRUC_FAILED, f"CF structure {keys.structure_name(tag)} has failed; "
+                                            f"RECOVER CFSTRUCT makes it available again")
+
+    async def _once_more_if_lost(self, tag: str, call: Callable[[], Awaitable[T]]) -> T:
+        """Run ``call``; when it finds a queue's state missing because the structure was lost
+        (Redis restarted empty and nobody noticed yet), handle the loss and retry once."""
+        try:
+            return await call()
+        except MQError as exc:
+            if (exc.reason not in (MQRC.UNKNOWN_OBJECT_NAME, MQRC.Q_DELETED)
+                    or self.structure_lost is None or not await self.structure_lost(tag)):
+                raise
+        await self.usable(tag)
+        return await call()
+
+    # -- calling as this incarnation --
+
+    def caller(self) -> int:
+        """This queue manager's incarnation, for a call about to start; raises ``FencedError``
+        when it has none or its lease may have lapsed (it must not go on optimistically)."""
+        incarnation = self.incarnation
+        if incarnation is None or not self.lease_valid():
+            self._fenced("its heartbeat lease lapsed")
+        return incarnation
+
+    def _fenced(self, why: str) -> NoReturn:
+        if self.on_fenced is not None:
+            self.on_fenced(why)
+        raise FencedError(f"queue manager {self.qmgr} lost its place in the group ({why}): "
+                          f"the connection is broken")
+
+    async def _script(self, call: ScriptArgs, tag: str, incarnation: int, *, client: Any = None) -> Any:
+        """Call a fenced script (``call.SCRIPT``) of structure ``tag`` as ``incarnation`` of this
+        queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
+        variable part), as lua/_fence.lua describes."""
+        if incarnation != self.incarnation or not self.lease_valid():
+            self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
+        script = getattr(self.scripts, call.SCRIPT)
+        k = [*call.keys(), keys.structure_fence(tag)]
+        a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
+        if client is not None:
+            return await script(k, a, client=client)
+        with _cf_access(tag):
+            reply = await script(k, a)
+        if _is_fenced(reply):
+            self._fenced("peer recovery fenced its incarnation")
+        return reply
+
+    def _logs(self, tag: str, persistent: bool) -> bool:
+        return persistent and self.log is not None and self.log.wanted(tag)
+
+    def channel(self, loc: QueueLocation) -> str:
+        """The queue's availability channel."""
+        return keys.availability_channel(self.qsg, loc.tag, loc.name)
+

@@ -1,0 +1,129 @@
+"""The one place coupling-facility outcomes become exceptions.
+
+``mq_error`` turns a script's return code into an ``MQError``; ``cf_access`` turns a Redis
+connection failure into MQRC_CF_NOT_AVAILABLE (retry later; ``MQRC_CF_STRUC_FAILED`` is only for
+a structure that is FAILED); ``FencedError`` is MQRC_CONNECTION_BROKEN for an incarnation that
+lost its place in the group. Code outside ``app.cf`` catches ``MQError``, never a Redis error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import redis.exceptions as redis_errors
+
+from app.cf.codec import text
+from app.cf.keys import QueueLocation
+from app.core.errors import MQError
+from app.core.reasons import MQRC, CompCode
+
+#: Every Redis failure code outside app.cf used to catch (RedisError, OSError): the CF layer
+#: maps them all to MQRC_CF_NOT_AVAILABLE.
+REDIS_FAILURES: tuple[type[BaseException], ...] = (redis_errors.RedisError, OSError)
+#: The same, for code outside app.cf that must catch what no CF call mapped (it never names Redis).
+CF_FAILURES = REDIS_FAILURES
+
+class TruncatedMessageError(MQError):
+    """MQRC_TRUNCATED_MSG_FAILED: the message is longer than the buffer and stays on the queue.
+
+    Carries what IBM returns with it: the MQMD and the full data length. As IBM documents it,
+    the completion code is MQCC_WARNING (the call did not complete, nothing was removed).
+    """
+
+    def __init__(self, message: str, *, md_json: bytes, data_length: int, backout_count: int,
+                 persistent: bool, cursor: str) -> None:
+        super().__init__(MQRC.TRUNCATED_MSG_FAILED, message, comp=CompCode.WARNING)
+        self.md_json = md_json
+        self.data_length = data_length
+        self.backout_count = backout_count
+        self.persistent = persistent
+        self.cursor = cursor
+
+
+class FencedError(MQError):
+    """MQRC_CONNECTION_BROKEN: this incarnation of the queue manager lost its place in the group
+    (its lease lapsed, or peer recovery fenced it); the call changed nothing."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(MQRC.CONNECTION_BROKEN, message)
+
+
+#: What a fenced script returns (lua/_fence.lua).
+FENCED = MQRC.CONNECTION_BROKEN
+
+
+def is_fenced(reply: Any) -> bool:
+    return isinstance(reply, list) and len(reply) == 1 and reply[0] == FENCED
+
+
+# ---- the one code -> MQError function -----------------------------------------------------
+
+_TEXTS: dict[int, str] = {
+    MQRC.UNKNOWN_OBJECT_NAME: "queue '{q}' is not defined",
+    MQRC.Q_DELETED: "queue '{q}' was deleted",
+    MQRC.OBJECT_CHANGED: "queue '{q}' was changed since it was opened",
+    MQRC.PUT_INHIBITED: "puts are inhibited for queue '{q}'",
+    MQRC.GET_INHIBITED: "gets are inhibited for queue '{q}'",
+    MQRC.MSG_TOO_BIG_FOR_Q: "message is too big for queue '{q}'",
+    MQRC.Q_FULL: "queue '{q}' is full",
+    MQRC.NO_MSG_AVAILABLE: "no message available on queue '{q}'",
+    MQRC.NO_MSG_UNDER_CURSOR: "no message under the browse cursor of queue '{q}'",
+    MQRC.OBJECT_IN_USE: "queue '{q}' is in use",
+    MQRC.Q_NOT_EMPTY: "queue '{q}' holds messages or uncommitted work",
+    MQRC.HOBJ_ERROR: "object handle already records a different open of '{q}'",
+    MQRC.TRUNCATED_MSG_FAILED: "message of {n} bytes does not fit the buffer (queue '{q}')",
+}
+
+
+def mq_error(code: int, loc: QueueLocation | None, *, reply: Sequence[Any] | None = None) -> MQError:
+    """The ``MQError`` for a script's return code (the one place codes become exceptions).
+
+    ``reply`` is the full script reply, used for MQRC_TRUNCATED_MSG_FAILED, which carries the
+    MQMD and data length.
+    """
+    q = loc.name if loc else "?"
+    if code == MQRC.TRUNCATED_MSG_FAILED and reply is not None:
+        n = int(reply[3])
+        return TruncatedMessageError(
+            _TEXTS[code].format(q=q, n=n), md_json=bytes(reply[1]), data_length=n,
+            backout_count=int(reply[4]), persistent=bool(reply[5]), cursor=text(reply[6]))
+    template = _TEXTS.get(code, "coupling facility returned reason {c} for queue '{q}'")
+    return MQError(code, template.format(q=q, c=code, n=0))
+
+
+def check(reply: Sequence[Any], loc: QueueLocation | None, ok: tuple[int, ...] = (0,)) -> None:
+    code = int(reply[0])
+    if code not in ok:
+        raise mq_error(code, loc, reply=reply)
+
+
+@contextmanager
+def cf_access(tag: str) -> Iterator[None]:
+    """Turn Redis connection failures inside the block into MQRC_CF_NOT_AVAILABLE: the coupling
+    facility cannot be reached now (retry); its structures have not failed."""
+    try:
+        yield
+    except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached "
+                                             f"(structure {tag}): {exc}") from exc
+
+
+
+def is_cf_failure(exc: BaseException) -> bool:
+    """True for a failure to use the coupling facility that no call of app.cf mapped to an
+    MQError (any Redis error, or an OS error on its connection): code outside app.cf asks this
+    instead of naming Redis's exceptions."""
+    return isinstance(exc, REDIS_FAILURES)
+
+
+@contextmanager
+def group_access(what: str) -> Iterator[None]:
+    """Like ``cf_access`` for the group's records, leases, broadcasts and tokens, which were
+    always retried later on any Redis failure: every Redis error (not only a connection
+    failure) becomes MQRC_CF_NOT_AVAILABLE."""
+    try:
+        yield
+    except REDIS_FAILURES as exc:
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached ({what}): {exc}") from exc

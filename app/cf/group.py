@@ -1,0 +1,215 @@
+"""The group's records in the coupling facility, behind one small API.
+
+* **heartbeat and incarnations**: a queue manager joins as a new incarnation (lua/claim.lua) and
+  renews its heartbeat lease (lua/renew.lua); a lapsed lease is never claimed back;
+* **membership**: a hash of queue manager -> its registration (JSON: status, url, started,
+  instance, incarnation, recovered), read together with the heartbeats;
+* **commit intents** of units of work spanning several structures (written by
+  ``CouplingFacility.record_commit_intent``, read here by peer recovery);
+* **definition broadcasts** (the XCF of z/OS): publish with acknowledgement, and the
+  ``Subscriber`` that receives them;
+* **ping** of the coupling facility (readiness).
+
+Every call turns a Redis failure into ``MQError`` MQRC_CF_NOT_AVAILABLE (``group_access``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+
+from app.cf import keys
+from app.cf.codec import text
+from app.cf.errors import group_access
+from app.cf.pubsub import SubscribedHandler, Subscriber
+from app.cf.scriptargs import ClaimArgs, LeaseReleaseArgs, RenewArgs
+from app.cf.scripts import ScriptRegistry
+
+log = logging.getLogger(__name__)
+
+#: How long a broadcast's acknowledgements are kept.
+ACK_TTL_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Outcome of a join: ``incarnation`` when claimed, else ``holder`` (the live instance)."""
+
+    claimed: bool
+    incarnation: int = 0
+    holder: str = ""
+
+
+@dataclass(frozen=True)
+class MemberRecord:
+    """A queue manager's registration as stored, and whether its heartbeat lease is alive."""
+
+    name: str
+    info: dict[str, Any]
+    alive: bool
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """How a broadcast went: subscribers that received it, and how many acknowledged in time."""
+
+    receivers: int
+    acknowledged: int
+
+    @property
+    def complete(self) -> bool:
+        return self.acknowledged >= self.receivers
+
+
+class GroupRecords:
+    """Heartbeats, incarnations, membership and commit intents of one queue-sharing group."""
+
+    def __init__(self, redis: Redis, scripts: ScriptRegistry, qsg: str) -> None:
+        self._redis = redis
+        self._scripts = scripts
+        self.qsg = qsg
+
+    async def ping(self) -> None:
+        """Raise MQRC_CF_NOT_AVAILABLE unless the coupling facility answers."""
+        with group_access("ping"):
+            await self._redis.ping()
+
+    # -- heartbeat lease and incarnations --
+
+    async def claim(self, qmgr: str, instance: str, lease_ms: int) -> Claim:
+        """Join as a new incarnation of ``qmgr`` (lua/claim.lua)."""
+        args = ClaimArgs(keys.heartbeat_key(self.qsg, qmgr), keys.incarnations_key(self.qsg), qmgr, instance,
+                         str(lease_ms))
+        with group_access(f"heartbeat of {qmgr}"):
+            code, value = await self._scripts.claim(args.keys(), args.argv())
+        if int(code):
+            return Claim(False, holder=text(value))
+        return Claim(True, incarnation=int(value))
+
+    async def renew(self, qmgr: str, instance: str, lease_ms: int, incarnation: int) -> int:
+        """Renew the heartbeat lease while ``instance`` holds it (lua/renew.lua): 1 renewed, 2
+        claimed back after Redis lost its data, 0 lost."""
+        args = RenewArgs(keys.heartbeat_key(self.qsg, qmgr), keys.incarnations_key(self.qsg), instance,
+                         str(lease_ms), qmgr, str(incarnation))
+        with group_access(f"heartbeat of {qmgr}"):
+            return int(await self._scripts.renew(args.keys(), args.argv()))
+
+    async def give_up_heartbeat(self, qmgr: str, instance: str) -> None:
+        """Clean stop: drop the heartbeat lease if ``instance`` still holds it."""
+        args = LeaseReleaseArgs(keys.heartbeat_key(self.qsg, qmgr), instance)
+        with group_access(f"heartbeat of {qmgr}"):
+            await self._scripts.lease_release(args.keys(), args.argv())
+
+    # -- membership --
+
+    async def record_member(self, qmgr: str, info: Mapping[str, Any]) -> None:
+        """Store ``qmgr``'s registration."""
+        with group_access("membership"):
+            await self._redis.hset(keys.members_key(self.qsg), qmgr, json.dumps(info))
+
+    async def member_info(self, qmgr: str) -> dict[str, Any]:
+        """``qmgr``'s registration ({} when it never joined)."""
+        with group_access("membership"):
+            raw = await self._redis.hget(keys.members_key(self.qsg), qmgr)
+        return dict(json.loads(raw)) if raw else {}
+
+    async def members(self) -> list[MemberRecord]:
+        """Every queue manager that ever joined (by name), with whether its heartbeat is alive."""
+        with group_access("membership"):
+            raw: dict[bytes | str, bytes | str] = await self._redis.hgetall(keys.members_key(self.qsg))
+            names = sorted(text(k) for k in raw)
+            alive = await self._redis.mget([keys.heartbeat_key(self.qsg, n) for n in names]) if names else []
+        return [MemberRecord(name, dict(json.loads(raw[name.encode()])), hb is not None)
+                for name, hb in zip(names, alive, strict=True)]
+
+    # -- commit intents and a queue manager's own records --
+
+    async def commit_intents(self, qmgr: str) -> dict[str, list[str]]:
+        """hconn -> structure tags of every commit ``qmgr`` recorded as in progress."""
+        prefix = keys.commit_intent_key(self.qsg, qmgr, "")
+        out: dict[str, list[str]] = {}
+        with group_access("commit intents"):
+            async for key in self._redis.scan_iter(match=prefix + "*"):
+                raw = await self._redis.get(key)
+                if raw:
+                    out[text(key)[len(prefix):]] = list(json.loads(raw))
+        return out
+
+    async def clear_own_records(self, qmgr: str) -> None:
+        """At restart, after its units of work were resolved: drop ``qmgr``'s alias-handle sets
+        and commit intents (both belong to the previous incarnation)."""
+        with group_access("records of " + qmgr):
+            async for key in self._redis.scan_iter(match=keys.alias_handles_key(self.qsg, qmgr, "*")):
+                await self._redis.delete(key)
+            async for key in self._redis.scan_iter(match=keys.commit_intent_key(self.qsg, qmgr, "*")):
+                await self._redis.delete(key)
+
+
+class Broadcasts:
+    """Publish-with-acknowledgement on the QSG's broadcast channel, and its subscriber."""
+
+    def __init__(self, redis: Redis, qsg: str) -> None:
+        self._redis = redis
+        self.qsg = qsg
+        self.channel = keys.definitions_channel(qsg)
+
+    async def publish(self, origin: str, message: Mapping[str, Any], timeout_s: float) -> Delivery:
+        """Publish ``message`` and wait (at most ``timeout_s``) until every receiver has
+        acknowledged it, that is, has applied it."""
+        request_id = uuid.uuid4().hex
+        ack_key = keys.broadcast_ack_key(self.qsg, request_id)
+        payload = json.dumps({**message, "id": request_id, "origin": origin})
+        with group_access("broadcast"):
+            receivers = int(await self._redis.publish(self.channel, payload))
+            acked = 0
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_s
+            while acked < receivers:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    log.warning("broadcast %s: %d of %d queue managers acknowledged", message.get("kind"), acked,
+                                receivers)
+                    break
+                # BLPOP's own timeout bounds the wait; the connection's socket timeout is longer.
+                got = await self._redis.blpop([ack_key], timeout=max(0.01, min(remaining, 1.0)))
+                if got is not None:
+                    acked += 1
+            await self._redis.delete(ack_key)
+        return Delivery(receivers, acked)
+
+    async def acknowledge(self, request_id: str, qmgr: str) -> None:
+        """Tell the publisher of broadcast ``request_id`` that ``qmgr`` applied it."""
+        ack_key = keys.broadcast_ack_key(self.qsg, request_id)
+        with group_access("broadcast"):
+            await self._redis.rpush(ack_key, qmgr)
+            await self._redis.pexpire(ack_key, ACK_TTL_MS)
+
+    def subscriber(self, on_message: Callable[[bytes], Awaitable[None]], *,
+                   on_subscribed: SubscribedHandler | None = None, name: str = "") -> Subscriber:
+        """A subscriber of the broadcast channel (``on_message`` gets the raw payload)."""
+
+        async def received(_channel: str, data: bytes) -> None:
+            await on_message(data)
+        return Subscriber(self._redis, self.channel, pattern=False, on_message=received,
+                          on_subscribed=on_subscribed, name=name or f"broadcasts of {self.qsg}")
+
+
+async def publish_from_outside(redis_url: str, qsgs: list[str], message: Mapping[str, Any], timeout_s: float,
+                               origin: str = "CLI") -> dict[str, Delivery]:
+    """Publish ``message`` to the queue managers of each QSG in ``qsgs`` from a process that is
+    not one of them (one short-lived Redis client); raises MQError MQRC_CF_NOT_AVAILABLE when
+    Redis cannot be reached."""
+    from app.cf.redisconn import make_redis
+
+    redis = make_redis(redis_url)
+    try:
+        return {qsg: await Broadcasts(redis, qsg).publish(origin, message, timeout_s) for qsg in qsgs}
+    finally:
+        await redis.aclose()

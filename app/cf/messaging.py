@@ -1,0 +1,392 @@
+"""MQPUT, MQGET (with waits), MQCMIT/MQBACK, MQOPEN/MQCLOSE counting and expiry: the verbs of the hot path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, cast
+
+from app.cf import keys
+from app.cf.base import CFBase
+from app.cf.codec import cursor as _cursor
+from app.cf.codec import hex_id as _hex_id
+from app.cf.codec import open_flags as _open_flags
+from app.cf.codec import text as _text
+from app.cf.errors import cf_access as _cf_access
+from app.cf.errors import check as _check
+from app.cf.errors import is_fenced as _is_fenced
+from app.cf.keys import QueueKeys, QueueLocation
+from app.cf.results import (
+    CloseResult,
+    GetMode,
+    GetResult,
+    InputMode,
+    OpenResult,
+    PutRequest,
+    PutResult,
+    Syncpoint,
+    UowQueueResult,
+)
+from app.cf.scriptargs import (
+    BackoutArgs,
+    ClearOpensArgs,
+    CloseArgs,
+    CommitArgs,
+    GetArgs,
+    OpenArgs,
+    PutArgs,
+    ScanArgs,
+    TakeReportArgs,
+)
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+
+#: Bounded pipeline chunk for put_many.
+_PUT_MANY_CHUNK = 1000
+
+
+class Messaging(CFBase):
+    """The messaging verbs of ``CouplingFacility``."""
+
+    # -- MQPUT --
+
+    def _put_call(self, loc: QueueLocation, r: PutRequest) -> PutArgs:
+        if not 0 <= r.priority <= 9 or isinstance(r.priority, bool):
+            raise MQError(MQRC.PRIORITY_ERROR, f"priority {r.priority} is not 0-9")
+        qk = QueueKeys(loc)
+        offload = "" if r.offload is None else ("1" if r.offload else "0")
+        return PutArgs(
+            qk.ctl, keys.uow_key(loc.tag, r.qmgr, r.hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
+            qk.queue_prefix, loc.name, r.qmgr, r.hconn, "" if r.gen is None else str(r.gen),
+            "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
+            _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
+            str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
+            r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
+            "1" if self._logs(loc.tag, r.persistent) else "0")
+
+    def _put_result(self, reply: Sequence[Any], loc: QueueLocation, r: PutRequest) -> PutResult:
+        if int(reply[0]) == MQRC.Q_FULL and len(reply) > 1:
+            self._fired(loc, reply[1])  # a Queue Full event fires with the refusal
+        _check(reply, loc)
+        (_, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event,
+         trig_before, trig_after, meta) = reply
+        self._fired(loc, depth_event, service_event)
+        if meta and self.log is not None:
+            md = r.md_json if isinstance(r.md_json, bytes) else r.md_json.encode()
+            self.log.put(loc.tag, r.qmgr, r.hconn, r.syncpoint, loc.name, int(seq), _text(meta), md, r.body)
+        return PutResult(
+            msg_seq=int(seq), depth=int(depth),
+            info={"depth_before": int(before), "depth_after": int(depth),
+                  "available": int(available), "visible": bool(visible),
+                  "first": int(before) == 0, "ipprocs": int(ipprocs), "opprocs": int(opprocs),
+                  "msg_seq": int(seq), "events": [int(e) for e in (depth_event, service_event) if int(e)],
+                  "trigger": (int(trig_before), int(trig_after))})
+
+    async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
+                  syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
+                  correl_id: str | None, md_json: str | bytes, body: bytes,
+                  offload: bool | None = None, expiry_at_ms: int = 0, report: int = 0,
+                  report_qmgr: str = "") -> PutResult:
+        """MQPUT one message (one script call).
+
+        ``gen``: the definition generation the handle was opened with (MQRC_OBJECT_CHANGED if
+        it changed, MQRC_Q_DELETED if the queue is gone); None for MQPUT1-style calls
+        (MQRC_UNKNOWN_OBJECT_NAME if the queue is gone). ``priority``: 0-9, already resolved.
+        ``msg_id``/``correl_id``: 48 hex digits (all zeros / None = none). ``offload``: None
+        uses the queue's ``offload`` attribute; True/False overrides it. ``expiry_at_ms``: when
+        the message expires (0 = never); ``report``/``report_qmgr``: the expiration report it
+        asked for and the queue manager that report goes to.
+        Raises MQError 2085/2052/2041/2051/2030/2053/2050.
+        """
+        r = PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent, msg_id, correl_id,
+                       md_json, body, offload, expiry_at_ms, report, report_qmgr)
+        args = self._put_call(loc, r)
+        incarnation = self.caller()
+        await self.usable(loc.tag)
+
+        async def call() -> PutResult:
+            reply = await self._script(args, loc.tag, incarnation)
+            return self._put_result(reply, loc, r)
+        done = await self._once_more_if_lost(loc.tag, call)
+        if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
+            await self.log.force()
+        return done
+
+    async def put_many(self, loc: QueueLocation,
+                       requests: Sequence[PutRequest]) -> list[PutResult | MQError]:
+        """Many independent MQPUTs pipelined (bulk loading, benchmarks): each is its own script
+        call with its own outcome (a PutResult or the MQError), in order; a put refused by the
+        CF does not stop the others. Invalid arguments raise before anything is sent; a
+        connection failure raises (earlier chunks are applied, nothing is retried)."""
+        out: list[PutResult | MQError] = []
+        incarnation = self.caller()
+        await self.usable(loc.tag)
+        for start in range(0, len(requests), _PUT_MANY_CHUNK):
+            pipe = self.redis.pipeline(transaction=False)
+            chunk = requests[start:start + _PUT_MANY_CHUNK]
+            for r in chunk:
+                await self._script(self._put_call(loc, r), loc.tag, incarnation, client=pipe)
+            with _cf_access(loc.tag):
+                replies = await pipe.execute(raise_on_error=True)
+            for reply, r in zip(replies, chunk, strict=True):
+                if _is_fenced(reply):
+                    self._fenced("peer recovery fenced its incarnation")
+                try:
+                    out.append(self._put_result(reply, loc, r))
+                except MQError as exc:
+                    out.append(exc)
+        if self.log is not None:
+            await self.log.force()
+        return out
+
+    # -- MQGET --
+
+    async def get(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
+                  mode: GetMode | str = GetMode.GET, syncpoint: Syncpoint | str = Syncpoint.NO,
+                  match_msg_id: str | None = None, match_correl_id: str | None = None,
+                  cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
+                  wait_ms: int = 0, should_stop: Callable[[], bool] | None = None) -> GetResult:
+        """MQGET or browse one message, optionally waiting for one.
+
+        ``cursor``: the ``cursor`` of the last browsed message (BROWSE_NEXT, *_UNDER_CURSOR;
+        the *_UNDER_CURSOR modes never wait).
+        ``buffer_length``: -1 = unlimited. ``wait_ms``: 0 no wait; > 0 wait that long; -1 wait
+        until a message comes or ``should_stop()`` is true (checked on every wake-up and at
+        least every ``recheck_s``). A stopped or expired wait raises MQRC_NO_MSG_AVAILABLE.
+        Raises MQError 2085/2052/2041/2016/2033/2034, ``TruncatedMessageError`` (2080, the
+        message stays); a truncated message accepted is a result with ``truncated=True``.
+        """
+        incarnation = self.caller()
+        await self.usable(loc.tag)
+        result = await self._once_more_if_lost(loc.tag, lambda: self._get(
+            loc, incarnation, qmgr=qmgr, hconn=hconn, gen=gen, mode=GetMode(mode), syncpoint=Syncpoint(syncpoint),
+            match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
+            buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
+            should_stop=should_stop))
+        if not result.info["browse"] and self._logs(loc.tag, result.persistent):
+            assert self.log is not None
+            self.log.got(loc.tag, qmgr, hconn, result.info["syncpoint"], loc.name, result.info["msg_seq"])
+            if not result.info["syncpoint"]:
+                await self.log.force()
+        return result
+
+    async def _get(self, loc: QueueLocation, incarnation: int, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
+                   syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
+                   cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
+                   should_stop: Callable[[], bool] | None) -> GetResult:
+        qk = QueueKeys(loc)
+        call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
+                       qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
+                       mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
+                       _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
+                       str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc))
+        if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
+            return await self._get_once(loc, call, incarnation)
+
+        loop = asyncio.get_running_loop()
+        deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
+        channel = self.channel(loc)
+        # Registered before the first try: a publish after the try but before the wait is kept.
+        woken = self.listener.watch(channel)
+        try:
+            while True:
+                woken.clear()
+                if deadline is None:
+                    register_ms = int(self.recheck_s * 2000) + 1000
+                else:
+                    register_ms = max(0, math.ceil((deadline - loop.time()) * 1000))
+                call = replace(call, now_ms=str(self.clock.now_ms()), register_ms=str(register_ms))
+                try:
+                    return await self._get_once(loc, call, incarnation)
+                except MQError as exc:
+                    if exc.reason != MQRC.NO_MSG_AVAILABLE:
+                        raise
+                    no_message = exc
+                if should_stop is not None and should_stop():
+                    raise no_message
+                timeout = self.recheck_s
+                if deadline is not None:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        raise no_message
+                    timeout = min(timeout, remaining)
+                self.listener.note_parked(channel, 1)
+                try:
+                    await asyncio.wait_for(woken.wait(), timeout)
+                except TimeoutError:
+                    pass
+                finally:
+                    self.listener.note_parked(channel, -1)
+        finally:
+            self.listener.unwatch(channel, woken)
+
+    async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
+        while True:
+            reply = await self._script(call, loc.tag, incarnation)
+            code = int(reply[0])
+            if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
+                self._reports_queued(loc.tag, int(reply[1]))
+                self._fired(loc, reply[2])
+                self._discarded(loc, int(reply[3]))
+                if code == -1:
+                    continue  # a batch of expired messages was discarded: look again
+            elif code in (0, MQRC.TRUNCATED_MSG_ACCEPTED, MQRC.TRUNCATED_MSG_FAILED):
+                self._reports_queued(loc.tag, int(reply[13]))
+                self._fired(loc, reply[14], reply[15])
+                self._discarded(loc, int(reply[16]))
+            _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
+            break
+        code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync, exp = reply[:13]
+        browse = call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
+        return GetResult(
+            md_json=bytes(md), body=bytes(data), data_length=int(length),
+            backout_count=int(bo), persistent=bool(pers), cursor=_text(cursor), depth=int(depth),
+            truncated=int(code) == MQRC.TRUNCATED_MSG_ACCEPTED, expiry_at_ms=int(exp),
+            info={"depth_before": int(before), "depth_after": int(depth),
+                  "available": int(available), "msg_seq": int(seq), "browse": browse,
+                  "syncpoint": bool(sync), "reason": int(code)})
+
+    def _discarded(self, loc: QueueLocation, n: int) -> None:
+        if n and self.on_expired is not None:
+            self.on_expired(loc, n)
+
+    def _reports_queued(self, tag: str, n: int) -> None:
+        if n and self.on_reports is not None:
+            self.on_reports(tag)
+
+    # -- expiry --
+
+    async def expiry_candidates(self, tag: str) -> list[str]:
+        """Queues of a structure worth an expiry scan now: some message's expiry has passed."""
+        with _cf_access(tag):
+            found = await self.redis.zrangebyscore(keys.expiry_queues(tag), "-inf", self.clock.now_ms())
+        names = cast(list[bytes], found)
+        return [_text(n) for n in names]
+
+    async def scan_expired(self, loc: QueueLocation, qmgr: str) -> int:
+        """Discard a queue's expired messages (EXPRYINT scan, REFRESH QMGR TYPE(EXPIRY)); returns
+        how many. Their expiration reports are queued for sending."""
+        qk = QueueKeys(loc)
+        total = 0
+        incarnation = self.caller()
+        while True:
+            n, reports, more, depth_event = await self._script(
+                ScanArgs(qk.ctl, keys.expiry_queues(loc.tag), qk.queue_prefix, loc.name, qmgr,
+                         str(self.clock.now_ms()), keys.structure_prefix(loc.tag), self._perf(loc)),
+                loc.tag, incarnation)
+            total += int(n)
+            self._reports_queued(loc.tag, int(reports))
+            self._fired(loc, depth_event)
+            if not int(more):
+                return total
+
+    async def take_report(self, tag: str, addressee: str) -> bytes | None:
+        """The next expiration report addressed to ``addressee`` (this QM or its QSG) that this QM
+        is to send from structure ``tag`` (see lua/take_report.lua), or None; pass it to
+        ``report_sent`` once it was put."""
+        reply = await self._script(
+            TakeReportArgs(keys.expiration_reports(tag, addressee),
+                           keys.expiration_reports_sending(tag, addressee, self.qmgr)), tag, self.caller())
+        return bytes(reply[1]) if len(reply) > 1 else None
+
+    async def report_sent(self, tag: str, addressee: str, report: bytes) -> None:
+        """The report ``take_report`` gave was put (or dead-lettered, or discarded)."""
+        with _cf_access(tag):
+            await self.redis.lrem(keys.expiration_reports_sending(tag, addressee, self.qmgr), 1, cast(Any, report))
+
+    async def requeue_reports(self, tag: str, qmgr: str, addressees: Sequence[str]) -> int:
+        """Peer recovery: the reports ``qmgr`` was sending from ``tag`` go back to the front of
+        their queues, for whoever sends them next. Returns how many."""
+        moved = 0
+        with _cf_access(tag):
+            for addressee in addressees:
+                sending = keys.expiration_reports_sending(tag, addressee, qmgr)
+                while await self.redis.lmove(sending, keys.expiration_reports(tag, addressee), "RIGHT", "LEFT"):
+                    moved += 1
+        return moved
+
+    # -- units of work --
+
+    async def _resolve(self, script: type[CommitArgs | BackoutArgs], tag: str, qmgr: str,
+                       hconn: str) -> list[UowQueueResult]:
+        reply = await self._script(
+            script(keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag), keys.structure_prefix(tag),
+                   f"{qmgr}:{hconn}", keys.availability_channel_prefix(self.qsg, tag),
+                   keys.trigger_channel(self.qsg, tag)),
+            tag, self.caller())
+        return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
+                               depth=int(e["depth"]), available=int(e["available"]))
+                for e in json.loads(reply)]
+
+    async def commit(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
+        """MQCMIT of the connection's work in structure ``tag`` (atomic, idempotent)."""
+        done = await self._resolve(CommitArgs, tag, qmgr, hconn)
+        if self.log is not None:
+            self.log.committed(qmgr, hconn, tag)
+            await self.log.force()
+        return done
+
+    async def backout(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
+        """MQBACK of the connection's work in structure ``tag`` (atomic, idempotent); a peer
+        uses it for a failed QM's units of work listed by ``units_of_work``."""
+        done = await self._resolve(BackoutArgs, tag, qmgr, hconn)
+        if self.log is not None:
+            self.log.backed_out(qmgr, hconn, tag)
+        return done
+
+    async def units_of_work(self, tag: str) -> list[tuple[str, str]]:
+        """(qmgr, hconn) of every unit of work in progress in structure ``tag``."""
+        with _cf_access(tag):
+            members = await self.redis.smembers(keys.uow_registry(tag))
+        out = []
+        for m in members:
+            qmgr, _, hconn = _text(m).partition(":")
+            out.append((qmgr, hconn))
+        return sorted(out)
+
+    # -- opens --
+
+    async def open_queue(self, loc: QueueLocation, qmgr: str, hobj: str, *,
+                         input: InputMode | str | None = None, output: bool = False,
+                         browse: bool = False, inquire: bool = False, set: bool = False,
+                         gen_expected: int | None = None) -> OpenResult:
+        """Count an MQOPEN in the structure, enforcing input exclusivity across the group.
+
+        Raises MQRC_OBJECT_IN_USE (EXCLUSIVE while anyone has it open for input, SHARED while
+        anyone has it EXCLUSIVE), MQRC_UNKNOWN_OBJECT_NAME (no state), MQRC_OBJECT_CHANGED
+        (``gen_expected`` given and different: the caller's definition is stale),
+        MQRC_HOBJ_ERROR (``hobj`` already records another open). Opening the same hobj again
+        with the same options is a no-op (``reopened``).
+        """
+        flags = _open_flags(input, output, browse, inquire, set)
+        incarnation = self.caller()
+        await self.usable(loc.tag)
+
+        async def call() -> OpenResult:
+            reply = await self._script(
+                OpenArgs(QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag),
+                         loc.name, qmgr, hobj, flags, "" if gen_expected is None else str(gen_expected)),
+                loc.tag, incarnation)
+            _check(reply, loc)
+            return OpenResult(gen=int(reply[1]), ipprocs=int(reply[2]), opprocs=int(reply[3]),
+                              reopened=bool(reply[4]))
+        return await self._once_more_if_lost(loc.tag, call)
+
+    async def close_queue(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
+        """Undo an open's counts (idempotent: an unknown hobj is a no-op)."""
+        reply = await self._script(
+            CloseArgs(keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag), qmgr, hobj),
+            loc.tag, self.caller())
+        if not int(reply[0]):
+            return CloseResult(closed=False)
+        return CloseResult(closed=True, queue=_text(reply[1]), ipprocs=int(reply[3]),
+                           opprocs=int(reply[4]))
+
+    async def clear_opens(self, tag: str, qmgr: str) -> int:
+        """Peer recovery: drop every open handle of ``qmgr`` in structure ``tag``; returns how many."""
+        call = ClearOpensArgs(keys.structure_handles(tag, qmgr), keys.structure_prefix(tag), qmgr)
+        return int(await self._script(call, tag, self.caller()))
+

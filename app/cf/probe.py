@@ -1,0 +1,55 @@
+"""Synchronous checks of the coupling facility made before a queue manager starts (``qsg serve``)."""
+
+from __future__ import annotations
+
+import time
+
+import redis as syncredis
+
+from app.cf.codec import text
+from app.cf.keys import heartbeat_key
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+
+
+class CFUnreachable(MQError):
+    """MQRC_CF_NOT_AVAILABLE before start-up; ``cause`` is what went wrong, for the operator."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(MQRC.CF_NOT_AVAILABLE, str(cause))
+        self.cause = cause
+
+
+def _live_holder(client: syncredis.Redis, key: str, ttl_s: float, interval_s: float) -> str | None:
+    deadline = time.monotonic() + ttl_s + 2 * interval_s
+    last = int(client.pttl(key))
+    while last > 0 and time.monotonic() < deadline:
+        time.sleep(min(0.1, interval_s / 4))
+        now = int(client.pttl(key))
+        if now > last:  # renewed: the holder is alive
+            return _holder(client, key)
+        last = now
+    return None if last <= 0 else _holder(client, key)
+
+
+def _holder(client: syncredis.Redis, key: str) -> str:
+    value = client.get(key)
+    return "?" if value is None else text(value)
+
+
+def heartbeat_holder(url: str, qsg: str, qmgr: str, *, ttl_s: float, interval_s: float) -> str | None:
+    """Who holds ``qmgr``'s heartbeat lease, if that holder is alive (None: the name is free).
+
+    A lease left by a QM that died lapses within the heartbeat TTL; one held by a live process
+    is renewed every heartbeat interval. So watch it: renewed means a live duplicate, gone
+    means the name is free (a restart after a failure). Raises ``CFUnreachable`` when Redis
+    does not answer (or the URL is not valid).
+    """
+    try:
+        client = syncredis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        holder = _live_holder(client, heartbeat_key(qsg, qmgr), ttl_s, interval_s)
+        client.close()
+    except (syncredis.RedisError, OSError, ValueError) as exc:
+        raise CFUnreachable(exc) from None
+    return holder
