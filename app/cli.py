@@ -13,7 +13,7 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     from app.client.core import Credentials
-    from app.security.store import SecurityStore
+    from app.repository.security import SecurityStore
 
 DEFAULTS = Settings.model_fields
 
@@ -176,14 +176,12 @@ def db() -> None:
 @_opt("database-url", "The shared repository URL")
 def db_upgrade(database_url: str | None) -> None:
     """Bring the repository schema to the newest migration (a no-op when current)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from app.repository.db import upgrade
+    from app.repository.db import RepositoryError, upgrade
 
     url = _settings(database_url=database_url).database_url
     try:
         upgrade(url)
-    except (SQLAlchemyError, OSError) as exc:
+    except (RepositoryError, OSError) as exc:
         click.echo(f"qsg db upgrade: cannot upgrade {url}: {str(exc).splitlines()[0]}", err=True)
         sys.exit(2)
     click.echo(f"shared repository at {url} is current")
@@ -199,7 +197,7 @@ def user() -> None:
 
 def _security_store(database_url: str | None) -> SecurityStore:
     from app.repository.db import make_engine, schema_status
-    from app.security.store import SecurityStore
+    from app.repository.security import SecurityStore
 
     url = _settings(database_url=database_url).database_url
     engine = make_engine(url)
@@ -299,7 +297,7 @@ def user_add(name: str, password_stdin: bool, no_password: bool, admin: bool, gr
 @_opt("database-url", "The shared repository URL")
 def user_key(name: str, database_url: str | None) -> None:
     """Print a new API key for NAME (shown once: only its hash is kept)."""
-    from app.security.store import UserNotFound
+    from app.repository.security import UserNotFound
 
     try:
         click.echo(_security_store(database_url).new_key(name))

@@ -3,10 +3,9 @@ schema is current. Each failure is one clear line for the operator."""
 
 from __future__ import annotations
 
-from sqlalchemy.exc import SQLAlchemyError
 
 from app.cf.probe import CFUnreachable, heartbeat_holder
-from app.repository.db import make_engine, schema_status
+from app.repository.db import RepositoryError, make_engine, schema_status
 from app.settings import Settings
 
 
@@ -31,7 +30,7 @@ def check_dependencies(settings: Settings) -> None:
             current, head = schema_status(engine)
         finally:
             engine.dispose()
-    except (SQLAlchemyError, OSError, ValueError) as exc:
+    except (RepositoryError, OSError, ValueError) as exc:
         raise StartupError(f"cannot reach the shared repository at {settings.database_url}: "
                            f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
     if current != head:

@@ -7,13 +7,13 @@ import logging
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from redis.exceptions import RedisError
-from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from app.cf.errors import CFClientError
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.repository.db import RepositoryError
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +104,12 @@ def register_error_handlers(app: FastAPI) -> None:
         message = f"{request.method} {request.url.path}: {exc.detail}"
         return json_response(MQError(reason, message).to_body(), exc.status_code)
 
-    @app.exception_handler(RedisError)
-    async def _redis(_request: Request, exc: RedisError) -> Response:
+    @app.exception_handler(CFClientError)
+    async def _cf(_request: Request, exc: CFClientError) -> Response:
         return error_response(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility did not answer: {exc}"))
 
-    @app.exception_handler(SQLAlchemyError)
-    async def _sql(_request: Request, exc: SQLAlchemyError) -> Response:
+    @app.exception_handler(RepositoryError)
+    async def _sql(_request: Request, exc: RepositoryError) -> Response:
         log.warning("repository error: %s", exc)
         return error_response(MQError(MQRC.DB2_NOT_AVAILABLE, f"the shared repository did not answer: {type(exc).__name__}"))
 

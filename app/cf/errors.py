@@ -24,6 +24,8 @@ from app.core.reasons import MQRC, CompCode
 REDIS_FAILURES: tuple[type[BaseException], ...] = (redis_errors.RedisError, OSError)
 #: The same, for code outside app.cf that must catch what no CF call mapped (it never names Redis).
 CF_FAILURES = REDIS_FAILURES
+#: The coupling facility client's own exception class (an API's last-resort handler maps it).
+CFClientError = redis_errors.RedisError
 
 class TruncatedMessageError(MQError):
     """MQRC_TRUNCATED_MSG_FAILED: the message is longer than the buffer and stays on the queue.

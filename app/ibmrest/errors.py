@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from redis.exceptions import RedisError
-from sqlalchemy.exc import SQLAlchemyError
 
+from app.cf.errors import CFClientError
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode, reason_name
+from app.repository.db import RepositoryError
 
 CSRF_HEADER = "ibm-mq-rest-csrf-token"
 
@@ -221,10 +221,10 @@ def from_exception(exc: BaseException, *, qmgr: str | None = None) -> IbmRestErr
         return exc if exc.qmgr_name or not qmgr else replace(exc, qmgr_name=qmgr)
     if isinstance(exc, MQError):
         return from_mq_error(exc, action="use", target="the queue", qmgr=qmgr)
-    if isinstance(exc, RedisError):
+    if isinstance(exc, CFClientError):
         return from_mq_error(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility did not answer: {exc}"),
                              action="use", target="the queue", qmgr=qmgr)
-    if isinstance(exc, SQLAlchemyError):
+    if isinstance(exc, RepositoryError):
         return from_mq_error(MQError(MQRC.DB2_NOT_AVAILABLE, "the shared repository did not answer"),
                              action="use", target="the queue", qmgr=qmgr)
     return IbmRestError(500, "MQWB0000E", (type(exc).__name__,), qmgr_name=qmgr)

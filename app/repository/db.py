@@ -9,10 +9,16 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import SQLAlchemyError
 
 import migrations
 
 MIGRATIONS_DIR = Path(migrations.__file__).parent
+
+
+#: What a repository call raises when the database fails (code outside app.repository catches
+#: this name and never names SQLAlchemy).
+RepositoryError = SQLAlchemyError
 
 
 def make_engine(url: str) -> Engine:

@@ -34,7 +34,7 @@ from app.security.rights import (
     not_authorized,
     rights_of,
 )
-from app.security.store import KeyRecord, SecurityStore, UserRecord
+from app.repository.security import KeyRecord, SecurityStore, UserRecord
 
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
