@@ -95,7 +95,7 @@ def recovery(rec: Recorder, fault: float, fault_end: float, reference: float) ->
     window centred on T."""
     starts = [fault + i / 10 for i in range(int((fault_end + 2 - fault) * 10) + 1)]
     rates = [rec.rate(t, t + 1) for t in starts]
-    low = [t for t, r in zip(starts, rates) if r < reference / 2]
+    low = [t for t, r in zip(starts, rates, strict=True) if r < reference / 2]
     if not low:
         return 0.0, min(rates)
     t = low[-1] + 0.1
@@ -224,7 +224,10 @@ def run(args: argparse.Namespace) -> None:
             load.stop_event.set()
         group.stop()
         server.cleanup()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep:
+            print(f"work folder kept (queue manager logs, Redis, repository): {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
     busy1, total1, cpu1 = *machine_busy(), own_cpu_s()
     events = sched.events
 
@@ -263,7 +266,8 @@ def run(args: argparse.Namespace) -> None:
                        else f"{'-':>9}{'-':>7}{'-':>7}" for k in ("put", "get"))
         nfail = sum(1 for t, _, _ in failed if a <= t < b)
         share = "/".join(f"{100 * rec.rate(a, b, qm=qm) / max(rec.rate(a, b), 1e-9):.0f}" for qm in QMS)
-        print(f"{name:18} {a:6.1f} {b:6.1f} {rec.rate(a, b, 'put'):6.0f} {rec.rate(a, b, 'get'):6.0f}{cols} {nfail:6d}  "
+        print(f"{name:18} {a:6.1f} {b:6.1f} {rec.rate(a, b, 'put'):6.0f} {rec.rate(a, b, 'get'):6.0f}{cols} "
+              f"{nfail:6d}  "
               f"{share} %")
     empty = sum(1 for _, v, f in rec.calls if f == 2033)
     print(f"(get+commit includes the get's wait when the queue was empty: {empty} gets waited 0.5 s in vain, 2033)")
@@ -325,6 +329,7 @@ def main() -> None:
     parser.add_argument("--heartbeat-ttl", type=float, default=5,
                         help="QSG_HEARTBEAT_TTL_S (the heartbeat interval is a fifth of it)")
     parser.add_argument("--queues", type=int, default=2, help="shared queues")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs) after the run")
     parser.add_argument("--size", type=int, default=1024, help="message bytes")
     parser.add_argument("--idle-timeout", type=float, default=5,
                         help="QSG_IDLE_TIMEOUT_S: when abandoned connections end and back out")
@@ -337,7 +342,7 @@ def main() -> None:
     times = [args.warmup] + [x for start, down in plan for x in (start, start + down)]
     if args.duration is not None:
         times.append(args.duration)
-    if any(b <= a for a, b in zip(times, times[1:])):
+    if any(b <= a for a, b in zip(times, times[1:], strict=False)):
         parser.error("need warmup < each fault < its end < the next fault < duration")
     run(args)
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import statistics
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,9 +31,8 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.cluster import Cluster
-from tests.support.redis_server import free_port  # noqa: E402
-from tests.support.redis_server import RedisServer  # noqa: E402
+from tests.support.cluster import Cluster  # noqa: E402
+from tests.support.redis_server import RedisServer, free_port  # noqa: E402
 
 
 def commandstats(r: redis.Redis) -> dict[str, int]:
@@ -104,7 +103,8 @@ def run(args: argparse.Namespace) -> None:
         qm = httpx.post(f"{cluster.url('QM1')}/v1/connections", json={"appl_name": "BENCH"}).json()["hconn"]
         conn = f"{cluster.url('QM1')}/v1/connections/{qm}"
         put_h = httpx.post(f"{conn}/objects", json={"object_name": "BENCH.Q", "options": ["OUTPUT"]}).json()["hobj"]
-        get_h = httpx.post(f"{conn}/objects", json={"object_name": "BENCH.Q", "options": ["INPUT_SHARED"]}).json()["hobj"]
+        get_h = httpx.post(f"{conn}/objects",
+                           json={"object_name": "BENCH.Q", "options": ["INPUT_SHARED"]}).json()["hobj"]
         payload = "x" * args.size
         bare_url = f"http://127.0.0.1:{bare_port}"
 
@@ -142,9 +142,11 @@ def run(args: argparse.Namespace) -> None:
         rows = [{k: (statistics.median(rd[i][k] for rd in rounds) if isinstance(v, float) else v)
                  for k, v in rounds[0][i].items()} for i in range(len(rounds[0]))]
         kind = f"persistent (recovery log, QSG_MQLOG_SYNC={args.mqlog_sync})" if args.persistent else "non-persistent"
-        print(f"\nmedian of {args.rounds} alternating rounds of {args.messages} {kind} messages of {args.size} bytes, "
-              f"{args.concurrency} load processes, shared queue in CFSTRUCT(APPL1), one QM, loopback, {os.cpu_count()} cores\n")
-        print(f"{'target':24} {'verb':6} {'msgs/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'EVALSHA/verb':>13} {'Redis cmds/verb':>16}")
+        print(f"\nmedian of {args.rounds} alternating rounds of {args.messages} {kind} messages of {args.size} "
+              f"bytes, {args.concurrency} load processes, shared queue in CFSTRUCT(APPL1), one QM, loopback, "
+              f"{os.cpu_count()} cores\n")
+        print(f"{'target':24} {'verb':6} {'msgs/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'EVALSHA/verb':>13} "
+              f"{'Redis cmds/verb':>16}")
         for row in rows:
             print(f"{row['target']:24} {row['verb']:6} {row['msgs_per_s']:8.0f} {row['p50_ms']:8.2f} "
                   f"{row['p99_ms']:8.2f} {row['round_trips']:13.2f} {row['commands']:16.1f}")

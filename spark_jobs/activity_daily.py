@@ -38,8 +38,8 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from datetime import date as Date
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ TABLES = ("queue_hourly", "queues", "queue_share", "qmgrs", "hourly", "failures"
 
 def day_bounds(date: str) -> tuple[int, int]:
     """[start, end) of a UTC day in ms since the epoch."""
-    start = int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
+    start = int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp() * 1000)
     return start, start + DAY_MS
 
 
@@ -449,8 +449,9 @@ class Steps:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
             # On stderr, with Spark's own stage progress bars; stdout keeps the result lines.
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                                 TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                                 console=Console(stderr=True), transient=False)
             self._bar.start()
             self._task = self._bar.add_task("analytics", total=total)
 
@@ -497,7 +498,7 @@ def run_job(spark: SparkSession, date: str, activity_dir: str, output: str, *,
                 spark.createDataFrame(rows, df.schema).coalesce(1).write.mode("overwrite").parquet(
                     str((staging / "tables" / name).resolve()))
                 steps.step(f"{name}: {len(rows)} rows")
-            generated_at = datetime.fromtimestamp(clock(), tz=timezone.utc).isoformat(timespec="seconds")
+            generated_at = datetime.fromtimestamp(clock(), tz=UTC).isoformat(timespec="seconds")
             summary = build_summary(date, records, qsgs, collected, generated_at, activity_dir)
             summary["duration_s"] = round(clock() - started, 1)
             (staging / "summary.json").write_text(json.dumps(summary, indent=1, default=str))

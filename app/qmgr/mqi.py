@@ -150,8 +150,13 @@ class Mqi:
             for handle in list(conn.handles.values()):
                 await self._close_handle(conn, handle)
         except MQError as exc:
-            if isinstance(exc, FencedError) or exc.reason == MQRC.BACKED_OUT or hconn in self.broken:
-                raise  # this QM lost its place in the group: recovery resolves the connection's work
+            if isinstance(exc, FencedError):
+                # This QM lost its place in the group: recovery resolves the connection's work,
+                # and its client learns so from its next call (e.g. the idle timeout ended it).
+                self.broken.setdefault(hconn, (bool(conn.uow_tags), time.monotonic()))
+                raise
+            if exc.reason == MQRC.BACKED_OUT or hconn in self.broken:
+                raise
             # The coupling facility did not answer: keep the connection, so that its unit of work
             # and handles are never orphaned - the client's retry or the idle timeout ends it later
             # (each step is idempotent).
