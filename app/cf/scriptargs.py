@@ -842,10 +842,10 @@ class RenewArgs(ScriptArgs):
     incarnation: str
 
     def keys(self) -> list[str]:
-        return [self.heartbeat]
+        return [self.heartbeat, self.incarnations]
 
     def argv(self) -> list[str | bytes]:
-        return [self.instance, self.lease_ms]
+        return [self.instance, self.lease_ms, self.qmgr, self.incarnation]
 
 
 SCRIPT_ARGS["renew"] = RenewArgs
