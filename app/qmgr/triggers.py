@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 from app.activity.schema import Verb
 from app.cf import keys
 from app.core.errors import MQError
+from app.core.objects import ObjectDef
 from app.core.triggers import (
     TriggerSnapshot,
     enough_waiting,
@@ -36,11 +37,10 @@ from app.core.triggers import (
 )
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
-from app.repository.store import ObjectDef
 
 if TYPE_CHECKING:
-    from app.qmgr.mqi import Connection
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.connection import Connection
+    from app.qmgr.ports import TriggersHost
 
 log = logging.getLogger(__name__)
 TRIGGER_MD = {"format": "MQTRIG", "expiry": -1, "persistence": "NOT_PERSISTENT"}
@@ -49,7 +49,7 @@ TRIGGER_MD = {"format": "MQTRIG", "expiry": -1, "persistence": "NOT_PERSISTENT"}
 class TriggerService:
     """Trigger evaluation and trigger messages of one queue manager."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: TriggersHost) -> None:
         self.qm = qm
         self._last_first: dict[str, float] = {}  # queue -> monotonic time of its last FIRST trigger (TRIGINT)
         self._stopping = asyncio.Event()
@@ -128,8 +128,7 @@ class TriggerService:
             await self.put_trigger_message(initq, message)
         if trigtype == "DEPTH":
             # After a DEPTH trigger the queue manager sets the queue's TriggerControl off.
-            from app.mqsc.executor import apply_mqset
-            await apply_mqset(self.qm, queue, [("NOTRIGGER", None)], retrigger=False)
+            await self.qm.workflow.apply_mqset(queue, [("NOTRIGGER", None)], retrigger=False)
 
     async def put_trigger_message(self, initq: str, message: dict[str, Any]) -> None:
         """Trigger messages are put outside any unit of work, with unlimited expiry. One the
