@@ -29,12 +29,6 @@ T = TypeVar("T")
 
 # ---- collaborators, as the services that call them see them ------------------------------
 
-class Db(Protocol):
-    """Runs a repository call in a worker thread (``QueueManager.db``)."""
-
-    def __call__(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
-
-
 class Publisher(Protocol):
     """The acknowledged broadcast to every queue manager of the group."""
 
@@ -119,72 +113,109 @@ class DefinitionChanges(Protocol):
 # ---- what each service reads from its queue manager ----------------------------------------
 
 class QmgrContext(Protocol):
-    """Identity and live attributes of the queue manager (``attrs`` is replaced when they change)."""
+    """Identity and live attributes of the queue manager (``attrs`` is replaced when they change:
+    read it each time)."""
 
-    name: str
-    qsg: str
-    attrs: dict[str, Any]
-    settings: Settings
-    clock: Clock
-    cf: CouplingFacility
-    cache: DefinitionCache
+    @property
+    def name(self) -> str: ...
+    @property
+    def qsg(self) -> str: ...
+    @property
+    def attrs(self) -> dict[str, Any]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def cf(self) -> CouplingFacility: ...
+    @property
+    def cache(self) -> DefinitionCache: ...
 
 
 class MqiHost(QmgrContext, Protocol):
-    status: str
-    membership: Members
-    security: Authority
-    triggers: TriggerHooks
-    workflow: DefinitionChanges
+    @property
+    def status(self) -> str: ...
+    @property
+    def membership(self) -> Members: ...
+    @property
+    def security(self) -> Authority: ...
+    @property
+    def triggers(self) -> TriggerHooks: ...
+    @property
+    def workflow(self) -> DefinitionChanges: ...
 
 
 class EventsHost(QmgrContext, Protocol):
-    started_ms: int
-    repo: Repository
-    activity: ActivityLog
-    mqi: SystemPuts
-    broadcaster: Publisher
-    db: Db
+    @property
+    def started_ms(self) -> int: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def mqi(self) -> SystemPuts: ...
+    @property
+    def broadcaster(self) -> Publisher: ...
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 
     async def reload_definitions(self) -> None: ...
 
 
 class ExpiryHost(QmgrContext, Protocol):
-    redis: Any
-    activity: ActivityLog
-    mqi: SystemPuts
+    @property
+    def redis(self) -> Any: ...
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def mqi(self) -> SystemPuts: ...
 
     def shared_tags(self) -> list[str]: ...
 
 
 class TriggersHost(QmgrContext, Protocol):
-    redis: Any
-    activity: ActivityLog
-    mqi: SystemPuts
-    expiry: DeadLetters
-    workflow: DefinitionChanges
+    @property
+    def redis(self) -> Any: ...
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def mqi(self) -> SystemPuts: ...
+    @property
+    def expiry(self) -> DeadLetters: ...
+    @property
+    def workflow(self) -> DefinitionChanges: ...
 
 
 class IgqHost(QmgrContext, Protocol):
-    redis: Any
-    activity: ActivityLog
-    security: Authority
-    mqi: AgentMqi
-    triggers: TriggerHooks
-    expiry: DeadLetters
+    @property
+    def redis(self) -> Any: ...
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def security(self) -> Authority: ...
+    @property
+    def mqi(self) -> AgentMqi: ...
+    @property
+    def triggers(self) -> TriggerHooks: ...
+    @property
+    def expiry(self) -> DeadLetters: ...
 
 
 class StructuresHost(QmgrContext, Protocol):
-    redis: Any
-    repo: Repository
-    db: Db
-    mqi: StructureFailures
-    broadcaster: Publisher
-    workflow: DefinitionChanges
+    @property
+    def redis(self) -> Any: ...
+    @property
+    def repo(self) -> Repository: ...
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+    @property
+    def mqi(self) -> StructureFailures: ...
+    @property
+    def broadcaster(self) -> Publisher: ...
+    @property
+    def workflow(self) -> DefinitionChanges: ...
 
     async def reconcile_queue_state(self) -> None: ...
 
 
-__all__ = ["AgentMqi", "Authority", "Db", "DeadLetters", "DefinitionChanges", "EventsHost", "ExpiryHost",
+__all__ = ["AgentMqi", "Authority", "DeadLetters", "DefinitionChanges", "EventsHost", "ExpiryHost",
            "IgqHost", "Members", "MqiHost", "Publisher", "QmgrContext", "StructureFailures", "StructuresHost",
            "SystemPuts", "TriggerHooks", "TriggersHost"]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from app.cf.keys import QueueLocation
     from app.core.clock import Clock
     from app.qmgr.definitions import DefinitionCache
-    from app.qmgr.ports import Db, Publisher
+    from app.qmgr.ports import Publisher
     from app.repository.store import Repository
 
 #: condition 13 of the trigger rules: (definition before, definition after) of a changed queue
@@ -36,7 +36,7 @@ Retrigger = Callable[[ObjectDef, ObjectDef], Awaitable[None]]
 class DefinitionWorkflow:
     """Definition changes of one queue manager: repository, coupling facility, broadcast."""
 
-    def __init__(self, *, qsg: str, repo: Repository, db: Db, cf: CouplingFacility, cache: DefinitionCache,
+    def __init__(self, *, qsg: str, repo: Repository, db: Callable[..., Awaitable], cf: CouplingFacility, cache: DefinitionCache,
                  clock: Clock, broadcaster: Publisher, retrigger: Retrigger) -> None:
         self.qsg = qsg
         self.repo = repo

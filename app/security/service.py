@@ -66,13 +66,20 @@ def _digest(secret: str) -> str:
 class SecurityHost(Protocol):
     """What the security service uses of its queue manager (the QueueManager wires it)."""
 
-    name: str
-    qsg: str
-    attrs: dict[str, Any]
-    settings: Settings
-    repo: Repository
-    redis: Any
-    broadcaster: Any  # publish(message): the acknowledged broadcast to the group
+    @property
+    def name(self) -> str: ...
+    @property
+    def qsg(self) -> str: ...
+    @property
+    def attrs(self) -> dict[str, Any]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def redis(self) -> Any: ...
+    @property
+    def broadcaster(self) -> Any: ...  # publish(message): the acknowledged broadcast to the group
 
     def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 

@@ -73,19 +73,31 @@ class IgqSwitch(Protocol):
 class MqscHost(Protocol):
     """What the MQSC command processor uses of its queue manager (the QueueManager wires it)."""
 
-    name: str
-    qsg: str
+    @property
+    def name(self) -> str: ...
+    @property
+    def qsg(self) -> str: ...
     attrs: dict[str, Any]  # replaced by ALTER QMGR
-    started_ms: int
-    clock: Clock
-    cf: CouplingFacility
-    cache: DefinitionCache
-    repo: Repository
-    workflow: DefinitionWorkflow
-    security: SecurityAdmin
-    structures: StructureAdmin
-    expiry: ExpiryAdmin
-    mqi: IgqSwitch
+    @property
+    def started_ms(self) -> int: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def cf(self) -> CouplingFacility: ...
+    @property
+    def cache(self) -> DefinitionCache: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def workflow(self) -> DefinitionWorkflow: ...
+    @property
+    def security(self) -> SecurityAdmin: ...
+    @property
+    def structures(self) -> StructureAdmin: ...
+    @property
+    def expiry(self) -> ExpiryAdmin: ...
+    @property
+    def mqi(self) -> IgqSwitch: ...
 
     def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 
