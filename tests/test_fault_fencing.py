@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import httpx
 
-from app.qmgr.igq import IGQ_XMITQ
+from app.core.igq import IGQ_XMITQ
 from tests.support.cluster import FAST, Cluster
 from tests.support.faultload import FaultLoad, commit_in_doubt
 from tests.support.mq import MQ, MQFailed, mq_reason

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from app.cf import keys
-from app.qmgr.igq import IGQ_XMITQ
+from app.core.igq import IGQ_XMITQ
 from tests.support.cluster import FAST
 from tests.support.inproc import mqsc
 from tests.support.mq import MQ, MQFailed, mq_reason

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.qmgr.igq import IGQ_XMITQ
+from app.core.igq import IGQ_XMITQ
 from tests.support.cluster import FAST
 from tests.support.mq import MQ, mq_reason
 from tests.support.waits import wait_until

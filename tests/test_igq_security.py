@@ -11,7 +11,7 @@ import json
 import httpx
 import pytest
 
-from app.qmgr.igq import IGQ_XMITQ
+from app.core.igq import IGQ_XMITQ
 from app.security.rights import igq_checked_users
 from tests.support.cluster import FAST
 from tests.support.mq import MQ, MQFailed

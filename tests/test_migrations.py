@@ -6,8 +6,9 @@ import pytest
 from alembic import command
 from sqlalchemy import inspect
 
+from app.core.objects import ObjectDef
 from app.repository.db import alembic_config, make_engine, schema_status, upgrade
-from app.repository.store import ObjectDef, Repository
+from app.repository.store import Repository
 from tests.support.cluster import create_pg_database, drop_pg_database
 
 

@@ -26,14 +26,14 @@ from app.cf.keys import QueueLocation, private_tag, shared_tag, structure_name
 from app.cf.leases import BACKUP_LOCK_MS, backup_lock
 from app.core.cfrecovery import RecoveredStructure, SavedMessage, replay
 from app.core.errors import MQError
+from app.core.objects import ObjectDef
 from app.core.reasons import MQRC
 from app.qmgr.definitions import queue_location, recoverable
 from app.qmgr.mqlog import MessageLog
 from app.repository.cfstore import BackupRecord, StructureStore
-from app.repository.store import ObjectDef
 
 if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.ports import StructuresHost
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ RESTORE_BATCH = 200
 class StructureService:
     """The structures of the group as one queue manager sees them, and the commands on them."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: StructuresHost) -> None:
         self.qm = qm
         self.store = StructureStore(qm.repo.engine, qm.qsg)
         self.log = MessageLog(qm.settings.mqlog_dir, qm.qsg, qm.name, sync=qm.settings.mqlog_sync == "commit",
@@ -141,7 +141,7 @@ class StructureService:
         tag = self._tag(name)
         if not recoverable(cf):
             for queue in self._queues(name):  # the queues first: ACTIVE means usable
-                await self.qm.sync_queue_state(queue)
+                await self.qm.workflow.sync_queue_state(queue)
             alloc = uuid.uuid4().hex
             await self.qm.cf.structure_state(tag, "ACTIVE", alloc)
             await self.qm.db(self.store.allocated, name, alloc, time.time_ns())
@@ -296,7 +296,7 @@ class StructureService:
                      f", then {len(puts) + len(records)} log record(s)"
         defined = {d.name: d for d in self._queues(name)}
         for d in defined.values():
-            await self.qm.sync_queue_state(d)
+            await self.qm.workflow.sync_queue_state(d)
         restored = dropped = 0
         for queue, last_id in recovered.last_ids.items():
             msgs = recovered.messages.get(queue, [])

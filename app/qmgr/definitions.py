@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from app.cf.keys import QueueLocation, private_tag, shared_tag
 from app.core.errors import MQError
+from app.core.objects import GROUP_LOCATION, ObjectDef
 from app.core.reasons import MQRC
-from app.repository.store import GROUP_LOCATION, ObjectDef
 
 # Attributes the coupling facility needs on every put/get; written into the queue's ``ctl`` hash.
 RUNTIME_ATTRS = ("PUT", "GET", "MAXDEPTH", "MAXMSGL", "MSGDLVSQ", "DEFPRTY", "USAGE", "QDEPTHHI", "QDEPTHLO",

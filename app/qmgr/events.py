@@ -23,11 +23,11 @@ from app.activity.schema import Verb
 from app.core import attributes
 from app.core.errors import MQError
 from app.core.mqmd import NO_ID
+from app.core.objects import ObjectDef
 from app.core.reasons import reason_name
-from app.repository.store import ObjectDef
 
 if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.ports import EventsHost
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ EVENT_QUEUE = "SYSTEM.ADMIN.PERFM.EVENT"
 class EventService:
     """Issues this QM's performance event messages and answers the coordinating QM's requests."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: EventsHost) -> None:
         self.qm = qm
         self._pending: set[asyncio.Task] = set()
         qm.cf.on_event = self._fired

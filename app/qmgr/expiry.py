@@ -32,7 +32,7 @@ from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
 
 if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.ports import ExpiryHost
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _report_entry(item: bytes) -> tuple[bytes, bytes]:
 class ExpiryService:
     """Expiration reports, the EXPRYINT scan and REFRESH QMGR TYPE(EXPIRY) for one QM."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: ExpiryHost) -> None:
         self.qm = qm
         self._reports_due = asyncio.Event()
         self._stopping = asyncio.Event()

@@ -41,16 +41,17 @@ from app.cf.errors import is_cf_failure
 from app.cf.leases import recovery_lock
 from app.core.errors import MQError
 from app.core.expiry import remaining_tenths, report_kind
+from app.core.igq import IGQ_XMITQ, igq_correl_id
 from app.core.reasons import MQRC, OUTAGE_REASONS
+from app.qmgr.connection import Connection
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
 
 if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.ports import IgqHost
 
 log = logging.getLogger(__name__)
 
-IGQ_XMITQ = "SYSTEM.QSG.TRANSMIT.QUEUE"
 SHORT_RETRY_COUNT = 10
 LONG_RETRY_COUNT = 999_999_999
 EXCEPTION_REPORTS = frozenset({"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA"})
@@ -71,27 +72,10 @@ class MessageStays(Exception):
     (the agent backs out its unit of work) and the agent retries it later."""
 
 
-def igq_correl_id(qmgr: str) -> str:
-    """The CorrelId that addresses a transmission-queue message to a queue manager's agent."""
-    return (b"CSQ IGQ " + qmgr.encode().ljust(4) + b"\0" * 12).hex()
-
-
-def transmission_message(md: dict[str, Any], data: bytes, remote_q: str, remote_qmgr: str) -> tuple[dict, bytes]:
-    """The message put on SYSTEM.QSG.TRANSMIT.QUEUE: an MQXQH (as JSON) with the application's
-    whole MQMD and data, addressed to the destination QM, keeping priority, persistence and
-    expiry so that it is ordered and expires as the application's message would."""
-    header = {"StrucId": "XQH ", "Version": 1, "RemoteQName": remote_q, "RemoteQMgrName": remote_qmgr,
-              "MsgDesc": md, "MsgData": base64.b64encode(data).decode()}
-    xmit_md = {**md, "format": "MQXMIT", "correl_id": igq_correl_id(remote_qmgr)}
-    return xmit_md, orjson.dumps(header)
-
-
 class IgqAgent:
     """This queue manager's IGQ agent."""
 
-    def __init__(self, qm: QueueManager) -> None:
-        from app.qmgr.mqi import Connection
-
+    def __init__(self, qm: IgqHost) -> None:
         self.qm = qm
         self.state = "STOPPED"  # STOPPED (IGQ disabled), RUNNING, RETRY
         self.retries = 0  # retries made in the current retry state
@@ -210,9 +194,9 @@ class IgqAgent:
         if not self.conn.uow_tags and not self._committing:
             return
         if self._committing:
-            await self.qm.mqi._commit(self.conn)
+            await self.qm.mqi.commit_unit_of_work(self.conn)
         else:
-            await self.qm.mqi._backout(self.conn)
+            await self.qm.mqi.backout_unit_of_work(self.conn)
         self._committing = False
 
     def forget_unit_of_work(self) -> None:
@@ -260,7 +244,7 @@ class IgqAgent:
                 raise
             await self._undeliverable(header, md, data, exc)
         self._committing = True  # from here on the unit of work only ever goes forward
-        await self.qm.mqi._commit(self.conn)  # get and put (or dead letter) together
+        await self.qm.mqi.commit_unit_of_work(self.conn)  # get and put (or dead letter) together
         self._committing = False
         self.delivered += 1
         self.qm.activity.emit(Verb.IGQ, object=header["RemoteQName"], msg_id=md.get("msg_id"),

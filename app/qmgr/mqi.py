@@ -12,28 +12,29 @@ import contextlib
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from app.activity import Verb, note, recorded
-from app.cf.engine import FencedError, GetResult, QueueStatus
+from app.cf.engine import FencedError, GetResult
 from app.cf.keys import structure_name
 from app.core import attributes
 from app.core.errors import MQError
+from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.names import check_object_name, is_object_name
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
 from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate_put_md
-from app.core.options import OpenOptions, parse_open_options, parse_put_options, resolve_open_options
+from app.core.options import parse_open_options, parse_put_options, resolve_open_options
 from app.core.reasons import MQRC
-from app.qmgr.definitions import EVENT_SWITCHES, ResolvedQueue, queue_location, recoverable
-from app.qmgr.igq import IGQ_XMITQ, transmission_message
+from app.qmgr.connection import Connection, Handle
+from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
+from app.qmgr.display import display_object, live_counts
 from app.security.rights import current_principal
 
 if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.ports import MqiHost
 
 log = logging.getLogger(__name__)
 
@@ -43,40 +44,10 @@ log = logging.getLogger(__name__)
 BROKEN_KEPT_S = 3600.0
 
 
-@dataclass
-class Handle:
-    """An object handle (hobj) of a connection."""
-
-    hobj: str
-    resolved: ResolvedQueue
-    options: OpenOptions
-    gen: int
-    browse_cursor: str = ""
-    changed: bool = False
-
-
-@dataclass
-class Connection:
-    """A connection handle (hconn) and its unit of work."""
-
-    hconn: str
-    appl_name: str
-    user_id: str = ""  # the authenticated user (MQMD UserIdentifier); empty with QSG_AUTH=off
-    principal: Any = None  # app.security.rights.Principal, checked at MQOPEN/MQPUT1
-    handles: dict[str, Handle] = field(default_factory=dict)
-    uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
-    lost_tags: set[str] = field(default_factory=set)  # of those, structures that failed meanwhile
-    last_used: float = field(default_factory=time.monotonic)
-    busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
-    calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
-    next_hobj: int = 1
-    pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
-
-
 class Mqi:
     """Connection table and MQI verbs of one queue manager."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: MqiHost) -> None:
         self.qm = qm
         self.connections: dict[str, Connection] = {}
         # Connections ended because this QM lost its place in the group: hconn -> (whether a unit
@@ -178,6 +149,15 @@ class Mqi:
     async def backout(self, hconn: str) -> None:
         """MQBACK."""
         await self._backout(self.connection(hconn))
+
+    async def commit_unit_of_work(self, conn: Connection) -> None:
+        """Commit the unit of work of a connection the queue manager's own agent owns (the IGQ
+        agent): as MQCMIT, without the connection table."""
+        await self._commit(conn)
+
+    async def backout_unit_of_work(self, conn: Connection) -> None:
+        """Back out the unit of work of an agent's own connection: as MQBACK."""
+        await self._backout(conn)
 
     async def _commit(self, conn: Connection) -> None:
         failed = conn.uow_tags & conn.lost_tags
@@ -306,7 +286,7 @@ class Mqi:
 
     # ---- handles ------------------------------------------------------------------------
 
-    async def _resolve_target(self, object_name: Any, object_qmgr: Any) -> ResolvedQueue:
+    async def resolve_target(self, object_name: Any, object_qmgr: Any) -> ResolvedQueue:
         """Name resolution: a local queue or alias, or (intra-group queuing) a queue of another
         QM of the group, reached through SYSTEM.QSG.TRANSMIT.QUEUE."""
         if not isinstance(object_name, str) or not object_name:
@@ -382,7 +362,7 @@ class Mqi:
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)
         self._check_running("FAIL_IF_QUIESCING" in chosen)
-        resolved = await self._resolve_target(object_name, object_qmgr)
+        resolved = await self.resolve_target(object_name, object_qmgr)
         self.qm.security.check_open(conn.principal, str(object_name), chosen)
         if resolved.remote and chosen & {"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "SET"}:
             raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
@@ -462,7 +442,7 @@ class Mqi:
         it is another one); None: a queue of this queue manager."""
         checked, warnings = validate_put_md(md)
         call = PutCall(checked, data, parse_put_options(["SYNCPOINT" if conn else "NO_SYNCPOINT"]), warnings)
-        resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self._resolve_target(queue, qmgr)
+        resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self.resolve_target(queue, qmgr)
         return await self._put(conn or self._system, resolved, call, gen=None)
 
     async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
@@ -475,7 +455,7 @@ class Mqi:
     async def put1(self, hconn: str, object_name: str, object_qmgr: str, call: PutCall) -> PutOutcome:
         """MQPUT1: open for output, put, close, as one call."""
         conn = self.connection(hconn)
-        resolved = await self._resolve_target(object_name, object_qmgr)
+        resolved = await self.resolve_target(object_name, object_qmgr)
         self.qm.security.check(conn.principal, "PUT", "QUEUE", object_name)
         return await self._put(conn, resolved, call, gen=None)
 
@@ -515,7 +495,8 @@ class Mqi:
         if resolved.remote:
             # intra-group queuing: the message travels in a transmission header on the shared
             # SYSTEM.QSG.TRANSMIT.QUEUE, addressed (by CorrelId) to the destination QM's agent
-            stored_md, stored_data = transmission_message(stored_md, data, *resolved.remote)
+            stored_md, header = transmission_message(stored_md, data, *resolved.remote)
+            stored_data = orjson.dumps(header)
         loc = resolved.location
         with self._in_call(conn):
             if pmo.syncpoint:
@@ -614,38 +595,11 @@ class Mqi:
                 keywords.append(("TRIGGER" if value else "NOTRIGGER", None))
             else:
                 keywords.append((key, str(value) if not isinstance(value, str) else value))
-        from app.mqsc.executor import apply_mqset
         try:
-            updated = await apply_mqset(self.qm, handle.resolved.opened, keywords)
+            updated = await self.qm.workflow.apply_mqset(handle.resolved.opened, keywords)
         except MQError as exc:
             if exc.reason == MQRC.MQRCCF_ATTR_VALUE_ERROR:
                 raise MQError(MQRC.INHIBIT_VALUE_ERROR if any(k in ("GET", "PUT") for k, _ in keywords)
                               else MQRC.SELECTOR_ERROR, exc.message) from None
             raise
         return display_object(updated)
-
-
-def display_object(obj) -> dict[str, Any]:
-    """An object definition keyed by MQSC attribute names, as DISPLAY and MQINQ show it."""
-    key = {"PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}.get(obj.objtype, "QUEUE")
-    out: dict[str, Any] = {key: obj.name, "TYPE": obj.objtype}
-    if obj.objtype != "CFSTRUCT":
-        out["QSGDISP"] = obj.qsgdisp
-    for spec in attributes.specs(obj.objtype).values():
-        out[spec.name] = attributes.display_value(spec, obj.attrs.get(spec.name, spec.default))
-    if obj.altered is not None:
-        out["ALTDATE"] = obj.altered.strftime("%Y-%m-%d")
-        out["ALTTIME"] = obj.altered.strftime("%H.%M.%S")
-    return out
-
-
-def live_counts(status: QueueStatus, qmgr: str) -> dict[str, Any]:
-    """What the coupling facility knows live: CURDEPTH, this QM's IPPROCS/OPPROCS, and the
-    event switches as the queue manager last flipped them."""
-    mine = status.opens.get(qmgr, {})
-    live: dict[str, Any] = {"CURDEPTH": status.depth, "IPPROCS": int(mine.get("ipprocs", 0)),
-                            "OPPROCS": int(mine.get("opprocs", 0))}
-    for name in EVENT_SWITCHES:
-        if name.lower() in status.attributes:
-            live[name] = status.attributes[name.lower()]
-    return live

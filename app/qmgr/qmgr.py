@@ -1,8 +1,12 @@
 """One queue manager of the group: its repository, coupling facility, caches and life cycle.
 
-Every definition change, whether MQSC or MQSET, goes through ``change_definitions`` here:
-repository first, then the queue's runtime attributes in the coupling facility, then the
-acknowledged broadcast that refreshes every QM's cache.
+The QueueManager creates the services and wires them: each is given this object typed as the
+small Protocol of what it uses (app/qmgr/ports.py), so no service imports this module.
+
+Every definition change, whether MQSC or MQSET, goes through ``DefinitionWorkflow`` in
+app/qmgr/workflow.py (``change_definitions``, ``apply_mqset``): repository first, then the
+queue's runtime attributes in the coupling facility, then the acknowledged broadcast that
+refreshes every QM's cache.
 """
 
 from __future__ import annotations
@@ -21,16 +25,18 @@ from app.cf.keys import private_tag, shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
+from app.core.objects import ObjectDef
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.cfstruct import StructureService
-from app.qmgr.definitions import DefinitionCache, queue_location, runtime_attrs
+from app.qmgr.definitions import DefinitionCache, queue_location
 from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.igq import IgqAgent
 from app.qmgr.membership import Membership, NameInUse
 from app.qmgr.mqi import Mqi
 from app.qmgr.triggers import TriggerService
-from app.repository.store import ObjectDef, Repository
+from app.qmgr.workflow import DefinitionWorkflow
+from app.repository.store import Repository
 from app.security.service import SECURITY_CHANGED, Security
 from app.settings import Settings
 
@@ -59,6 +65,13 @@ class QueueManager:
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
         self.activity = ActivityLog.from_settings(settings, self.clock)
+        self.broadcaster = Broadcaster(self.cf.broadcasts, self.name, on_message=self._on_broadcast,
+                                       on_reconnect=self.coupling_facility_back,
+                                       timeout_ms=settings.broadcast_timeout_ms)
+        # The services; each sees this object through the Protocol of what it uses (ports.py).
+        self.workflow = DefinitionWorkflow(
+            qsg=self.qsg, repo=repo, db=self.db, cf=self.cf, cache=self.cache, clock=self.clock,
+            broadcaster=self.broadcaster, retrigger=lambda old, new: self.triggers.definition_changed(old, new))
         self.mqi = Mqi(self)
         self.expiry = ExpiryService(self)
         self.events = EventService(self)
@@ -78,9 +91,6 @@ class QueueManager:
         self.cf.lease_valid = self.membership.lease_valid
         self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
-        self.broadcaster = Broadcaster(self.cf.broadcasts, self.name, on_message=self._on_broadcast,
-                                       on_reconnect=self.coupling_facility_back,
-                                       timeout_ms=settings.broadcast_timeout_ms)
 
     # ---- life cycle ---------------------------------------------------------------------
 
@@ -249,43 +259,15 @@ class QueueManager:
             if obj.objtype == "QLOCAL" and obj.location != "@GROUP":
                 if queue_location(self.qsg, obj).tag in self.cf.failed:
                     continue  # a failed structure gets its queues back with RECOVER CFSTRUCT
-                await self.sync_queue_state(obj)
+                await self.workflow.sync_queue_state(obj)
                 if obj.qsgdisp != "SHARED" and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
                     # docs/ibm-rules.md §1.5: at start-up the timer is set to start-up time if messages wait
-                    await self.start_service_timer(queue_location(self.qsg, obj))
+                    await self.workflow.start_service_timer(queue_location(self.qsg, obj))
         # This QM's page sets carry a state hash too: missing later means Redis lost them.
         await self.cf.structure_state(private_tag(self.qsg, self.name), "CHECK", "", "private",
                                       str(self.clock.now_ms()))
 
-    # ---- definition changes ---------------------------------------------------------------
-
-    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False, set_switches: bool = False) -> None:
-        """Write a local queue's runtime attributes into its CF state (created if missing).
-
-        ``set_switches``: the event switches as defined replace the live ones; a service
-        interval switched on starts its timer when messages are waiting.
-        """
-        cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
-        loc = queue_location(self.qsg, obj)
-        await self.cf.define_queue(loc, runtime_attrs(obj, cfstruct, set_switches=set_switches))
-        if set_switches and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
-            await self.start_service_timer(loc)
-        if bump_gen:
-            await self.cf.alter_queue(loc, {}, bump_gen=True)
-
-    async def start_service_timer(self, loc) -> None:
-        """The service timer runs from now while the queue holds messages, else it is OFF."""
-        depth = await self.cf.queue_depth(loc)
-        await self.cf.alter_queue(loc, {"svctimer": str(self.clock.now_ms()) if depth else ""})
-
-    async def announce(self, changed: list[tuple[str, str]], *, invalidate: bool = False) -> int:
-        """Broadcast that definitions of these (class, name) pairs changed; wait for the acks.
-
-        ``invalidate`` tells every QM to fail open handles on those names with
-        MQRC_OBJECT_CHANGED (an ALTER ... FORCE).
-        """
-        return await self.broadcaster.publish(
-            {"kind": "defs", "names": [list(c) for c in changed], "invalidate": invalidate})
+    # ---- broadcasts --------------------------------------------------------------------
 
     async def _on_broadcast(self, message: dict) -> None:
         if message.get("kind") == "defs":

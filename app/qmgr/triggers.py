@@ -23,6 +23,7 @@ import orjson
 from app.activity.schema import Verb
 from app.cf.errors import CF_FAILURES
 from app.core.errors import MQError
+from app.core.objects import ObjectDef
 from app.core.triggers import (
     TriggerSnapshot,
     enough_waiting,
@@ -32,11 +33,10 @@ from app.core.triggers import (
     type_in_effect,
 )
 from app.qmgr.definitions import queue_location
-from app.repository.store import ObjectDef
 
 if TYPE_CHECKING:
-    from app.qmgr.mqi import Connection
-    from app.qmgr.qmgr import QueueManager
+    from app.qmgr.connection import Connection
+    from app.qmgr.ports import TriggersHost
 
 log = logging.getLogger(__name__)
 TRIGGER_MD = {"format": "MQTRIG", "expiry": -1, "persistence": "NOT_PERSISTENT"}
@@ -45,7 +45,7 @@ TRIGGER_MD = {"format": "MQTRIG", "expiry": -1, "persistence": "NOT_PERSISTENT"}
 class TriggerService:
     """Trigger evaluation and trigger messages of one queue manager."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: TriggersHost) -> None:
         self.qm = qm
         self._last_first: dict[str, float] = {}  # queue -> monotonic time of its last FIRST trigger (TRIGINT)
         self._subscriber = qm.cf.trigger_subscriber(self._counts_published, name=f"trigger counts to {qm.name}")
@@ -122,8 +122,7 @@ class TriggerService:
             await self.put_trigger_message(initq, message)
         if trigtype == "DEPTH":
             # After a DEPTH trigger the queue manager sets the queue's TriggerControl off.
-            from app.mqsc.executor import apply_mqset
-            await apply_mqset(self.qm, queue, [("NOTRIGGER", None)], retrigger=False)
+            await self.qm.workflow.apply_mqset(queue, [("NOTRIGGER", None)], retrigger=False)
 
     async def put_trigger_message(self, initq: str, message: dict[str, Any]) -> None:
         """Trigger messages are put outside any unit of work, with unlimited expiry. One the

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
 
 from sqlalchemy import Engine, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -19,44 +17,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.core.errors import MQError
+from app.core.objects import GROUP_LOCATION, SHARED_LOCATION, ObjectDef
 from app.core.reasons import MQRC
 from app.repository.models import ObjectRow, QMgrRow, QSGRow, utcnow
 
-GROUP_LOCATION = "@GROUP"
-SHARED_LOCATION = "@SHARED"
-OBJECT_CLASS = {"QLOCAL": "QUEUE", "QALIAS": "QUEUE", "QREMOTE": "QUEUE", "PROCESS": "PROCESS",
-                "CFSTRUCT": "CFSTRUCT"}
 
-
-def location_of(qsgdisp: str, qmgr: str) -> str:
-    """Where a definition of this disposition lives: a QM's page set or the shared repository."""
-    return {"GROUP": GROUP_LOCATION, "SHARED": SHARED_LOCATION}.get(qsgdisp, qmgr)
-
-
-@dataclass(frozen=True)
-class ObjectDef:
-    """An object definition as the rest of the product sees it (no ORM state)."""
-
-    objtype: str
-    name: str
-    qsgdisp: str
-    location: str
-    attrs: dict = field(default_factory=dict)
-    version: int = 1
-    altered: datetime | None = None
-
-    @property
-    def objclass(self) -> str:
-        return OBJECT_CLASS[self.objtype]
-
-    @property
-    def owner_qmgr(self) -> str | None:
-        """The QM whose page set holds the definition (QMGR, COPY), None for group-wide ones."""
-        return None if self.location.startswith("@") else self.location
-
-    @staticmethod
-    def from_row(row: ObjectRow) -> ObjectDef:
-        return ObjectDef(row.objtype, row.name, row.qsgdisp, row.location, dict(row.attrs), row.version, row.altered)
+def _to_def(row: ObjectRow) -> ObjectDef:
+    """The domain value of a stored definition (no ORM state)."""
+    return ObjectDef(row.objtype, row.name, row.qsgdisp, row.location, dict(row.attrs), row.version, row.altered)
 
 
 class Repository:
@@ -131,24 +99,24 @@ class Repository:
                 q = q.where(ObjectRow.objclass == objclass)
             if name:
                 q = q.where(ObjectRow.name == name)
-            return [ObjectDef.from_row(r) for r in s.scalars(q.order_by(ObjectRow.name, ObjectRow.location))]
+            return [_to_def(r) for r in s.scalars(q.order_by(ObjectRow.name, ObjectRow.location))]
 
     def find(self, objclass: str, name: str, location: str) -> ObjectDef | None:
         with self.session() as s:
             row = self._row(s, objclass, name, location)
-            return ObjectDef.from_row(row) if row else None
+            return _to_def(row) if row else None
 
     def copies_of(self, objclass: str, name: str) -> list[ObjectDef]:
         """Every QSGDISP(COPY) definition of a group object, on every QM."""
         with self.session() as s:
             q = select(ObjectRow).where(ObjectRow.qsg == self.qsg, ObjectRow.objclass == objclass,
                                         ObjectRow.name == name, ObjectRow.qsgdisp == "COPY")
-            return [ObjectDef.from_row(r) for r in s.scalars(q)]
+            return [_to_def(r) for r in s.scalars(q)]
 
     def group_objects(self) -> list[ObjectDef]:
         with self.session() as s:
             q = select(ObjectRow).where(ObjectRow.qsg == self.qsg, ObjectRow.location == GROUP_LOCATION)
-            return [ObjectDef.from_row(r) for r in s.scalars(q)]
+            return [_to_def(r) for r in s.scalars(q)]
 
     def insert(self, obj: ObjectDef) -> ObjectDef:
         """Add a definition; MQRC_OBJECT_ALREADY_EXISTS when its location already holds the name."""
@@ -158,7 +126,7 @@ class Repository:
                                 qsgdisp=obj.qsgdisp, location=obj.location, attrs=dict(obj.attrs))
                 s.add(row)
                 s.flush()
-                return ObjectDef.from_row(row)
+                return _to_def(row)
         except IntegrityError as exc:
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS,
                           f"{obj.objclass} {obj.name} already exists with QSGDISP {obj.qsgdisp}") from exc
@@ -172,11 +140,11 @@ class Repository:
             row = self._row(s, obj.objclass, obj.name, obj.location)
             if row is None:
                 raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{obj.objtype}({obj.name}) QSGDISP({obj.qsgdisp}) not found")
-            row.attrs = change(ObjectDef.from_row(row))
+            row.attrs = change(_to_def(row))
             row.objtype = obj.objtype
             row.altered = utcnow()
             s.flush()
-            return ObjectDef.from_row(row)
+            return _to_def(row)
 
         return self._retry(attempt)
 

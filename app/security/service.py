@@ -20,8 +20,9 @@ import hashlib
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
@@ -37,7 +38,8 @@ from app.security.rights import (
 from app.repository.security import KeyRecord, SecurityStore, UserRecord
 
 if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
+    from app.repository.store import Repository
+    from app.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -60,10 +62,29 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
+class SecurityHost(Protocol):
+    """What the security service uses of its queue manager (the QueueManager wires it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def qsg(self) -> str: ...
+    @property
+    def attrs(self) -> dict[str, Any]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def broadcaster(self) -> Any: ...  # publish(message): the acknowledged broadcast to the group
+
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+
+
 class Security:
     """Authentication and authorization of one queue manager."""
 
-    def __init__(self, qm: QueueManager) -> None:
+    def __init__(self, qm: SecurityHost) -> None:
         self.qm = qm
         self.enabled = qm.settings.auth == "on"
         self.ttl_s = qm.settings.auth_cache_s

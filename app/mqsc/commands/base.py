@@ -1,0 +1,150 @@
+"""What every MQSC command family shares: the queue manager as the command processor sees it
+(``MqscHost``), the checks of names, dispositions and CMDSCOPE, and repository look-ups."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from app.core.errors import MQError
+from app.core.names import check_generic_name, check_object_name
+from app.core.objects import OBJECT_CLASS, ObjectDef
+from app.core.reasons import MQRC
+from app.mqsc.parser import Command
+
+if TYPE_CHECKING:
+    from app.cf.engine import CouplingFacility, QueueStatus
+    from app.core.clock import Clock
+    from app.qmgr.definitions import DefinitionCache
+    from app.qmgr.workflow import DefinitionWorkflow
+    from app.repository.cfstore import StructureStore
+    from app.repository.store import Repository
+    from app.security.store import SecurityStore
+
+T = TypeVar("T")
+
+DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT")
+# Keywords of the commands themselves rather than of the object's attributes.
+COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
+                    "ALL", "TYPE", "WHERE", "NAME", "EXCLINT", "ACTION"}
+QSGDISP_FOR = {
+    "QLOCAL": ("QMGR", "COPY", "GROUP", "SHARED"),
+    "QALIAS": ("QMGR", "COPY", "GROUP"),
+    "QREMOTE": ("QMGR", "COPY", "GROUP"),
+    "PROCESS": ("QMGR", "COPY", "GROUP"),
+}
+
+
+class SecurityAdmin(Protocol):
+    """The security service as the AUTHREC commands use it."""
+
+    store: SecurityStore
+
+    def check_qmgr(self, principal: Any, right: str) -> None: ...
+
+    async def announce(self) -> None: ...
+
+
+class StructureAdmin(Protocol):
+    """CF structure administration (app.qmgr.cfstruct.StructureService)."""
+
+    store: StructureStore
+
+    async def connect(self, name: str) -> Any: ...
+
+    async def backup(self, name: str, exclint_s: int) -> list[str]: ...
+
+    async def recover(self, names: list[str], *, purge: bool = False) -> list[str]: ...
+
+    async def fail(self, name: str) -> list[str]: ...
+
+    async def status(self, name: str, kind: str) -> dict[str, Any]: ...
+
+
+class ExpiryAdmin(Protocol):
+    async def refresh(self, pattern: str) -> tuple[int, int]: ...
+
+
+class IgqSwitch(Protocol):
+    def invalidate_igq(self) -> None: ...
+
+
+class MqscHost(Protocol):
+    """What the MQSC command processor uses of its queue manager (the QueueManager wires it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def qsg(self) -> str: ...
+    attrs: dict[str, Any]  # replaced by ALTER QMGR
+    @property
+    def started_ms(self) -> int: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def cf(self) -> CouplingFacility: ...
+    @property
+    def cache(self) -> DefinitionCache: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def workflow(self) -> DefinitionWorkflow: ...
+    @property
+    def security(self) -> SecurityAdmin: ...
+    @property
+    def structures(self) -> StructureAdmin: ...
+    @property
+    def expiry(self) -> ExpiryAdmin: ...
+    @property
+    def mqi(self) -> IgqSwitch: ...
+
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+
+    def info(self) -> dict[str, Any]: ...
+
+    async def group_info(self) -> list[dict[str, Any]]: ...
+
+
+class CommandBase:
+    """One MQSC command on one queue manager: state and helpers every command family uses."""
+
+    def __init__(self, qm: MqscHost) -> None:
+        self.qm = qm
+        self.messages: list[str] = []
+
+    def _name(self, cmd: Command, generic: bool = False) -> str:
+        if not cmd.name:
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} {cmd.objtype} needs an object name in parentheses")
+        if generic:
+            return check_generic_name(cmd.name)
+        if cmd.objtype == "CFSTRUCT":
+            if not re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", cmd.name):
+                raise MQError(MQRC.OBJECT_NAME_ERROR, f"'{cmd.name}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
+            return cmd.name
+        return check_object_name(cmd.name)
+
+    def _qsgdisp(self, cmd: Command, default: str, allowed: tuple[str, ...]) -> str:
+        kw = cmd.get("QSGDISP")
+        value = (kw.value or "").upper() if kw else default
+        if value not in allowed:
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                          f"QSGDISP({value}) is not valid here; use one of {', '.join(allowed)}")
+        return value
+
+    def _attribute_keywords(self, cmd: Command) -> list[tuple[str, str | None]]:
+        return [(k.name, k.value) for k in cmd.keywords if k.name not in COMMAND_KEYWORDS]
+
+    def _check_cmdscope(self, cmd: Command) -> None:
+        kw = cmd.get("CMDSCOPE")
+        if kw and kw.value not in ("", " ", self.qm.name):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                          f"CMDSCOPE({kw.value}) is not supported: issue the command to that queue manager's URL")
+
+    async def _find(self, objtype: str, name: str, location: str) -> ObjectDef | None:
+        return await self.qm.db(self.qm.repo.find, OBJECT_CLASS[objtype], name, location)
+
+
+def open_handles(status: QueueStatus) -> int:
+    """Handles open on a queue, summed over the queue managers of the group."""
+    return sum(int(c.get("handles", 0)) for c in status.opens.values())

@@ -1,0 +1,62 @@
+"""Queue-manager commands: ALTER QMGR, DISPLAY QMGR, DISPLAY GROUP / QSG, RESET QSTATS and
+REFRESH QMGR TYPE(EXPIRY)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core import attributes
+from app.core.errors import MQError
+from app.core.names import check_generic_name, matches
+from app.core.objects import GROUP_LOCATION
+from app.core.reasons import MQRC
+from app.mqsc.commands.base import CommandBase
+from app.mqsc.parser import Command
+from app.qmgr.definitions import queue_location
+
+
+class QmgrCommands(CommandBase):
+    """ALTER QMGR, DISPLAY QMGR, DISPLAY GROUP, RESET QSTATS, REFRESH QMGR."""
+
+    async def alter_qmgr(self, cmd: Command) -> None:
+        keywords = [(k.name, k.value) for k in cmd.keywords if k.name != "CMDSCOPE"]
+        attributes.apply_keywords("QMGR", {**attributes.defaults("QMGR"), **self.qm.attrs}, keywords)  # validate first
+        igq_before = self.qm.attrs.get("IGQ")
+        self.qm.attrs = await self.qm.db(self.qm.repo.alter_qmgr, self.qm.name, lambda cur: attributes.apply_keywords(
+            "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+        if self.qm.attrs.get("IGQ") != igq_before:
+            self.qm.mqi.invalidate_igq()  # handles resolved through the group: MQRC_OBJECT_CHANGED
+
+    async def reset_qstats(self, cmd: Command) -> list[dict[str, Any]]:
+        """RESET QSTATS: this QM's statistics of each matching local queue since the last reset
+        (or event message), which start again now."""
+        pattern = self._name(cmd, generic=True)
+        out = []
+        for d in self.qm.cache.all("QUEUE"):
+            if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
+                continue
+            stats = await self.qm.cf.reset_stats(queue_location(self.qm.qsg, d), self.qm.name)
+            since = stats.reset_ms or self.qm.started_ms
+            out.append({"QSTATS": d.name, "QSGDISP": d.qsgdisp, "MSGIN": stats.enq, "MSGOUT": stats.deq,
+                        "HIQDEPTH": stats.hiq,
+                        "TIMESINCERESET": max(0, (self.qm.clock.now_ms() - since) // 1000)})
+        if not out and "*" not in pattern:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
+        return out
+
+    async def refresh_qmgr(self, cmd: Command) -> None:
+        """REFRESH QMGR TYPE(EXPIRY) NAME(generic name): discard expired messages now."""
+        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else ""
+        if kind != "EXPIRY":
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"REFRESH QMGR TYPE({kind}) is not supported; use TYPE(EXPIRY)")
+        pattern = check_generic_name(cmd.get("NAME").value or "*") if cmd.get("NAME") else "*"
+        scanned, discarded = await self.qm.expiry.refresh(pattern)
+        self.messages.append(f"{scanned} queue(s) scanned, {discarded} expired message(s) discarded")
+
+    async def display_group(self, cmd: Command) -> list[dict[str, Any]]:
+        """DISPLAY GROUP: the queue managers of the QSG and their state (CSQ5100I-style)."""
+        return [{"QSGNAME": self.qm.qsg, **m} for m in await self.qm.group_info()]
+
+    async def display_qmgr(self, cmd: Command) -> list[dict[str, Any]]:
+        info = self.qm.info()
+        return [{"QMNAME": info.pop("name"), "QSGNAME": info.pop("qsg"), "STATUS": info.pop("status"), **info}]

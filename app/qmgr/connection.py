@@ -1,0 +1,43 @@
+"""Connections (hconn) and object handles (hobj) of one queue manager: this process's state of
+an application's connection, like a z/OS address space's thread state. Everything a peer must
+recover (units of work, open counts) is in the coupling facility, not here."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.options import OpenOptions
+from app.qmgr.definitions import ResolvedQueue
+
+
+@dataclass
+class Handle:
+    """An object handle (hobj) of a connection."""
+
+    hobj: str
+    resolved: ResolvedQueue
+    options: OpenOptions
+    gen: int
+    browse_cursor: str = ""
+    changed: bool = False
+
+
+@dataclass
+class Connection:
+    """A connection handle (hconn) and its unit of work."""
+
+    hconn: str
+    appl_name: str
+    user_id: str = ""  # the authenticated user (MQMD UserIdentifier); empty with QSG_AUTH=off
+    principal: Any = None  # app.security.rights.Principal, checked at MQOPEN/MQPUT1
+    handles: dict[str, Handle] = field(default_factory=dict)
+    uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
+    lost_tags: set[str] = field(default_factory=set)  # of those, structures that failed meanwhile
+    last_used: float = field(default_factory=time.monotonic)
+    busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
+    calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
+    next_hobj: int = 1
+    pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends

@@ -1,0 +1,213 @@
+"""What the services of one queue manager need from each other and from their queue manager.
+
+Each service (the MQI, events, expiry, triggers, the IGQ agent, CF structures, the MQSC command
+processor) is given its queue manager typed as one of the small Protocols below, naming exactly
+what it uses; the QueueManager (app/qmgr/qmgr.py) satisfies them all and wires the services
+together. No service imports app.qmgr.qmgr, and services that call each other (the MQI and
+triggers, say) do so through these Protocols, never by importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from app.activity import ActivityLog
+    from app.cf.engine import CouplingFacility
+    from app.core.calls import PutOutcome
+    from app.core.clock import Clock
+    from app.core.mqmd import MsgIdGenerator
+    from app.core.objects import ObjectDef
+    from app.qmgr.connection import Connection
+    from app.qmgr.definitions import DefinitionCache
+    from app.repository.store import Repository
+    from app.settings import Settings
+
+T = TypeVar("T")
+
+
+# ---- collaborators, as the services that call them see them ------------------------------
+
+class Publisher(Protocol):
+    """The acknowledged broadcast to every queue manager of the group."""
+
+    async def publish(self, message: dict) -> int: ...
+
+
+class Members(Protocol):
+    """Who is in the group."""
+
+    async def members(self) -> list[Any]: ...
+
+
+class Authority(Protocol):
+    """Authorization checks (app.security.service.Security)."""
+
+    def check_qmgr(self, principal: Any, right: str) -> None: ...
+
+    def may_set_context(self, principal: Any) -> bool: ...
+
+    def check(self, principal: Any, right: str, objtype: str, name: str) -> None: ...
+
+    def check_open(self, principal: Any, name: str, options: Any) -> None: ...
+
+    async def check_igq_put(self, queue: str, user_identifier: str) -> None: ...
+
+
+class TriggerHooks(Protocol):
+    """Trigger evaluation (app.qmgr.triggers.TriggerService) as the MQI and the IGQ agent call it."""
+
+    async def counts_changed(self, queue: ObjectDef, before: int, after: int, added: int = 1,
+                             conn: Connection | None = None, syncpoint: bool = False) -> None: ...
+
+    async def retrigger(self, queue: ObjectDef, *, skip: frozenset[int] = frozenset(),
+                        types: tuple[str, ...] = ("FIRST", "EVERY", "DEPTH")) -> bool: ...
+
+    async def initq_opened(self, initq: ObjectDef) -> None: ...
+
+    async def unit_of_work_ended(self, conn: Connection, committed: bool) -> None: ...
+
+
+class DeadLetters(Protocol):
+    """The dead-letter queue (app.qmgr.expiry.ExpiryService.dead_letter)."""
+
+    async def dead_letter(self, md: dict[str, Any], data: bytes, reason: int, dest_q: str, dest_qmgr: str,
+                          *, conn: Any = None) -> None: ...
+
+
+class SystemPuts(Protocol):
+    """The MQI as the queue manager's own agents use it: puts of reports, events, trigger
+    messages and dead letters."""
+
+    msg_ids: MsgIdGenerator
+
+    async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
+                         conn: Connection | None = None) -> PutOutcome: ...
+
+
+class AgentMqi(SystemPuts, Protocol):
+    """The MQI as an agent with its own unit of work (the IGQ agent) uses it."""
+
+    async def commit_unit_of_work(self, conn: Connection) -> None: ...
+
+    async def backout_unit_of_work(self, conn: Connection) -> None: ...
+
+
+class StructureFailures(Protocol):
+    """What the MQI must know when a CF structure fails."""
+
+    def structure_failed(self, tag: str) -> None: ...
+
+
+class DefinitionChanges(Protocol):
+    """The definition-change workflow (app.qmgr.workflow.DefinitionWorkflow)."""
+
+    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False,
+                               set_switches: bool = False) -> None: ...
+
+    async def apply_mqset(self, obj: ObjectDef, keywords: list[tuple[str, str | None]], *,
+                          retrigger: bool = True) -> ObjectDef: ...
+
+
+# ---- what each service reads from its queue manager ----------------------------------------
+
+class QmgrContext(Protocol):
+    """Identity and live attributes of the queue manager (``attrs`` is replaced when they change:
+    read it each time)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def qsg(self) -> str: ...
+    @property
+    def attrs(self) -> dict[str, Any]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def cf(self) -> CouplingFacility: ...
+    @property
+    def cache(self) -> DefinitionCache: ...
+
+
+class MqiHost(QmgrContext, Protocol):
+    @property
+    def status(self) -> str: ...
+    @property
+    def membership(self) -> Members: ...
+    @property
+    def security(self) -> Authority: ...
+    @property
+    def triggers(self) -> TriggerHooks: ...
+    @property
+    def workflow(self) -> DefinitionChanges: ...
+
+
+class EventsHost(QmgrContext, Protocol):
+    @property
+    def started_ms(self) -> int: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def mqi(self) -> SystemPuts: ...
+    @property
+    def broadcaster(self) -> Publisher: ...
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+
+    async def reload_definitions(self) -> None: ...
+
+
+class ExpiryHost(QmgrContext, Protocol):
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def mqi(self) -> SystemPuts: ...
+
+    def shared_tags(self) -> list[str]: ...
+
+
+class TriggersHost(QmgrContext, Protocol):
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def mqi(self) -> SystemPuts: ...
+    @property
+    def expiry(self) -> DeadLetters: ...
+    @property
+    def workflow(self) -> DefinitionChanges: ...
+
+
+class IgqHost(QmgrContext, Protocol):
+    @property
+    def activity(self) -> ActivityLog: ...
+    @property
+    def security(self) -> Authority: ...
+    @property
+    def mqi(self) -> AgentMqi: ...
+    @property
+    def triggers(self) -> TriggerHooks: ...
+    @property
+    def expiry(self) -> DeadLetters: ...
+
+
+class StructuresHost(QmgrContext, Protocol):
+    @property
+    def repo(self) -> Repository: ...
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+    @property
+    def mqi(self) -> StructureFailures: ...
+    @property
+    def broadcaster(self) -> Publisher: ...
+    @property
+    def workflow(self) -> DefinitionChanges: ...
+
+    async def reconcile_queue_state(self) -> None: ...
+
+
+__all__ = ["AgentMqi", "Authority", "DeadLetters", "DefinitionChanges", "EventsHost", "ExpiryHost",
+           "IgqHost", "Members", "MqiHost", "Publisher", "QmgrContext", "StructureFailures", "StructuresHost",
+           "SystemPuts", "TriggerHooks", "TriggersHost"]

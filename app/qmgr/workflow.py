@@ -1,0 +1,109 @@
+"""The one workflow through which definitions change, whether by an MQSC command (DEFINE, ALTER,
+DELETE) or by MQSET (an application's, or the queue manager's own after a DEPTH trigger):
+
+1. the shared repository first (the caller's write, or ``apply_mqset`` here);
+2. then each changed local queue's runtime attributes in the coupling facility
+   (``sync_queue_state``);
+3. then the acknowledged broadcast that refreshes every QM's definition cache (``announce``);
+4. and last the re-trigger conditions of a changed trigger definition (``definition_changed``).
+
+``change_definitions`` does steps 2 and 3 for what a command wrote in step 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from app.core import attributes
+from app.core.errors import MQError
+from app.core.objects import GROUP_LOCATION, ObjectDef
+from app.core.reasons import MQRC
+from app.qmgr.definitions import queue_location, runtime_attrs
+
+if TYPE_CHECKING:
+    from app.cf.engine import CouplingFacility
+    from app.cf.keys import QueueLocation
+    from app.core.clock import Clock
+    from app.qmgr.definitions import DefinitionCache
+    from app.qmgr.ports import Publisher
+    from app.repository.store import Repository
+
+#: condition 13 of the trigger rules: (definition before, definition after) of a changed queue
+Retrigger = Callable[[ObjectDef, ObjectDef], Awaitable[None]]
+
+
+class DefinitionWorkflow:
+    """Definition changes of one queue manager: repository, coupling facility, broadcast."""
+
+    def __init__(self, *, qsg: str, repo: Repository, db: Callable[..., Awaitable], cf: CouplingFacility, cache: DefinitionCache,
+                 clock: Clock, broadcaster: Publisher, retrigger: Retrigger) -> None:
+        self.qsg = qsg
+        self.repo = repo
+        self.db = db
+        self.cf = cf
+        self.cache = cache
+        self.clock = clock
+        self.broadcaster = broadcaster
+        self.retrigger = retrigger
+
+    async def change_definitions(self, changed: list[ObjectDef], announce: list[tuple[str, str]], *,
+                                 bump_gen: bool = False, set_switches: bool = False,
+                                 invalidate: bool = False) -> None:
+        """Definitions the repository has just stored (``changed``): their local queues' runtime
+        attributes into the coupling facility, then the acknowledged broadcast of ``announce``
+        ((class, name) pairs). ``bump_gen``/``invalidate``: an ALTER ... FORCE (open handles
+        fail with MQRC_OBJECT_CHANGED)."""
+        for obj in changed:
+            if obj.objtype == "QLOCAL" and obj.location != GROUP_LOCATION:
+                await self.sync_queue_state(obj, bump_gen=bump_gen, set_switches=set_switches)
+        await self.announce(announce, invalidate=invalidate)
+
+    async def apply_mqset(self, obj: ObjectDef, keywords: list[tuple[str, str | None]], *,
+                          retrigger: bool = True) -> ObjectDef:
+        """MQSET: change the attributes of the opened object's own definition, as an ALTER would
+        (also used by the queue manager itself to set TRIGGER off after a DEPTH trigger)."""
+        current = await self.db(self.repo.find, obj.objclass, obj.name, obj.location)
+        if current is None:
+            raise MQError(MQRC.Q_DELETED, f"{obj.name} has been deleted")
+        attributes.apply_keywords(obj.objtype, {**attributes.defaults(obj.objtype), **current.attrs}, keywords)
+        saved = await self.db(self.repo.update, current, lambda cur: attributes.apply_keywords(
+            obj.objtype, {**attributes.defaults(obj.objtype), **cur.attrs}, keywords))
+        if saved.objtype == "QLOCAL":
+            await self.sync_queue_state(saved)
+        await self.announce([(saved.objclass, saved.name)])
+        if retrigger:
+            await self.definition_changed(current, saved)
+        return saved
+
+    async def definition_changed(self, old: ObjectDef, new: ObjectDef) -> None:
+        """Re-trigger conditions of a changed definition (trigger attributes, GET or PUT allowed)."""
+        await self.retrigger(old, new)
+
+    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False, set_switches: bool = False) -> None:
+        """Write a local queue's runtime attributes into its CF state (created if missing).
+
+        ``set_switches``: the event switches as defined replace the live ones; a service
+        interval switched on starts its timer when messages are waiting.
+        """
+        cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
+        loc = queue_location(self.qsg, obj)
+        await self.cf.define_queue(loc, runtime_attrs(obj, cfstruct, set_switches=set_switches))
+        if set_switches and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
+            await self.start_service_timer(loc)
+        if bump_gen:
+            await self.cf.alter_queue(loc, {}, bump_gen=True)
+
+    async def start_service_timer(self, loc: QueueLocation) -> None:
+        """The service timer runs from now while the queue holds messages, else it is OFF."""
+        depth = await self.cf.queue_depth(loc)
+        await self.cf.alter_queue(loc, {"svctimer": str(self.clock.now_ms()) if depth else ""})
+
+    async def announce(self, changed: list[tuple[str, str]], *, invalidate: bool = False) -> int:
+        """Broadcast that definitions of these (class, name) pairs changed; wait for the acks.
+
+        ``invalidate`` tells every QM to fail open handles on those names with
+        MQRC_OBJECT_CHANGED (an ALTER ... FORCE).
+        """
+        return await self.broadcaster.publish(
+            {"kind": "defs", "names": [list(c) for c in changed], "invalidate": invalidate})
