@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -238,15 +239,14 @@ def _tell_queue_managers(store: SecurityStore, redis_url: str | None, change: st
         return
     import asyncio
 
-    from app.cf.errors import CF_FAILURES
+    from app.cf.errors import MQ_OR_CF_FAILURES
     from app.cf.group import publish_from_outside
-    from app.core.errors import MQError
     from app.security.service import SECURITY_CHANGED
 
     timeout_s = _settings(redis_url=redis_url).broadcast_timeout_ms / 1000
     try:
         deliveries = asyncio.run(publish_from_outside(redis_url, store.qsgs(), SECURITY_CHANGED, timeout_s))
-    except (MQError, *CF_FAILURES) as exc:
+    except MQ_OR_CF_FAILURES as exc:
         click.echo(f"qsg user: {change} in the repository, but the queue managers could not be told "
                    f"(cannot reach {redis_url}: {exc}); {later}", err=True)
         if required:
@@ -341,7 +341,8 @@ def user_delete(name: str, database_url: str | None, redis_url: str | None) -> N
 def user_list(database_url: str | None) -> None:
     """List the users."""
     for u in _security_store(database_url).users():
-        click.echo(f"{u.name}{'  ADMIN' if u.admin else ''}{'  groups=' + ','.join(sorted(u.groups)) if u.groups else ''}")
+        groups = "  groups=" + ",".join(sorted(u.groups)) if u.groups else ""
+        click.echo(f"{u.name}{'  ADMIN' if u.admin else ''}{groups}")
 
 
 @main.command()
@@ -419,9 +420,9 @@ def analytics() -> None:
 
 
 def _yesterday() -> str:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    return (datetime.now(timezone.utc).date() - timedelta(days=1)).isoformat()
+    return (datetime.now(UTC).date() - timedelta(days=1)).isoformat()
 
 
 def _analytics_paths(activity_dir: str | None, output: str | None) -> tuple[str, str]:
@@ -440,7 +441,8 @@ def _analytics_paths(activity_dir: str | None, output: str | None) -> tuple[str,
 @_opt("output", "Folder for the day's Parquet tables, summary.json and report.html (served at /reports)")
 @_opt("master", "Spark master, e.g. spark://host:7077 [default: local[*]]")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="An extra Spark setting (repeatable)")
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Show the job's steps and Spark's stage progress")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show the job's steps and Spark's stage progress")
 def analytics_run(date: str | None, activity_dir: str | None, output: str | None, master: str | None,
                   confs: tuple[str, ...], progress: bool) -> None:
     """Run the nightly analytics job for one day; re-running a day replaces its output.
@@ -481,8 +483,8 @@ def analytics_run(date: str | None, activity_dir: str | None, output: str | None
         click.echo(f"qsg analytics run: {date}: {message}", err=True)
         sys.exit(1)
     t = summary["totals"]
-    click.echo(f"{date}: {summary['records']} records, {t['puts']} puts, {t['gets']} gets, {t['failures']} failed calls "
-               f"in {summary['duration_s']}s")
+    click.echo(f"{date}: {summary['records']} records, {t['puts']} puts, {t['gets']} gets, "
+               f"{t['failures']} failed calls in {summary['duration_s']}s")
     click.echo(f"report: {Path(out) / date / 'report.html'}")
 
 

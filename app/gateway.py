@@ -76,7 +76,8 @@ def create_gateway(upstreams: dict[str, str]) -> Starlette:
             try:
                 return await forward(request, name)
             except httpx.TransportError:
-                return _error(MQRC.CONNECTION_BROKEN, f"queue manager {name}, which owns this connection, is not available")
+                return _error(MQRC.CONNECTION_BROKEN,
+                              f"queue manager {name}, which owns this connection, is not available")
         for _ in names:
             name = names[next(turn)]
             try:

@@ -90,8 +90,8 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
                    "QSG_AUTH": auth}
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env))
             urls.append((name, f"http://127.0.0.1:{port}"))
-        for (name, url), proc in zip(urls, procs):
-            _wait_for(lambda: _ready(url) or proc.poll() is not None, 60, name)
+        for (name, url), proc in zip(urls, procs, strict=True):
+            _wait_for(lambda url=url, proc=proc: _ready(url) or proc.poll() is not None, 60, name)
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited with status {proc.returncode}")
         if auth == "off":

@@ -29,7 +29,8 @@ class Settings(BaseSettings):
     activity_store: str = Field(
         "", description="Where closed activity files go: a folder or a URI (s3://, hdfs://, ...); "
                         "empty = activity_dir")
-    activity_rotate_s: float = Field(600.0, gt=0, description="An activity file is closed and shipped after this many seconds")
+    activity_rotate_s: float = Field(
+        600.0, gt=0, description="An activity file is closed and shipped after this many seconds")
     activity_rotate_mb: float = Field(64.0, gt=0, description="... or when it reaches this size (MB)")
     activity_buffer: int = Field(20_000, gt=0, description="Activity records held in memory at most")
     activity_overflow: Literal["wait", "drop"] = Field(
@@ -41,7 +42,8 @@ class Settings(BaseSettings):
     mqlog_sync: Literal["commit", "none"] = Field(
         "commit", description="'commit': each logged change is forced to disk (fsync) before the call returns; "
                               "'none': left to the operating system (survives a QM crash, not a machine crash)")
-    reports_dir: str = Field("./reports", description="Analytics output served at /reports (qsg analytics run --output)")
+    reports_dir: str = Field(
+        "./reports", description="Analytics output served at /reports (qsg analytics run --output)")
     idle_timeout_s: float = Field(
         600.0, gt=0, description="A connection idle this long ends and its unit of work is backed out"
     )

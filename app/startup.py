@@ -3,7 +3,6 @@ schema is current. Each failure is one clear line for the operator."""
 
 from __future__ import annotations
 
-
 from app.cf.probe import CFUnreachable, heartbeat_holder
 from app.repository.db import RepositoryError, make_engine, schema_status
 from app.settings import Settings

@@ -19,13 +19,13 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from time import perf_counter_ns
 from typing import Any, TypeVar
 
 from app.activity.schema import Verb
-from app.core.errors import MQError
 from app.core.calls import GotMessage, PutOutcome
+from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,7 @@ def parse_put_time(text: str) -> int | None:
     second = _SECOND_CACHE.get(prefix)
     if second is None:
         try:
-            second = int(datetime.strptime(prefix, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
+            second = int(datetime.strptime(prefix, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp())
         except ValueError:
             return None
         if len(_SECOND_CACHE) > 4096:

@@ -40,7 +40,8 @@ class ActivityLog:
         if not settings.activity_enabled:
             return cls(settings.qsg, settings.qmgr, clock)
         clock = clock or SystemClock()
-        spool_dir = Path(settings.activity_dir) / ".spool" / f"{safe_segment(settings.qsg)}.{safe_segment(settings.qmgr)}"
+        segment = f"{safe_segment(settings.qsg)}.{safe_segment(settings.qmgr)}"
+        spool_dir = Path(settings.activity_dir) / ".spool" / segment
         store = open_store(settings.activity_store or settings.activity_dir)
         spool = Spool(spool_dir, store, qsg=settings.qsg, qmgr=settings.qmgr,
                       rotate_s=settings.activity_rotate_s,

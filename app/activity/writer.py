@@ -28,7 +28,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ class Spool:
     def _name(self, first_ts: int) -> str:
         """Named after its first record's time (the group's clock), which also gives its date."""
         self._seq += 1
-        stamp = datetime.fromtimestamp(first_ts / 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = datetime.fromtimestamp(first_ts / 1000, tz=UTC).strftime("%Y%m%dT%H%M%S")
         return f"{safe_segment(self.qsg)}.{safe_segment(self.qmgr)}.{stamp}.{self._seq:06d}.{self._instance}"
 
     def _write_late(self, first_ts: int, data: bytes) -> None:

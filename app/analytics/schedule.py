@@ -18,7 +18,7 @@ import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 from app.analytics.status import run_status, write_status
@@ -67,13 +67,13 @@ class NightlySchedule:
     run: Callable[[str], RunOutcome]
     retries: int = 3
     retry_delay_s: float = 600.0
-    now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
     wait: Callable[[float], bool] = lambda seconds: False  # True: stop was asked
     history: list[tuple[str, bool, int]] = field(default_factory=list)  # (date, ok, attempts)
 
     def next_run(self, now: datetime) -> datetime:
         """The next time of the night at or after ``now``."""
-        today = datetime.combine(now.date(), self.at, tzinfo=timezone.utc)
+        today = datetime.combine(now.date(), self.at, tzinfo=UTC)
         return today if today >= now else today + timedelta(days=1)
 
     @staticmethod
@@ -84,7 +84,7 @@ class NightlySchedule:
     def missed(self, now: datetime) -> str | None:
         """The day to catch up at start: yesterday, when tonight's time has passed and that day
         has no successful report."""
-        tonight = datetime.combine(now.date(), self.at, tzinfo=timezone.utc)
+        tonight = datetime.combine(now.date(), self.at, tzinfo=UTC)
         if now < tonight:
             return None
         day = self.day_for(tonight)
@@ -121,7 +121,7 @@ class NightlySchedule:
             log.info("catching up: no report for %s yet", missed)
             self.run_night(missed)
             nights += 1
-            last_run_at = datetime.combine(self.now().date(), self.at, tzinfo=timezone.utc)
+            last_run_at = datetime.combine(self.now().date(), self.at, tzinfo=UTC)
         while max_nights is None or nights < max_nights:
             now = self.now()
             run_at = self.next_run(now)

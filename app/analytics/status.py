@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ def write_status(output: Path, date: str, status: str, **fields: Any) -> None:
     folder = Path(output) / "_status"
     folder.mkdir(parents=True, exist_ok=True)
     body = {"date": date, "status": status,
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **fields}
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"), **fields}
     tmp = folder / f".{date}.json.tmp"
     tmp.write_text(json.dumps(body, indent=1))
     os.replace(tmp, folder / f"{date}.json")

@@ -1,7 +1,8 @@
 """Authentication of every request (issue 11), as a pure ASGI middleware so that the caller is
 known (``app.security.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
-Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs``, ``/redoc``, ``/openapi.json``)
+Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs``, ``/redoc``,
+``/openapi.json``)
 and IBM's ``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
 ``WWW-Authenticate: Basic``: the error body of docs/api.md §2 with MQRC_NOT_AUTHORIZED (2035), or IBM's error
 body on ``/ibmmq/`` paths.

@@ -21,7 +21,8 @@ async def parse_body(request: Request, model: type[M]) -> M:
     try:
         data = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError as exc:
-        raise RequestValidationError([{"loc": ("body",), "msg": f"invalid JSON: {exc}", "type": "json_invalid"}])
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": f"invalid JSON: {exc}", "type": "json_invalid"}]) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -83,7 +83,8 @@ def _validation_reason(exc: RequestValidationError, request: Request) -> MQError
     reason = REASON_BY_FIELD.get(field)
     if reason is None:
         reason = MQRC.MQRCCF_PARM_SYNTAX_ERROR if request.url.path.endswith("/mqsc") else MQRC.OPTIONS_ERROR
-    detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}" for e in errors[:3])
+    detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}"
+                       for e in errors[:3])
     return MQError(reason, f"malformed request: {detail}")
 
 
@@ -111,7 +112,8 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RepositoryError)
     async def _sql(_request: Request, exc: RepositoryError) -> Response:
         log.warning("repository error: %s", exc)
-        return error_response(MQError(MQRC.DB2_NOT_AVAILABLE, f"the shared repository did not answer: {type(exc).__name__}"))
+        return error_response(MQError(MQRC.DB2_NOT_AVAILABLE,
+                                      f"the shared repository did not answer: {type(exc).__name__}"))
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> Response:

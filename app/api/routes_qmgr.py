@@ -33,7 +33,8 @@ async def ready(request: Request) -> Response:
     try:
         await qm.db(qm.repo.qmgr_names)
     except Exception as exc:
-        return error_response(MQError(MQRC.DB2_NOT_AVAILABLE, f"the shared repository does not answer: {type(exc).__name__}"))
+        return error_response(MQError(MQRC.DB2_NOT_AVAILABLE,
+                                      f"the shared repository does not answer: {type(exc).__name__}"))
     if qm.status != "RUNNING":
         return error_response(MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"queue manager is {qm.status.lower()}"))
     return json_response({"status": "READY", "qmgr": qm.name})

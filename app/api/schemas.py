@@ -27,7 +27,8 @@ class OpenRequest(_Body):
 
 
 class PutRequest(_Body):
-    md: dict[str, Any] | None = Field(None, description="MQMD fields (docs/api.md §6); omitted fields take their defaults")
+    md: dict[str, Any] | None = Field(None, description="MQMD fields (docs/api.md §6); omitted fields take their "
+                                                        "defaults")
     options: list[StrictStr] = Field(default_factory=list, max_length=16, examples=[["NO_SYNCPOINT"]])
     data: StrictStr = Field("", description="The message body: text, or base64 with data_encoding base64")
     data_encoding: StrictStr = Field("utf-8", description="utf-8 or base64")

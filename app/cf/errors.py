@@ -21,9 +21,12 @@ from app.core.reasons import MQRC, CompCode
 
 #: Every Redis failure code outside app.cf used to catch (RedisError, OSError): the CF layer
 #: maps them all to MQRC_CF_NOT_AVAILABLE.
-REDIS_FAILURES: tuple[type[BaseException], ...] = (redis_errors.RedisError, OSError)
+REDIS_FAILURES: tuple[type[Exception], ...] = (redis_errors.RedisError, OSError)
 #: The same, for code outside app.cf that must catch what no CF call mapped (it never names Redis).
 CF_FAILURES = REDIS_FAILURES
+#: An MQError, or a failure of the coupling facility that no call mapped to one (a caller that
+#: retries later, whatever went wrong with the coupling facility).
+MQ_OR_CF_FAILURES: tuple[type[Exception], ...] = (MQError, *REDIS_FAILURES)
 #: The coupling facility client's own exception class (an API's last-resort handler maps it).
 CFClientError = redis_errors.RedisError
 

@@ -16,7 +16,8 @@ def igq_correl_id(qmgr: str) -> str:
     return (b"CSQ IGQ " + qmgr.encode().ljust(4) + b"\0" * 12).hex()
 
 
-def transmission_message(md: dict[str, Any], data: bytes, remote_q: str, remote_qmgr: str) -> tuple[dict, dict]:
+def transmission_message(md: dict[str, Any], data: bytes, remote_q: str,
+                         remote_qmgr: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The message put on SYSTEM.QSG.TRANSMIT.QUEUE: its MQMD and an MQXQH (sent as JSON) with the application's
     whole MQMD and data, addressed to the destination QM, keeping priority, persistence and
     expiry so that it is ordered and expires as the application's message would."""

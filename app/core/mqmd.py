@@ -13,7 +13,7 @@ import re
 import struct
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from app.core.errors import MQError
@@ -201,7 +201,7 @@ def _properties(value: Any) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=4)
 def _second_prefix(second: int) -> str:
-    return datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.")
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
 
 
 def format_put_time(ms: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 GROUP_LOCATION = "@GROUP"
 SHARED_LOCATION = "@SHARED"
@@ -26,7 +27,7 @@ class ObjectDef:
     name: str
     qsgdisp: str
     location: str
-    attrs: dict = field(default_factory=dict)
+    attrs: dict[str, Any] = field(default_factory=dict)
     version: int = 1
     altered: datetime | None = None
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-
 from app.cf.errors import CFClientError
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode, reason_name

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core.errors import MQError
@@ -60,6 +61,7 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
     (app/mqsc/commands/)."""
 
     async def run(self, cmd: Command) -> tuple[list[dict[str, Any]], list[str]]:
+        table: dict[tuple[str, str], Callable[[Command], Awaitable[list[dict[str, Any]] | None]]]
         table = {("DEFINE", t): self.define for t in DEFINABLE}
         table |= {("ALTER", t): self.alter for t in DEFINABLE}
         table |= {("DELETE", t): self.delete for t in DEFINABLE}

@@ -140,6 +140,12 @@ class Command:
         wanted = name.upper()
         return next((kw for kw in self.keywords if kw.name == wanted), None)
 
+    def value(self, name: str, absent: str = "") -> str:
+        """The value of keyword ``name``: ``absent`` when the command lacks the keyword, "" when
+        it has no value."""
+        kw = self.get(name)
+        return absent if kw is None else (kw.value or "")
+
     def has(self, name: str) -> bool:
         """Whether the command has a keyword called ``name`` (any case)."""
         return self.get(name) is not None
@@ -234,7 +240,8 @@ def parse_command(text: str) -> Command:
 
 
 def parse_script(script: str) -> list[Command | ParseFailure]:
-    """Every command of a script, in order; a malformed command becomes a ParseFailure and parsing continues with the next command."""
+    """Every command of a script, in order; a malformed command becomes a ParseFailure and
+    parsing continues with the next command."""
     results: list[Command | ParseFailure] = []
     for text in split_commands(script):
         try:

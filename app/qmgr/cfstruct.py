@@ -19,7 +19,7 @@ import asyncio
 import logging
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.cf.keys import QueueLocation, private_tag, shared_tag, structure_name
@@ -339,7 +339,7 @@ class StructureService:
 
 
 def _date_time(ns: int) -> tuple[str, str]:
-    t = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+    t = datetime.fromtimestamp(ns / 1e9, tz=UTC)
     return t.strftime("%Y-%m-%d"), t.strftime("%H.%M.%S")
 
 

@@ -131,7 +131,8 @@ class DefinitionCache:
                 raise MQError(MQRC.ALIAS_BASE_Q_TYPE_ERROR, f"alias {name} resolves to a topic, not a queue")
             found = self.queue(target) if target else None
             if found is None:
-                raise MQError(MQRC.UNKNOWN_ALIAS_BASE_Q, f"alias {name} names base queue '{target}', which is not defined")
+                raise MQError(MQRC.UNKNOWN_ALIAS_BASE_Q,
+                              f"alias {name} names base queue '{target}', which is not defined")
             if found.objtype != "QLOCAL":
                 raise MQError(MQRC.ALIAS_BASE_Q_TYPE_ERROR,
                               f"alias {name} resolves to {target}, a {found.objtype}, not a local queue")

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from app.cf.keys import QueueLocation
 from app.activity.schema import Verb
+from app.cf.keys import QueueLocation
 from app.core import attributes
 from app.core.errors import MQError
 from app.core.mqmd import NO_ID

@@ -221,6 +221,8 @@ class IgqAgent:
             exc, self.fail_next = self.fail_next, None
             raise exc
         xmitq = self.qm.cache.queue(IGQ_XMITQ)
+        if xmitq is None:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{IGQ_XMITQ} is not defined")  # the agent retries
         loc = queue_location(self.qm.qsg, xmitq)
         self.conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the get
         try:

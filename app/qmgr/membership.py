@@ -206,7 +206,7 @@ class Membership:
                 unreachable = False
             except asyncio.CancelledError:
                 raise
-            except (MQError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, MQError) as exc:
                 if not unreachable:
                     log.warning("%s: heartbeat not renewed (%s); the lease lapses in %.1fs", self.qmgr,
                                 type(exc).__name__, max(0.0, self._lease_until - time.monotonic()))

@@ -20,12 +20,12 @@ from app.activity import Verb, note, recorded
 from app.cf.engine import FencedError, GetResult
 from app.cf.keys import structure_name
 from app.core import attributes
-from app.core.errors import MQError
-from app.core.igq import IGQ_XMITQ, transmission_message
-from app.core.names import check_object_name, is_object_name
-from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
+from app.core.errors import MQError
+from app.core.expiry import expiry_at, remaining_tenths, report_kind
+from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate_put_md
+from app.core.names import check_object_name, is_object_name
 from app.core.options import parse_open_options, parse_put_options, resolve_open_options
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection, Handle
@@ -468,7 +468,8 @@ class Mqi:
             raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {resolved.opened.name}")
         qm_maxmsgl = int(self.qm.attrs.get("MAXMSGL", 104857600))
         if len(data) > qm_maxmsgl:
-            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR, f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
+            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
+                          f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
         # Defaults come from the first definition in the resolution path (the alias if opened
         # through one), as it is at the time of the put.
         defaults = opened.attrs
@@ -541,8 +542,9 @@ class Mqi:
                 result: GetResult = await self.qm.cf.get(
                     handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
                     syncpoint=gmo.syncpoint, match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
-                    cursor=handle.browse_cursor, buffer_length=call.buffer_length, accept_truncated=gmo.accept_truncated,
-                    wait_ms=wait_ms, should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
+                    cursor=handle.browse_cursor, buffer_length=call.buffer_length,
+                    accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
+                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
             except MQError as exc:
                 if exc.reason == MQRC.NO_MSG_AVAILABLE and wait_ms and self.qm.status != "RUNNING":
                     raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing") from None
@@ -583,11 +585,12 @@ class Mqi:
             raise MQError(MQRC.NOT_OPEN_FOR_SET, f"{handle.resolved.opened.name} is not open for set")
         if not isinstance(changes, dict) or not changes:
             raise MQError(MQRC.SELECTOR_ERROR, "give the attributes to set as an object, e.g. {\"PUT\": \"DISABLED\"}")
-        keywords = []
+        keywords: list[tuple[str, str | None]] = []
         for name, value in changes.items():
             key = str(name).upper()
             if key not in attributes.MQSET_ATTRS:
-                raise MQError(MQRC.SELECTOR_ERROR, f"{name} cannot be set by MQSET (allowed: {', '.join(sorted(attributes.MQSET_ATTRS))})")
+                allowed = ", ".join(sorted(attributes.MQSET_ATTRS))
+                raise MQError(MQRC.SELECTOR_ERROR, f"{name} cannot be set by MQSET (allowed: {allowed})")
             if key == "TRIGGER":
                 if not isinstance(value, bool):
                     raise MQError(MQRC.INHIBIT_VALUE_ERROR if key in ("GET", "PUT") else MQRC.SELECTOR_ERROR,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
-from app.cf.errors import CF_FAILURES
+from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.keys import private_tag, shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+#: What stops a rejoin attempt for now (it is tried again): Redis away, the name still held.
+_REJOIN_FAILURES: tuple[type[Exception], ...] = (NameInUse, *MQ_OR_CF_FAILURES)
+
 class QueueManager:
     """State and services of one running queue manager."""
 
@@ -71,7 +74,7 @@ class QueueManager:
         # The services; each sees this object through the Protocol of what it uses (ports.py).
         self.workflow = DefinitionWorkflow(
             qsg=self.qsg, repo=repo, db=self.db, cf=self.cf, cache=self.cache, clock=self.clock,
-            broadcaster=self.broadcaster, retrigger=lambda old, new: self.triggers.definition_changed(old, new))
+            broadcaster=self.broadcaster, retrigger=self._definition_changed)
         self.mqi = Mqi(self)
         self.expiry = ExpiryService(self)
         self.events = EventService(self)
@@ -171,7 +174,7 @@ class QueueManager:
                     await self._recover_previous_incarnation(previous_failed)
                     await self.reconcile_queue_state()
                     break
-                except (NameInUse, MQError, *CF_FAILURES) as exc:
+                except _REJOIN_FAILURES as exc:
                     log.warning("%s: cannot rejoin the group yet: %s", self.name, exc)
                     self.cf.incarnation = None
                     self.membership.lost("rejoin failed")
@@ -203,12 +206,12 @@ class QueueManager:
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.error("%s: shutdown step %s did not finish in 5s; continuing", self.name, step.__qualname__)
         try:
             # Last, so that the records of the connections ended above are in it too.
             await asyncio.wait_for(self.activity.stop(), timeout=30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.error("%s: the activity log was not fully written within 30s", self.name)
 
     async def _peer_recovered(self, failed: str, counts: tuple[int, int, int]) -> None:
@@ -217,6 +220,10 @@ class QueueManager:
         self.activity.emit(Verb.PEER_RECOVERY, object=failed, count=backed_out + committed,
                            detail=json.dumps({"backed_out": backed_out, "committed": committed,
                                               "handles_cleared": cleared}))
+
+    async def _definition_changed(self, old: ObjectDef, new: ObjectDef) -> None:
+        """Re-triggering after a definition change (the workflow knows no trigger service)."""
+        await self.triggers.definition_changed(old, new)
 
     def shared_tags(self) -> list[str]:
         """Hash tags of every CF structure of the group (where shared units of work can be)."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.activity.schema import Verb
-from app.cf.errors import CF_FAILURES
+from app.cf.errors import MQ_OR_CF_FAILURES
 from app.core.errors import MQError
 from app.core.objects import ObjectDef
 from app.core.triggers import (
@@ -174,7 +174,8 @@ class TriggerService:
             await self.retrigger(new, skip=frozenset({5}))
         if a.get("PUT") == "DISABLED" and b.get("PUT") == "ENABLED":
             for q in self.qm.cache.all("QUEUE"):
-                if q.objtype == "QLOCAL" and q.location != "@GROUP" and str(q.attrs.get("INITQ", "")).strip() == new.name:
+                initq = str(q.attrs.get("INITQ", "")).strip()
+                if q.objtype == "QLOCAL" and q.location != "@GROUP" and initq == new.name:
                     await self.retrigger(q)
 
     # ---- shared queues: every QM evaluates -------------------------------------------------
@@ -190,5 +191,5 @@ class TriggerService:
             return
         try:
             await self.counts_changed(found[0], before, after, added)
-        except (MQError, *CF_FAILURES) as exc:
+        except MQ_OR_CF_FAILURES as exc:
             log.warning("%s: trigger evaluation of %s failed: %s", self.qm.name, queue, exc)

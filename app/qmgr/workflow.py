@@ -13,7 +13,7 @@ DELETE) or by MQSET (an application's, or the queue manager's own after a DEPTH 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.core import attributes
 from app.core.errors import MQError
@@ -36,8 +36,8 @@ Retrigger = Callable[[ObjectDef, ObjectDef], Awaitable[None]]
 class DefinitionWorkflow:
     """Definition changes of one queue manager: repository, coupling facility, broadcast."""
 
-    def __init__(self, *, qsg: str, repo: Repository, db: Callable[..., Awaitable], cf: CouplingFacility, cache: DefinitionCache,
-                 clock: Clock, broadcaster: Publisher, retrigger: Retrigger) -> None:
+    def __init__(self, *, qsg: str, repo: Repository, db: Callable[..., Awaitable[Any]], cf: CouplingFacility,
+                 cache: DefinitionCache, clock: Clock, broadcaster: Publisher, retrigger: Retrigger) -> None:
         self.qsg = qsg
         self.repo = repo
         self.db = db

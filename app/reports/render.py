@@ -114,11 +114,11 @@ def chart_share(summary: dict[str, Any]) -> str:
             row = next((r for r in shares if r["queue"] == q and r["qmgr"] == qm), None)
             values.append(100 * (row["work_share"] or 0) if row else 0.0)
         bars = ax.barh(queues, values, left=left, label=qm, color=_COLORS[i % len(_COLORS)])
-        for bar, v in zip(bars, values):
+        for bar, v in zip(bars, values, strict=True):
             if v >= 8:
                 ax.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2, f"{v:.0f}%",
                         ha="center", va="center", color="white", fontsize=8)
-        left = [a + b for a, b in zip(left, values)]
+        left = [a + b for a, b in zip(left, values, strict=True)]
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of puts + gets (%)")
     ax.legend(frameon=False, ncol=len(qmgrs), loc="upper center", bbox_to_anchor=(0.5, -0.25))
@@ -181,7 +181,7 @@ def _barh(items: list[tuple[str, float]], chart_id: str, xlabel: str, empty: str
     labels = [k for k, _ in items][::-1]
     values = [v for _, v in items][::-1]
     bars = ax.barh(labels, values, color=_COLORS[0])
-    for bar, v in zip(bars, values):
+    for bar, v in zip(bars, values, strict=True):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {v:,.0f}", va="center", fontsize=8)
     ax.set_xlabel(xlabel)
     _integer_axis(ax.xaxis)

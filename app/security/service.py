@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.repository.security import KeyRecord, SecurityStore, UserRecord
 from app.security.passwords import split_api_key, verify_secret
 from app.security.rights import (
     RIGHT_FOR_OPEN_OPTION,
@@ -35,9 +36,9 @@ from app.security.rights import (
     not_authorized,
     rights_of,
 )
-from app.repository.security import KeyRecord, SecurityStore, UserRecord
 
 if TYPE_CHECKING:
+    from app.cf.engine import CouplingFacility
     from app.repository.store import Repository
     from app.settings import Settings
 
@@ -75,6 +76,8 @@ class SecurityHost(Protocol):
     def settings(self) -> Settings: ...
     @property
     def repo(self) -> Repository: ...
+    @property
+    def cf(self) -> CouplingFacility: ...
     @property
     def broadcaster(self) -> Any: ...  # publish(message): the acknowledged broadcast to the group
 

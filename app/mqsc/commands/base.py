@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from app.qmgr.definitions import DefinitionCache
     from app.qmgr.workflow import DefinitionWorkflow
     from app.repository.cfstore import StructureStore
+    from app.repository.security import SecurityStore
     from app.repository.store import Repository
-    from app.security.store import SecurityStore
 
 T = TypeVar("T")
 
@@ -55,11 +55,11 @@ class StructureAdmin(Protocol):
 
     async def backup(self, name: str, exclint_s: int) -> list[str]: ...
 
-    async def recover(self, names: list[str], *, purge: bool = False) -> list[str]: ...
+    async def recover(self, names: list[str], *, purge: bool) -> list[str]: ...
 
     async def fail(self, name: str) -> list[str]: ...
 
-    async def status(self, name: str, kind: str) -> dict[str, Any]: ...
+    async def status(self, name: str, kind: str) -> dict[str, object]: ...
 
 
 class ExpiryAdmin(Protocol):
@@ -115,12 +115,14 @@ class CommandBase:
 
     def _name(self, cmd: Command, generic: bool = False) -> str:
         if not cmd.name:
-            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} {cmd.objtype} needs an object name in parentheses")
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                          f"{cmd.verb} {cmd.objtype} needs an object name in parentheses")
         if generic:
             return check_generic_name(cmd.name)
         if cmd.objtype == "CFSTRUCT":
             if not re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", cmd.name):
-                raise MQError(MQRC.OBJECT_NAME_ERROR, f"'{cmd.name}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
+                raise MQError(MQRC.OBJECT_NAME_ERROR,
+                              f"'{cmd.name}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
             return cmd.name
         return check_object_name(cmd.name)
 

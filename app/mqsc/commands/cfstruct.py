@@ -19,7 +19,8 @@ class StructureCommands(CommandBase):
     def _structure_names(self, cmd: Command, *, recoverable_only: bool) -> list[str]:
         """The structures a command names: a list, or a generic name (``*`` = all)."""
         if not cmd.name:
-            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} {cmd.objtype} needs a structure name in parentheses")
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                          f"{cmd.verb} {cmd.objtype} needs a structure name in parentheses")
         out: list[str] = []
         for part in (p.strip() for p in cmd.name.split(",")):
             if "*" in part:
@@ -28,7 +29,8 @@ class StructureCommands(CommandBase):
             elif re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", part):
                 out.append(part)
             else:
-                raise MQError(MQRC.OBJECT_NAME_ERROR, f"'{part}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
+                raise MQError(MQRC.OBJECT_NAME_ERROR,
+                              f"'{part}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
         return out
 
     async def backup_cfstruct(self, cmd: Command) -> None:
@@ -42,7 +44,7 @@ class StructureCommands(CommandBase):
 
     async def recover_cfstruct(self, cmd: Command) -> None:
         """RECOVER CFSTRUCT(name, ...) [TYPE(NORMAL | PURGE)]."""
-        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else "NORMAL"
+        kind = cmd.value("TYPE", "NORMAL").upper()
         if kind not in ("NORMAL", "PURGE"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not NORMAL or PURGE")
         self.messages += await self.qm.structures.recover(self._structure_names(cmd, recoverable_only=True),
@@ -50,14 +52,14 @@ class StructureCommands(CommandBase):
 
     async def reset_cfstruct(self, cmd: Command) -> None:
         """RESET CFSTRUCT(name) ACTION(FAIL): simulate a structure failure."""
-        action = (cmd.get("ACTION").value or "").upper() if cmd.get("ACTION") else ""
+        action = cmd.value("ACTION").upper()
         if action != "FAIL":
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "RESET CFSTRUCT needs ACTION(FAIL)")
         self.messages += await self.qm.structures.fail(self._name(cmd))
 
     async def display_cfstatus(self, cmd: Command) -> list[dict[str, Any]]:
         """DISPLAY CFSTATUS(generic name) [TYPE(SUMMARY | BACKUP)]."""
-        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else "SUMMARY"
+        kind = cmd.value("TYPE", "SUMMARY").upper()
         if kind not in ("SUMMARY", "BACKUP"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not SUMMARY or BACKUP")
         names = self._structure_names(cmd, recoverable_only=False)

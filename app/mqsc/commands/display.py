@@ -25,7 +25,7 @@ class DisplayCommands(CommandBase):
         types = {"QLOCAL": {"QLOCAL"}, "QALIAS": {"QALIAS"}, "PROCESS": {"PROCESS"}, "CFSTRUCT": {"CFSTRUCT"},
                  "QREMOTE": {"QREMOTE"}, "QUEUE": {"QLOCAL", "QALIAS", "QREMOTE"}}[objtype]
         if objtype == "QUEUE" and cmd.get("TYPE"):
-            wanted = (cmd.get("TYPE").value or "").upper()
+            wanted = cmd.value("TYPE").upper()
             if wanted not in ("QLOCAL", "QALIAS", "QREMOTE", "ALL"):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({wanted}) is not QLOCAL, QALIAS, QREMOTE or ALL")
             types = {"QLOCAL", "QALIAS", "QREMOTE"} if wanted == "ALL" else {wanted}
@@ -61,7 +61,7 @@ class DisplayCommands(CommandBase):
     async def display_qstatus(self, cmd: Command) -> list[dict[str, Any]]:
         """DISPLAY QSTATUS: per local queue, one object per QM that has it open (at least this QM)."""
         pattern = self._name(cmd, generic=True)
-        kind = (cmd.get("TYPE").value or "QUEUE").upper() if cmd.get("TYPE") else "QUEUE"
+        kind = (cmd.value("TYPE") or "QUEUE").upper()
         if kind not in ("QUEUE", "HANDLE"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not QUEUE or HANDLE")
         out = []
@@ -95,7 +95,8 @@ def _parse_where(cmd: Command):
         return None
     m = _WHERE.match(kw.value or "")
     if not m:
-        raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "WHERE needs (attribute operator value), e.g. WHERE(CURDEPTH GT 0)")
+        raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                      "WHERE needs (attribute operator value), e.g. WHERE(CURDEPTH GT 0)")
     attr, op, raw = m.group(1).upper(), m.group(2).upper(), m.group(3).strip("'")
 
     def test(row: dict[str, Any]) -> bool:

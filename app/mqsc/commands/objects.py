@@ -107,7 +107,8 @@ class ObjectCommands(CommandBase):
         if objtype == "QLOCAL" and qsgdisp == "SHARED" and new_attrs["CFSTRUCT"] != existing.attrs.get("CFSTRUCT"):
             status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, existing))
             if status.depth or open_handles(status):
-                raise MQError(MQRC.OBJECT_IN_USE, "CFSTRUCT of a shared queue can change only while it is empty and closed")
+                raise MQError(MQRC.OBJECT_IN_USE,
+                              "CFSTRUCT of a shared queue can change only while it is empty and closed")
         forced = await self._check_force(existing, new_attrs, force=cmd.has("FORCE"))
         saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: attributes.apply_keywords(
             objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
@@ -177,9 +178,11 @@ class ObjectCommands(CommandBase):
         existing = await self._require(objtype, name, qsgdisp)
         purge = cmd.has("PURGE")
         if objtype == "CFSTRUCT":
-            users = [d.name for d in self.qm.cache.all("QUEUE") if d.qsgdisp == "SHARED" and d.attrs.get("CFSTRUCT") == name]
+            users = [d.name for d in self.qm.cache.all("QUEUE")
+                     if d.qsgdisp == "SHARED" and d.attrs.get("CFSTRUCT") == name]
             if users:
-                raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is used by shared queue(s) {', '.join(users[:5])}")
+                raise MQError(MQRC.CF_STRUC_IN_USE,
+                              f"CFSTRUCT({name}) is used by shared queue(s) {', '.join(users[:5])}")
         if objtype == "QLOCAL" and qsgdisp != "GROUP":
             await self.qm.cf.delete_queue(queue_location(self.qm.qsg, existing), purge=purge)
         elif objtype == "QALIAS" and qsgdisp != "GROUP":

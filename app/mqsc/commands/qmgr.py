@@ -46,10 +46,10 @@ class QmgrCommands(CommandBase):
 
     async def refresh_qmgr(self, cmd: Command) -> None:
         """REFRESH QMGR TYPE(EXPIRY) NAME(generic name): discard expired messages now."""
-        kind = (cmd.get("TYPE").value or "").upper() if cmd.get("TYPE") else ""
+        kind = cmd.value("TYPE").upper()
         if kind != "EXPIRY":
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"REFRESH QMGR TYPE({kind}) is not supported; use TYPE(EXPIRY)")
-        pattern = check_generic_name(cmd.get("NAME").value or "*") if cmd.get("NAME") else "*"
+        pattern = check_generic_name(cmd.value("NAME") or "*")
         scanned, discarded = await self.qm.expiry.refresh(pattern)
         self.messages.append(f"{scanned} queue(s) scanned, {discarded} expired message(s) discarded")
 

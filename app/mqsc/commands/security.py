@@ -18,7 +18,7 @@ class SecurityCommands(CommandBase):
 
     def _authrec_target(self, cmd: Command, *, need_entity: bool = True) -> tuple[str, str, str | None, str | None]:
         """(OBJTYPE, PROFILE, entity type, entity) of an AUTHREC command."""
-        objtype = (cmd.get("OBJTYPE").value or "").upper() if cmd.get("OBJTYPE") else ""
+        objtype = cmd.value("OBJTYPE").upper()
         if objtype not in RIGHTS_BY_OBJTYPE:
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, "OBJTYPE must be QUEUE or QMGR")
         profile_kw = cmd.get("PROFILE")
@@ -31,21 +31,23 @@ class SecurityCommands(CommandBase):
         principal, group = cmd.get("PRINCIPAL"), cmd.get("GROUP")
         if principal and group:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "give PRINCIPAL or GROUP, not both")
-        if principal or group:
-            kw = principal or group
+        kw = principal or group
+        if kw is not None:
             entity = (kw.value or "").strip()
             if not entity:
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"{kw.name} needs a name")
             return objtype, profile, "PRINCIPAL" if principal else "GROUP", entity
         if need_entity:
-            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} AUTHREC needs PRINCIPAL('user') or GROUP('group')")
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                          f"{cmd.verb} AUTHREC needs PRINCIPAL('user') or GROUP('group')")
         return objtype, profile, None, None
 
     async def set_authrec(self, cmd: Command) -> list[dict[str, Any]]:
         """SET AUTHREC PROFILE('PAYROLL.*') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(GET,PUT) AUTHRMV(...)."""
         objtype, profile, entity_type, entity = self._authrec_target(cmd)
-        add = parse_rights(objtype, cmd.get("AUTHADD").values()) if cmd.get("AUTHADD") else set()
-        remove = parse_rights(objtype, cmd.get("AUTHRMV").values()) if cmd.get("AUTHRMV") else set()
+        authadd, authrmv = cmd.get("AUTHADD"), cmd.get("AUTHRMV")
+        add = parse_rights(objtype, authadd.values()) if authadd else set()
+        remove = parse_rights(objtype, authrmv.values()) if authrmv else set()
         if not add and not remove:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "SET AUTHREC needs AUTHADD(...) or AUTHRMV(...)")
         store = self.qm.security.store
@@ -65,7 +67,7 @@ class SecurityCommands(CommandBase):
         profile is the one named (a generic PROFILE selects records whose profile matches it)."""
         objtype_kw = cmd.get("OBJTYPE")
         objtype = (objtype_kw.value or "").upper() if objtype_kw else ""
-        profile = (cmd.get("PROFILE").value or "").strip() if cmd.get("PROFILE") else ""
+        profile = cmd.value("PROFILE").strip()
         principal, group = cmd.get("PRINCIPAL"), cmd.get("GROUP")
         rows = []
         for rec in await self.qm.db(self.qm.security.store.authrecs):
