@@ -832,3 +832,15 @@ async def test_a_lapsed_lease_stops_calls_before_they_reach_redis(cf) -> None:
         await put(cf, "after the lease lapsed")
     assert caught.value.reason == MQRC.CONNECTION_BROKEN
     assert await cf.queue_depth(Q) == 1
+
+
+def test_a_connection_closed_under_a_call_is_cf_not_available() -> None:
+    """uvloop raises RuntimeError for a write on a transport Redis closed (seen in bench_faults
+    when Redis stopped mid-call): the caller gets 2345 like any lost connection, not a 500."""
+    from app.cf.errors import cf_access
+
+    with pytest.raises(MQError) as caught, cf_access(SHARED):
+        raise RuntimeError("unable to perform operation on <TCPTransport closed=True>; the handler is closed")
+    assert caught.value.reason == MQRC.CF_NOT_AVAILABLE
+    with pytest.raises(RuntimeError), cf_access(SHARED):
+        raise RuntimeError("an error of the program's own")  # not a lost connection: stays what it is

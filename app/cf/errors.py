@@ -104,6 +104,12 @@ def check(reply: Sequence[Any], loc: QueueLocation | None, ok: tuple[int, ...] =
         raise mq_error(code, loc, reply=reply)
 
 
+def _dead_transport(exc: RuntimeError) -> bool:
+    """uvloop's answer to a write on a connection that Redis closed under it (redis-py does not
+    turn it into a ConnectionError): the coupling facility went away mid-call."""
+    return "closed" in str(exc)
+
+
 @contextmanager
 def cf_access(tag: str) -> Iterator[None]:
     """Turn Redis connection failures inside the block into MQRC_CF_NOT_AVAILABLE: the coupling
@@ -112,6 +118,11 @@ def cf_access(tag: str) -> Iterator[None]:
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
         raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached "
+                                             f"(structure {tag}): {exc}") from exc
+    except RuntimeError as exc:
+        if not _dead_transport(exc):
+            raise
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility closed the connection "
                                              f"(structure {tag}): {exc}") from exc
 
 
@@ -132,3 +143,7 @@ def group_access(what: str) -> Iterator[None]:
         yield
     except REDIS_FAILURES as exc:
         raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached ({what}): {exc}") from exc
+    except RuntimeError as exc:
+        if not _dead_transport(exc):
+            raise
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility closed the connection ({what}): {exc}") from exc
