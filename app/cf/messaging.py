@@ -249,13 +249,11 @@ class Messaging(CFBase):
             _check(code, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED), reply=reply)
             break
         browse = call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
-        return GetResult(
-            md_json=reply.md, body=reply.data, data_length=reply.data_length,
-            backout_count=reply.backout_count, persistent=reply.persistent, cursor=reply.cursor,
-            depth=reply.depth_after, truncated=code == MQRC.TRUNCATED_MSG_ACCEPTED,
-            depth_before=reply.depth_before, depth_after=reply.depth_after, available=reply.available_after,
-            msg_seq=reply.id, browse=browse, syncpoint=reply.syncpoint, reason=code,
-            expiry_at_ms=reply.expiry_ms)
+        depth = reply.depth_after
+        return GetResult(  # positional (the MQGET path): md_json, body, ... in field order
+            reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
+            depth, code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, depth, reply.available_after,
+            reply.id, browse, reply.syncpoint, code, reply.expiry_ms)
 
     def _discarded(self, loc: QueueLocation, n: int) -> None:
         if n and self.on_expired is not None:

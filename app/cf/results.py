@@ -43,7 +43,7 @@ class InputMode(StrEnum):
 # ---- results ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PutResult:
     """Outcome of an MQPUT (for events and triggers, no second round trip).
 
@@ -54,6 +54,10 @@ class PutResult:
     to non-empty; ``ipprocs``, ``opprocs``: group-wide open-for-input / output counts;
     ``events``: the reasons of the performance events the put fired; ``trigger``: the trigger
     counts (before, after) the put changed, (-1, -1) when it does not count.
+
+    ``PutResult`` and ``GetResult`` are built on every MQPUT / MQGET: slotted dataclasses, not
+    frozen ones (a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``);
+    treat them as immutable.
     """
 
     msg_seq: int
@@ -69,7 +73,7 @@ class PutResult:
     trigger: tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GetResult:
     """Outcome of an MQGET or browse.
 
