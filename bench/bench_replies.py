@@ -43,7 +43,7 @@ def main(n: int = 200_000) -> None:
         "OpenReply.parse": lambda: OpenReply.parse(OPEN_RAW),
     }
     for label, fn in cases.items():
-        best = min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6
+        best = min(timeit.repeat(fn, number=n, repeat=15)) / n * 1e6
         print(f"{label:32s} {best:6.2f} us")
 
 
