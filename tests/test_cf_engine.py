@@ -233,7 +233,7 @@ async def test_browse_first_next_and_under_cursor(cf: CouplingFacility, cf2: Cou
     for b in ("one", "two", "three", "four"):
         await put(cf, b, msg_id=mid(len(b)))  # msg_ids 3, 3, 5, 4
     first = await get(cf, mode=GetMode.BROWSE_FIRST)
-    assert first.body == b"one" and first.info["browse"]
+    assert first.body == b"one" and first.browse
     nxt = await get(cf, mode=GetMode.BROWSE_NEXT, cursor=first.cursor)
     assert nxt.body == b"two"
     assert await cf.queue_depth(Q) == 4  # browsing removes nothing
@@ -274,7 +274,7 @@ async def test_browse_first_next_and_under_cursor(cf: CouplingFacility, cf2: Cou
 async def test_syncpoint_put_invisible_until_commit(cf: CouplingFacility, cf2: CouplingFacility) -> None:
     await define(cf)
     r = await put(cf, "uow", syncpoint=True, hconn="C1")
-    assert r.depth == 1 and not r.info["visible"] and r.info["available"] == 0
+    assert r.depth == 1 and not r.visible and r.available == 0
     assert await reason_of(get(cf, hconn="C1")) == 2033  # not even the putter sees it
     assert await reason_of(get(cf2, qmgr="QM2", hconn="C2")) == 2033
     assert await reason_of(get(cf, mode=GetMode.BROWSE_FIRST)) == 2033
@@ -322,7 +322,7 @@ async def test_syncpoint_get_hidden_backout_restores_place_commit_deletes(
     for b in ("m1", "m2", "m3"):
         await put(cf, b, priority=4)
     g = await get(cf, hconn="C1", syncpoint=Syncpoint.YES)
-    assert g.body == b"m1" and g.depth == 2 and g.info["syncpoint"]
+    assert g.body == b"m1" and g.depth == 2 and g.syncpoint
     assert (await cf.queue_status(Q)).uncommitted == 1
     # hidden from everybody else, and from browse
     assert (await get(cf2, qmgr="QM2", hconn="C2", mode=GetMode.BROWSE_FIRST)).body == b"m2"
@@ -400,8 +400,8 @@ async def test_syncpoint_if_persistent(cf: CouplingFacility) -> None:
     await put(cf, "not-persistent", persistent=False)
     a = await get(cf, syncpoint=Syncpoint.IF_PERSISTENT)
     b = await get(cf, syncpoint=Syncpoint.IF_PERSISTENT)
-    assert (a.body, a.persistent, a.info["syncpoint"]) == (b"persistent", True, True)
-    assert (b.body, b.persistent, b.info["syncpoint"]) == (b"not-persistent", False, False)
+    assert (a.body, a.persistent, a.syncpoint) == (b"persistent", True, True)
+    assert (b.body, b.persistent, b.syncpoint) == (b"not-persistent", False, False)
     await cf.backout(SHARED, "QM1", "C1")
     assert await bodies(cf) == [b"persistent"]
 
@@ -420,7 +420,7 @@ async def test_truncation_failed_leaves_message_accepted_removes_it(cf: Coupling
     assert await cf.queue_depth(Q) == 1  # the message stays
 
     browsed = await get(cf, mode=GetMode.BROWSE_FIRST, buffer_length=4, accept_truncated=True)
-    assert browsed.truncated and browsed.body == b"0123" and browsed.info["reason"] == 2079
+    assert browsed.truncated and browsed.body == b"0123" and browsed.reason == 2079
     got = await get(cf, buffer_length=4, accept_truncated=True)
     assert (got.body, got.data_length, got.truncated, got.depth) == (b"0123", 10, True, 0)
 

@@ -6,13 +6,20 @@ from collections.abc import Mapping
 
 from app.cf import keys
 from app.cf.base import CFBase
-from app.cf.codec import flat_to_dict as _flat_to_dict
 from app.cf.codec import pairs as _pairs
 from app.cf.codec import text as _text
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
 from app.cf.errors import mq_error
 from app.cf.keys import QueueKeys, QueueLocation
+from app.cf.replies import (
+    AlterReply,
+    ClearReply,
+    DefineReply,
+    DeleteReply,
+    ResetStatsReply,
+    StatusReply,
+)
 from app.cf.results import (
     COUNTER_FIELDS,
     OPEN_KINDS,
@@ -40,71 +47,72 @@ class Admin(CFBase):
         MSGDLVSQ, DEFPRTY, USAGE, OFFLOAD, ... every field given is stored); counters and
         messages of an existing queue are kept. Returns the definition generation."""
         qk = QueueKeys(loc)
-        reply = await self._script(
+        reply = DefineReply.parse(await self._script(
             DefineArgs(qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
                        keys.structure_last_ids(loc.tag), qk.queue_prefix, loc.name, self.channel(loc),
                        _pairs(runtime, "define")),
-            loc.tag, self.caller())
-        return int(reply[0])
+            loc.tag, self.caller()))
+        return reply.gen
 
     async def alter_queue(self, loc: QueueLocation, changes: Mapping[str, str | int], *,
                           bump_gen: bool = False) -> int:
         """Set runtime attributes; with ``bump_gen`` open handles become stale
         (MQRC_OBJECT_CHANGED). Returns the generation. MQRC_UNKNOWN_OBJECT_NAME if no state."""
         qk = QueueKeys(loc)
-        reply = await self._script(
+        reply = AlterReply.parse(await self._script(
             AlterArgs(qk.ctl, qk.queue_prefix, "1" if bump_gen else "0", self.channel(loc), _pairs(changes, "alter")),
-            loc.tag, self.caller())
-        _check(reply, loc)
-        return int(reply[1])
+            loc.tag, self.caller()))
+        _check(reply.code, loc)
+        return reply.gen
 
     async def delete_queue(self, loc: QueueLocation, *, purge: bool = False) -> int:
         """Remove a queue's state. MQRC_OBJECT_IN_USE if open anywhere, MQRC_Q_NOT_EMPTY if
         it has messages (unless ``purge``) or uncommitted work. Returns messages purged."""
         qk = QueueKeys(loc)
         await self.usable(loc.tag)
-        reply = await self._script(
+        reply = DeleteReply.parse(await self._script(
             DeleteArgs(qk.ctl, keys.structure_queues(loc.tag), keys.structure_generations(loc.tag),
                        keys.structure_last_ids(loc.tag), qk.queue_prefix, loc.name, "1" if purge else "0",
                        self.channel(loc)),
-            loc.tag, self.caller())
-        _check(reply, loc)
+            loc.tag, self.caller()))
+        _check(reply.code, loc)
         if self.log is not None and self.log.wanted(loc.tag):
-            self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=True)
+            self.log.removed_all(loc.tag, loc.name, reply.seq, deleted=True)
             await self.log.force()
-        return int(reply[1])
+        return reply.purged
 
     async def clear_queue(self, loc: QueueLocation) -> int:
         """CLEAR QLOCAL. MQRC_OBJECT_IN_USE if open anywhere, MQRC_Q_NOT_EMPTY if uncommitted
         work exists. Returns the number of messages removed."""
         qk = QueueKeys(loc)
         await self.usable(loc.tag)
-        reply = await self._script(ClearArgs(qk.ctl, qk.queue_prefix), loc.tag, self.caller())
-        _check(reply, loc)
+        reply = ClearReply.parse(await self._script(ClearArgs(qk.ctl, qk.queue_prefix), loc.tag, self.caller()))
+        _check(reply.code, loc)
         if self.log is not None and self.log.wanted(loc.tag):
-            self.log.removed_all(loc.tag, loc.name, int(reply[2]), deleted=False)
+            self.log.removed_all(loc.tag, loc.name, reply.seq, deleted=False)
             await self.log.force()
-        return int(reply[1])
+        return reply.removed
 
     async def queue_status(self, loc: QueueLocation) -> QueueStatus:
         """Snapshot for DISPLAY QSTATUS / MQINQ. MQRC_UNKNOWN_OBJECT_NAME if no state."""
         await self.usable(loc.tag)
         qk = QueueKeys(loc)
         with _cf_access(loc.tag):
-            reply = await self.scripts.status(*StatusArgs(qk.ctl, qk.opens, qk.stats, qk.queue_prefix).call())
-        _check(reply, loc)
-        ctl = _flat_to_dict(reply[1])
+            reply = StatusReply.parse(
+                await self.scripts.status(*StatusArgs(qk.ctl, qk.opens, qk.stats, qk.queue_prefix).call()))
+        _check(reply.code, loc)
+        ctl = reply.ctl
         opens: dict[str, dict[str, int]] = {}
-        for name, value in _flat_to_dict(reply[2]).items():
+        for name, value in reply.opens.items():
             qmgr, _, kind = name.partition(":")
             opens.setdefault(qmgr, dict.fromkeys(OPEN_KINDS, 0))[kind] = int(value)
         raw_stats: dict[str, dict[str, int]] = {}
-        for name, value in _flat_to_dict(reply[3]).items():
+        for name, value in reply.stats.items():
             qmgr, _, stat = name.partition(":")
             raw_stats.setdefault(qmgr, {})[stat] = int(value)
         return QueueStatus(
             depth=int(ctl.get("depth", 0)), uncommitted=int(ctl.get("uncom", 0)),
-            gen=int(ctl["gen"]), available=int(reply[4]), ipprocs=int(ctl.get("ipprocs", 0)),
+            gen=int(ctl["gen"]), available=reply.available, ipprocs=int(ctl.get("ipprocs", 0)),
             opprocs=int(ctl.get("opprocs", 0)),
             attributes={k: v for k, v in ctl.items() if k not in COUNTER_FIELDS},
             opens=opens,
@@ -157,9 +165,8 @@ class Admin(CFBase):
         (``reset_ms`` = when it started, 0 if never reset); a new interval starts with
         MsgEnqCount/MsgDeqCount 0 and HighQDepth = current depth."""
         qk = QueueKeys(loc)
-        reply = await self._script(ResetStatsArgs(qk.ctl, qk.stats, qmgr, str(self.clock.now_ms())),
-                                   loc.tag, self.caller())
-        _check(reply, loc)
-        return QueueStatistics(enq=int(reply[1]), deq=int(reply[2]), hiq=int(reply[3]),
-                               reset_ms=int(reply[4]))
+        reply = ResetStatsReply.parse(await self._script(
+            ResetStatsArgs(qk.ctl, qk.stats, qmgr, str(self.clock.now_ms())), loc.tag, self.caller()))
+        _check(reply.code, loc)
+        return QueueStatistics(enq=reply.enq, deq=reply.deq, hiq=reply.hiq, reset_ms=reply.reset_ms_before)
 

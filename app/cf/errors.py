@@ -8,14 +8,14 @@ lost its place in the group. Code outside ``app.cf`` catches ``MQError``, never 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import redis.exceptions as redis_errors
 
-from app.cf.codec import text
 from app.cf.keys import QueueLocation
+from app.cf.replies import GetReply
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
@@ -82,24 +82,25 @@ _TEXTS: dict[int, str] = {
 }
 
 
-def mq_error(code: int, loc: QueueLocation | None, *, reply: Sequence[Any] | None = None) -> MQError:
+def mq_error(code: int, loc: QueueLocation | None, *, reply: GetReply | None = None) -> MQError:
     """The ``MQError`` for a script's return code (the one place codes become exceptions).
 
-    ``reply`` is the full script reply, used for MQRC_TRUNCATED_MSG_FAILED, which carries the
+    ``reply`` is the parsed get.lua reply, used for MQRC_TRUNCATED_MSG_FAILED, which carries the
     MQMD and data length.
     """
     q = loc.name if loc else "?"
     if code == MQRC.TRUNCATED_MSG_FAILED and reply is not None:
-        n = int(reply[3])
+        n = reply.data_length
         return TruncatedMessageError(
-            _TEXTS[code].format(q=q, n=n), md_json=bytes(reply[1]), data_length=n,
-            backout_count=int(reply[4]), persistent=bool(reply[5]), cursor=text(reply[6]))
+            _TEXTS[code].format(q=q, n=n), md_json=reply.md, data_length=n,
+            backout_count=reply.backout_count, persistent=reply.persistent, cursor=reply.cursor)
     template = _TEXTS.get(code, "coupling facility returned reason {c} for queue '{q}'")
     return MQError(code, template.format(q=q, c=code, n=0))
 
 
-def check(reply: Sequence[Any], loc: QueueLocation | None, ok: tuple[int, ...] = (0,)) -> None:
-    code = int(reply[0])
+def check(code: int, loc: QueueLocation | None, ok: tuple[int, ...] = (0,), *,
+          reply: GetReply | None = None) -> None:
+    """Raise the ``MQError`` of a parsed reply's ``code`` unless it is in ``ok``."""
     if code not in ok:
         raise mq_error(code, loc, reply=reply)
 

@@ -29,6 +29,7 @@ from app.cf import keys
 from app.cf.codec import text
 from app.cf.errors import group_access
 from app.cf.pubsub import SubscribedHandler, Subscriber
+from app.cf.replies import ClaimReply, LeaseReleaseReply, RenewReply
 from app.cf.scriptargs import ClaimArgs, LeaseReleaseArgs, RenewArgs
 from app.cf.scripts import ScriptRegistry
 
@@ -88,10 +89,8 @@ class GroupRecords:
         args = ClaimArgs(keys.heartbeat_key(self.qsg, qmgr), keys.incarnations_key(self.qsg), qmgr, instance,
                          str(lease_ms))
         with group_access(f"heartbeat of {qmgr}"):
-            code, value = await self._scripts.claim(args.keys(), args.argv())
-        if int(code):
-            return Claim(False, holder=text(value))
-        return Claim(True, incarnation=int(value))
+            reply = ClaimReply.parse(await self._scripts.claim(args.keys(), args.argv()))
+        return Claim(reply.claimed, incarnation=reply.incarnation, holder=reply.holder)
 
     async def renew(self, qmgr: str, instance: str, lease_ms: int, incarnation: int) -> int:
         """Renew the heartbeat lease while ``instance`` holds it (lua/renew.lua): 1 renewed, 2
@@ -99,13 +98,13 @@ class GroupRecords:
         args = RenewArgs(keys.heartbeat_key(self.qsg, qmgr), keys.incarnations_key(self.qsg), instance,
                          str(lease_ms), qmgr, str(incarnation))
         with group_access(f"heartbeat of {qmgr}"):
-            return int(await self._scripts.renew(args.keys(), args.argv()))
+            return RenewReply.parse(await self._scripts.renew(args.keys(), args.argv())).outcome
 
     async def give_up_heartbeat(self, qmgr: str, instance: str) -> None:
         """Clean stop: drop the heartbeat lease if ``instance`` still holds it."""
         args = LeaseReleaseArgs(keys.heartbeat_key(self.qsg, qmgr), instance)
         with group_access(f"heartbeat of {qmgr}"):
-            await self._scripts.lease_release(args.keys(), args.argv())
+            LeaseReleaseReply.parse(await self._scripts.lease_release(args.keys(), args.argv()))
 
     # -- membership --
 

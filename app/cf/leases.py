@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from app.cf import keys
 from app.cf.codec import text
 from app.cf.errors import cf_access
+from app.cf.replies import LeaseHoldReply, LeaseReleaseReply, LeaseTakeReply
 from app.cf.scriptargs import LeaseHoldArgs, LeaseReleaseArgs, LeaseTakeArgs
 from app.cf.scripts import ScriptRegistry
 
@@ -66,19 +67,19 @@ class Leases:
         """Take ``lease`` for ``ms`` unless anyone holds it; True when taken."""
         args = LeaseTakeArgs(lease.key, owner, str(ms))
         with cf_access(lease.key):
-            return bool(await self._scripts.lease_take(args.keys(), args.argv()))
+            return LeaseTakeReply.parse(await self._scripts.lease_take(args.keys(), args.argv())).taken
 
     async def hold(self, lease: Lease, owner: str, ms: int) -> bool:
         """Renew ``lease`` if ``owner`` holds it, take it if nobody does; True when ``owner`` holds it."""
         args = LeaseHoldArgs(lease.key, owner, str(ms))
         with cf_access(lease.key):
-            return bool(await self._scripts.lease_hold(args.keys(), args.argv()))
+            return LeaseHoldReply.parse(await self._scripts.lease_hold(args.keys(), args.argv())).held
 
     async def release(self, lease: Lease, owner: str) -> bool:
         """Give ``lease`` up if ``owner`` holds it; True when released."""
         args = LeaseReleaseArgs(lease.key, owner)
         with cf_access(lease.key):
-            return bool(await self._scripts.lease_release(args.keys(), args.argv()))
+            return LeaseReleaseReply.parse(await self._scripts.lease_release(args.keys(), args.argv())).released
 
     async def holder(self, lease: Lease) -> str | None:
         """Who holds ``lease`` now (None: nobody)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -18,7 +17,19 @@ from app.cf.codec import text as _text
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
 from app.cf.errors import is_fenced as _is_fenced
+from app.cf.errors import mq_error as _mq_error
 from app.cf.keys import QueueKeys, QueueLocation
+from app.cf.replies import (
+    BackoutReply,
+    ClearOpensReply,
+    CloseReply,
+    CommitReply,
+    GetReply,
+    OpenReply,
+    PutReply,
+    ScanReply,
+    TakeReportReply,
+)
 from app.cf.results import (
     CloseResult,
     GetMode,
@@ -67,23 +78,21 @@ class Messaging(CFBase):
             r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
             "1" if self._logs(loc.tag, r.persistent) else "0")
 
-    def _put_result(self, reply: Sequence[Any], loc: QueueLocation, r: PutRequest) -> PutResult:
-        if int(reply[0]) == MQRC.Q_FULL and len(reply) > 1:
-            self._fired(loc, reply[1])  # a Queue Full event fires with the refusal
-        _check(reply, loc)
-        (_, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event,
-         trig_before, trig_after, meta) = reply
+    def _put_result(self, raw: Any, loc: QueueLocation, r: PutRequest) -> PutResult:
+        reply = PutReply.parse(raw)
+        if reply.code:
+            if reply.full_event:
+                self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
+            raise _mq_error(reply.code, loc)
+        depth_event, service_event = reply.depth_event, reply.service_event
         self._fired(loc, depth_event, service_event)
-        if meta and self.log is not None:
+        if reply.meta and self.log is not None:
             md = r.md_json if isinstance(r.md_json, bytes) else r.md_json.encode()
-            self.log.put(loc.tag, r.qmgr, r.hconn, r.syncpoint, loc.name, int(seq), _text(meta), md, r.body)
+            self.log.put(loc.tag, r.qmgr, r.hconn, r.syncpoint, loc.name, reply.seq, _text(reply.meta), md, r.body)
         return PutResult(
-            msg_seq=int(seq), depth=int(depth),
-            info={"depth_before": int(before), "depth_after": int(depth),
-                  "available": int(available), "visible": bool(visible),
-                  "first": int(before) == 0, "ipprocs": int(ipprocs), "opprocs": int(opprocs),
-                  "msg_seq": int(seq), "events": [int(e) for e in (depth_event, service_event) if int(e)],
-                  "trigger": (int(trig_before), int(trig_after))})
+            reply.seq, reply.depth_after, reply.depth_before, reply.depth_after, reply.available_after,
+            reply.visible, reply.depth_before == 0, reply.ipprocs, reply.opprocs,
+            tuple(e for e in (depth_event, service_event) if e), (reply.trig_before, reply.trig_after))
 
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
@@ -166,10 +175,10 @@ class Messaging(CFBase):
             match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
             buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
             should_stop=should_stop))
-        if not result.info["browse"] and self._logs(loc.tag, result.persistent):
+        if not result.browse and self._logs(loc.tag, result.persistent):
             assert self.log is not None
-            self.log.got(loc.tag, qmgr, hconn, result.info["syncpoint"], loc.name, result.info["msg_seq"])
-            if not result.info["syncpoint"]:
+            self.log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
+            if not result.syncpoint:
                 await self.log.force()
         return result
 
@@ -225,29 +234,26 @@ class Messaging(CFBase):
 
     async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
         while True:
-            reply = await self._script(call, loc.tag, incarnation)
-            code = int(reply[0])
+            reply = GetReply.parse(await self._script(call, loc.tag, incarnation))
+            code = reply.code
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
-                self._reports_queued(loc.tag, int(reply[1]))
-                self._fired(loc, reply[2])
-                self._discarded(loc, int(reply[3]))
+                self._reports_queued(loc.tag, reply.reports)
+                self._fired(loc, reply.depth_event)
+                self._discarded(loc, reply.discarded)
                 if code == -1:
                     continue  # a batch of expired messages was discarded: look again
             elif code in (0, MQRC.TRUNCATED_MSG_ACCEPTED, MQRC.TRUNCATED_MSG_FAILED):
-                self._reports_queued(loc.tag, int(reply[13]))
-                self._fired(loc, reply[14], reply[15])
-                self._discarded(loc, int(reply[16]))
-            _check(reply, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED))
+                self._reports_queued(loc.tag, reply.reports)
+                self._fired(loc, reply.depth_event, reply.service_event)
+                self._discarded(loc, reply.discarded)
+            _check(code, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED), reply=reply)
             break
-        code, md, data, length, bo, pers, cursor, depth, before, available, seq, sync, exp = reply[:13]
         browse = call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
-        return GetResult(
-            md_json=bytes(md), body=bytes(data), data_length=int(length),
-            backout_count=int(bo), persistent=bool(pers), cursor=_text(cursor), depth=int(depth),
-            truncated=int(code) == MQRC.TRUNCATED_MSG_ACCEPTED, expiry_at_ms=int(exp),
-            info={"depth_before": int(before), "depth_after": int(depth),
-                  "available": int(available), "msg_seq": int(seq), "browse": browse,
-                  "syncpoint": bool(sync), "reason": int(code)})
+        depth = reply.depth_after
+        return GetResult(  # positional (the MQGET path): md_json, body, ... in field order
+            reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
+            depth, code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, depth, reply.available_after,
+            reply.id, browse, reply.syncpoint, code, reply.expiry_ms)
 
     def _discarded(self, loc: QueueLocation, n: int) -> None:
         if n and self.on_expired is not None:
@@ -273,24 +279,24 @@ class Messaging(CFBase):
         total = 0
         incarnation = self.caller()
         while True:
-            n, reports, more, depth_event = await self._script(
+            scan = ScanReply.parse(await self._script(
                 ScanArgs(qk.ctl, keys.expiry_queues(loc.tag), qk.queue_prefix, loc.name, qmgr,
                          str(self.clock.now_ms()), keys.structure_prefix(loc.tag), self._perf(loc)),
-                loc.tag, incarnation)
-            total += int(n)
-            self._reports_queued(loc.tag, int(reports))
-            self._fired(loc, depth_event)
-            if not int(more):
+                loc.tag, incarnation))
+            total += scan.discarded
+            self._reports_queued(loc.tag, scan.reports)
+            self._fired(loc, scan.depth_event)
+            if not scan.more:
                 return total
 
     async def take_report(self, tag: str, addressee: str) -> bytes | None:
         """The next expiration report addressed to ``addressee`` (this QM or its QSG) that this QM
         is to send from structure ``tag`` (see lua/take_report.lua), or None; pass it to
         ``report_sent`` once it was put."""
-        reply = await self._script(
+        reply = TakeReportReply.parse(await self._script(
             TakeReportArgs(keys.expiration_reports(tag, addressee),
-                           keys.expiration_reports_sending(tag, addressee, self.qmgr)), tag, self.caller())
-        return bytes(reply[1]) if len(reply) > 1 else None
+                           keys.expiration_reports_sending(tag, addressee, self.qmgr)), tag, self.caller()))
+        return reply.report
 
     async def report_sent(self, tag: str, addressee: str, report: bytes) -> None:
         """The report ``take_report`` gave was put (or dead-lettered, or discarded)."""
@@ -312,14 +318,13 @@ class Messaging(CFBase):
 
     async def _resolve(self, script: type[CommitArgs | BackoutArgs], tag: str, qmgr: str,
                        hconn: str) -> list[UowQueueResult]:
-        reply = await self._script(
+        raw = await self._script(
             script(keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag), keys.structure_prefix(tag),
                    f"{qmgr}:{hconn}", keys.availability_channel_prefix(self.qsg, tag),
                    keys.trigger_channel(self.qsg, tag)),
             tag, self.caller())
-        return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
-                               depth=int(e["depth"]), available=int(e["available"]))
-                for e in json.loads(reply)]
+        reply = CommitReply.parse(raw) if script is CommitArgs else BackoutReply.parse(raw)
+        return reply.queues
 
     async def commit(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
         """MQCMIT of the connection's work in structure ``tag`` (atomic, idempotent)."""
@@ -366,27 +371,26 @@ class Messaging(CFBase):
         await self.usable(loc.tag)
 
         async def call() -> OpenResult:
-            reply = await self._script(
+            reply = OpenReply.parse(await self._script(
                 OpenArgs(QueueKeys(loc).ctl, keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag),
                          loc.name, qmgr, hobj, flags, "" if gen_expected is None else str(gen_expected)),
-                loc.tag, incarnation)
-            _check(reply, loc)
-            return OpenResult(gen=int(reply[1]), ipprocs=int(reply[2]), opprocs=int(reply[3]),
-                              reopened=bool(reply[4]))
+                loc.tag, incarnation))
+            _check(reply.code, loc)
+            return OpenResult(gen=reply.gen, ipprocs=reply.ipprocs, opprocs=reply.opprocs,
+                              reopened=reply.reopened)
         return await self._once_more_if_lost(loc.tag, call)
 
     async def close_queue(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
         """Undo an open's counts (idempotent: an unknown hobj is a no-op)."""
-        reply = await self._script(
+        reply = CloseReply.parse(await self._script(
             CloseArgs(keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag), qmgr, hobj),
-            loc.tag, self.caller())
-        if not int(reply[0]):
+            loc.tag, self.caller()))
+        if not reply.closed:
             return CloseResult(closed=False)
-        return CloseResult(closed=True, queue=_text(reply[1]), ipprocs=int(reply[3]),
-                           opprocs=int(reply[4]))
+        return CloseResult(closed=True, queue=reply.queue, ipprocs=reply.ipprocs, opprocs=reply.opprocs)
 
     async def clear_opens(self, tag: str, qmgr: str) -> int:
         """Peer recovery: drop every open handle of ``qmgr`` in structure ``tag``; returns how many."""
         call = ClearOpensArgs(keys.structure_handles(tag, qmgr), keys.structure_prefix(tag), qmgr)
-        return int(await self._script(call, tag, self.caller()))
+        return ClearOpensReply.parse(await self._script(call, tag, self.caller())).cleared
 

@@ -9,11 +9,11 @@ from typing import Any
 from app.cf import keys
 from app.cf.base import CFBase
 from app.cf.codec import batched as _batched
-from app.cf.codec import text as _text
+from app.cf.errors import FENCED
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
-from app.cf.errors import is_fenced as _is_fenced
 from app.cf.keys import QueueKeys, QueueLocation
+from app.cf.replies import BackupReply, FenceReply, IntentReply, RestoreReply, StructReply
 from app.cf.results import (
     StructureState,
 )
@@ -30,10 +30,10 @@ class Recovery(CFBase):
         peer can finish (roll forward) a commit the QM did not complete."""
         incarnation = self.caller()
         with _cf_access(self.qsg):
-            reply = await self.scripts.intent(*IntentArgs(
+            reply = IntentReply.parse(await self.scripts.intent(*IntentArgs(
                 keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
-                json.dumps(list(tags)), self.qmgr, str(incarnation)).call())
-        if _is_fenced(reply):
+                json.dumps(list(tags)), self.qmgr, str(incarnation)).call()))
+        if reply.code == FENCED:
             self._fenced("peer recovery fenced its incarnation")
 
     async def fence(self, tag: str | None, qmgr: str, lowest: int) -> None:
@@ -41,7 +41,7 @@ class Recovery(CFBase):
         ``tag`` (None: the group's own records), before resolving anything of it there."""
         fence_key = keys.group_fence(self.qsg) if tag is None else keys.structure_fence(tag)
         with _cf_access(tag or self.qsg):
-            await self.scripts.fence(*FenceArgs(fence_key, qmgr, str(lowest)).call())
+            FenceReply.parse(await self.scripts.fence(*FenceArgs(fence_key, qmgr, str(lowest)).call()))
 
     async def clear_commit_intent(self, qmgr: str, hconn: str) -> None:
         with _cf_access(keys.group_prefix(self.qsg)):
@@ -52,9 +52,10 @@ class Recovery(CFBase):
     async def structure_state(self, tag: str, action: str, *args: str) -> StructureState:
         """Read or change a structure's state (struct.lua: CHECK, FAIL, RECOVER, ACTIVE)."""
         with _cf_access(tag):
-            reply = await self.scripts.struct(*StructArgs(keys.structure_state(tag), action, args).call())
-        status, alloc, failtime, outcome, by = (_text(v) for v in reply)
-        return StructureState(status=status, alloc=alloc, fail_ms=int(failtime or 0), outcome=outcome, by=by)
+            reply = StructReply.parse(
+                await self.scripts.struct(*StructArgs(keys.structure_state(tag), action, args).call()))
+        return StructureState(status=reply.status, alloc=reply.alloc, fail_ms=reply.failtime,
+                              outcome=reply.outcome, by=reply.by)
 
     async def empty_structure(self, tag: str) -> int:
         """Delete every key of a structure except its state (a failed structure's contents are
@@ -73,12 +74,10 @@ class Recovery(CFBase):
         """One chunk of a queue's committed persistent messages put before ``before_ms``:
         (next cursor, "0" at the end; [(id, meta, MQMD JSON, data)])."""
         with _cf_access(loc.tag):
-            reply = await self.scripts.backup(*BackupArgs(
+            reply = BackupReply.parse(await self.scripts.backup(*BackupArgs(
                 keys.uow_registry(loc.tag), QueueKeys(loc).queue_prefix, loc.name, keys.structure_prefix(loc.tag),
-                cursor, str(count), str(before_ms)).call())
-        items = reply[1:]
-        return _text(reply[0]), [(int(items[i]), _text(items[i + 1]), bytes(items[i + 2]), bytes(items[i + 3]))
-                                 for i in range(0, len(items), 4)]
+                cursor, str(count), str(before_ms)).call()))
+        return reply.cursor, reply.messages
 
     async def restore_messages(self, loc: QueueLocation, last_id: int,
                                messages: Sequence[tuple[int, str, bytes, bytes]]) -> int:
@@ -88,11 +87,11 @@ class Recovery(CFBase):
         for ident, meta, md, data in messages:
             flat += [str(ident), meta, md, data]
         with _cf_access(loc.tag):
-            reply = await self.scripts.restore(*RestoreArgs(
+            reply = RestoreReply.parse(await self.scripts.restore(*RestoreArgs(
                 QueueKeys(loc).ctl, keys.expiry_queues(loc.tag), QueueKeys(loc).queue_prefix, loc.name, str(last_id),
-                flat).call())
-        _check(reply, loc)
-        return int(reply[1])
+                flat).call()))
+        _check(reply.code, loc)
+        return reply.restored
 
     async def remember_last_id(self, tag: str, queue: str, last_id: int) -> None:
         """A queue recovery saw in the logs that is not defined now: a later DEFINE continues

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 #: Largest message data a z/OS CF structure holds without offload (63 KB).
 OFFLOAD_THRESHOLD = 64512
@@ -44,25 +43,37 @@ class InputMode(StrEnum):
 # ---- results ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PutResult:
-    """Outcome of an MQPUT.
+    """Outcome of an MQPUT (for events and triggers, no second round trip).
 
-    ``info`` (for events and triggers, no second round trip):
-      ``depth_before``, ``depth_after``: CURDEPTH around the put (uncommitted puts count);
-      ``available``: committed messages available to getters after the put;
-      ``visible``: True when the message was committed now (not under syncpoint);
-      ``first``: True when the queue went from empty (depth 0) to non-empty;
-      ``ipprocs``, ``opprocs``: group-wide open-for-input / output counts;
-      ``msg_seq``: the message's id in the queue.
+    ``msg_seq``: the message's id in the queue; ``depth`` = ``depth_after`` and
+    ``depth_before``: CURDEPTH around the put (uncommitted puts count); ``available``: committed
+    messages available to getters after the put; ``visible``: True when the message was
+    committed now (not under syncpoint); ``first``: True when the queue went from empty (depth 0)
+    to non-empty; ``ipprocs``, ``opprocs``: group-wide open-for-input / output counts;
+    ``events``: the reasons of the performance events the put fired; ``trigger``: the trigger
+    counts (before, after) the put changed, (-1, -1) when it does not count.
+
+    ``PutResult`` and ``GetResult`` are built on every MQPUT / MQGET: slotted dataclasses, not
+    frozen ones (a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``);
+    treat them as immutable.
     """
 
     msg_seq: int
     depth: int
-    info: dict[str, Any]
+    depth_before: int
+    depth_after: int
+    available: int
+    visible: bool
+    first: bool
+    ipprocs: int
+    opprocs: int
+    events: tuple[int, ...]
+    trigger: tuple[int, int]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class GetResult:
     """Outcome of an MQGET or browse.
 
@@ -70,9 +81,9 @@ class GetResult:
     into it from ``backout_count``. ``cursor`` is the message's place (pass it back for
     BROWSE_NEXT / MSG_UNDER_CURSOR). ``truncated`` is MQRC_TRUNCATED_MSG_ACCEPTED (a warning).
 
-    ``info``: ``depth_before``, ``depth_after``, ``available`` (committed available messages
-    after), ``msg_seq``, ``browse`` (nothing removed), ``syncpoint`` (the get is in the unit of
-    work), ``reason`` (0 or 2079).
+    ``depth`` = ``depth_after`` and ``depth_before``: CURDEPTH around the get; ``available``:
+    committed available messages after; ``msg_seq``: the message's id; ``browse``: nothing was
+    removed; ``syncpoint``: the get is in the unit of work; ``reason``: 0 or 2079.
     """
 
     md_json: bytes
@@ -83,7 +94,13 @@ class GetResult:
     cursor: str
     depth: int
     truncated: bool
-    info: dict[str, Any]
+    depth_before: int
+    depth_after: int
+    available: int
+    msg_seq: int
+    browse: bool
+    syncpoint: bool
+    reason: int
     expiry_at_ms: int = 0  # when the message expires (0 = never): md.expiry on get is what remains
 
 

@@ -265,7 +265,7 @@ class IgqAgent:
             msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data,
             expiry_at_ms=expires, report=report_kind(md.get("report", [])),
             report_qmgr=md.get("reply_to_qmgr", ""))
-        before, after = done.info["trigger"]
+        before, after = done.trigger
         if after >= 0 and resolved.base.qsgdisp != "SHARED":
             await self.qm.triggers.counts_changed(resolved.base, before, after, 1, self.conn, True)
 

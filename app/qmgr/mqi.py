@@ -511,7 +511,7 @@ class Mqi:
                 expiry_at_ms=expiry_at(md.expiry, now), report=report_kind(md.report),
                 report_qmgr=md.reply_to_qmgr)
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
-            before, after = done.info["trigger"]
+            before, after = done.trigger
             if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
                 await self._evaluate_trigger(resolved.base, before, after, conn, pmo.syncpoint)
         return PutOutcome(md, call.warnings)

@@ -16,7 +16,8 @@
     ARGV[6]  put before this time (ms) to be backed up (the backup's start - EXCLINT)
 
   Output:
-    {next cursor ("0" at the end), id, meta, MQMD JSON, data, id, meta, ...}
+    {cursor, id, meta, md, data, ...}   cursor: the next cursor ("0" at the end); then one
+             (id, meta, md = MQMD JSON, data) group per message
 ]]
 --@include _helpers.lua
 

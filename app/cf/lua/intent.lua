@@ -14,7 +14,8 @@
     ARGV[3]  caller: its incarnation
 
   Output:
-    {0} recorded, {2009} the caller is fenced (nothing written)
+    {0}      recorded
+    {2009}   the caller is fenced (nothing written)
 ]]
 --@include _fence.lua
 

@@ -36,11 +36,11 @@
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
-             2041 generation changed, 2051 put inhibited, 2030 too big, 2053 queue full
+             2041 generation changed, 2051 put inhibited, 2030 too big
+    {2053, full_event}   queue full; full_event 2053 when a Queue Full event fired, else 0
     {0, depth_after, seq, depth_before, available_after, ipprocs, opprocs, visible, depth_event,
      service_event, trig_before, trig_after, meta}  events: 0 or the reason of the performance event
              that fired (2224, 2226); trig_*: trigger counts (-1 when the put does not count);
-             a refused put returns {2053, 2053} when a Queue Full event fired
              seq is the message's id; available_after counts committed available messages;
              ipprocs/opprocs are the group-wide open counts; visible is 1 when committed now;
              meta: the message's packed metadata when ARGV[21] asked for it.

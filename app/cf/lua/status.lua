@@ -10,7 +10,7 @@
 
   Output:
     {2085}                                                 queue has no state
-    {0, ctl flat pairs, opens flat pairs, stats flat pairs, available}
+    {0, ctl, opens, stats, available}   ctl, opens, stats: the hashes as flat field/value pairs
 ]]
 
 local ctl = KEYS[1]

@@ -14,7 +14,9 @@
     ARGV[2]  caller: its incarnation
 
   Output:
-    {2009} fenced; {0} nothing to send; {0, report}
+    {2009}        fenced
+    {0}           nothing to send
+    {0, report}   the report to send
 ]]
 --@include _fence.lua
 

@@ -1,0 +1,605 @@
+"""One named type per coupling-facility script: its REPLY, as its header's ``Output`` documents it.
+
+Each ``<Name>Reply`` class (``put.lua`` -> ``PutReply``, ``clear_opens.lua`` -> ``ClearOpensReply``)
+has a ``parse(raw)`` classmethod that turns the raw RESP2 reply (lists of ``bytes`` / ``int``,
+an ``int``, or a JSON string) into named fields, including every failure shape the header
+documents: a failure leaves the fields it does not carry at their defaults, and ``code`` says
+which shape it was. Turning a code into an ``MQError`` stays in ``app.cf.errors``.
+
+What a class declares about its header (``tests/test_cf_scripts.py`` checks it):
+
+* ``SHAPE``: the names of the elements of the *longest* list shape of the Output section (the
+  success shape), in order; a literal element (``0``) may have any name, a named one has the
+  header's name. ``None``: the reply is a scalar (an integer, or JSON: see ``JSON_KEYS``).
+* ``REPEAT``: for a shape ending with ``...``, the names of the group that repeats after
+  ``SHAPE`` (``backup.lua``).
+* ``JSON_KEYS``: for a JSON reply, the keys of its objects, in the header's order.
+
+Parsing is cheap on the MQPUT/MQGET path: slotted dataclasses, not frozen ones (a frozen
+dataclass's ``__init__`` sets each field through ``object.__setattr__``), no validation; one
+length test picks the shape. Treat them as immutable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from app.cf.codec import flat_to_dict
+from app.cf.codec import text as _text
+from app.cf.results import UowQueueResult
+
+#: Every script's reply type, by script name (file ``lua/<name>.lua``).
+SCRIPT_REPLIES: dict[str, type[ScriptReply]] = {}
+
+
+class ScriptReply:
+    """What every script's reply type has (see the module's docstring)."""
+
+    SCRIPT: ClassVar[str]
+    SHAPE: ClassVar[tuple[str, ...] | None] = None
+    REPEAT: ClassVar[tuple[str, ...]] = ()
+    JSON_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def parse(cls, raw: Any) -> ScriptReply:
+        raise NotImplementedError
+
+
+def _register(cls: type[ScriptReply]) -> None:
+    SCRIPT_REPLIES[cls.SCRIPT] = cls
+
+
+# ---- the hot path: put, get, open, close --------------------------------------------------
+
+
+@dataclass(slots=True)
+class PutReply(ScriptReply):
+    """lua/put.lua: ``{code}``, ``{2053, full_event}`` or the success shape (``code`` 0)."""
+
+    SCRIPT: ClassVar[str] = "put"
+    SHAPE: ClassVar[tuple[str, ...] | None] = (
+        "code", "depth_after", "seq", "depth_before", "available_after", "ipprocs", "opprocs",
+        "visible", "depth_event", "service_event", "trig_before", "trig_after", "meta")
+
+    code: int
+    depth_after: int = 0
+    seq: int = 0
+    depth_before: int = 0
+    available_after: int = 0
+    ipprocs: int = 0
+    opprocs: int = 0
+    visible: bool = False
+    depth_event: int = 0
+    service_event: int = 0
+    trig_before: int = -1
+    trig_after: int = -1
+    meta: bytes = b""
+    full_event: int = 0  # {2053, full_event}: 2053 when a Queue Full event fired
+
+    @classmethod
+    def parse(cls, raw: Any) -> PutReply:
+        code = int(raw[0])
+        if code:
+            return cls(code, full_event=int(raw[1]) if len(raw) > 1 else 0)
+        (_, depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event,
+         trig_before, trig_after, meta) = raw
+        return cls(0, int(depth), int(seq), int(before), int(available), int(ipprocs), int(opprocs),
+                   bool(visible), int(depth_event), int(service_event), int(trig_before), int(trig_after),
+                   meta)
+
+
+_register(PutReply)
+
+
+@dataclass(slots=True)
+class GetReply(ScriptReply):
+    """lua/get.lua's three shapes: ``{code}`` (refused), ``{code, reports, depth_event,
+    discarded}`` (no message, or -1: call again) and the message (``code`` 0, 2079 or 2080)."""
+
+    SCRIPT: ClassVar[str] = "get"
+    SHAPE: ClassVar[tuple[str, ...] | None] = (
+        "code", "md", "data", "data_length", "backout_count", "persistent", "cursor", "depth_after",
+        "depth_before", "available_after", "id", "syncpoint", "expiry_ms", "reports", "depth_event",
+        "service_event", "discarded")
+
+    code: int
+    md: bytes = b""
+    data: bytes = b""
+    data_length: int = 0
+    backout_count: int = 0
+    persistent: bool = False
+    cursor: str = ""
+    depth_after: int = 0
+    depth_before: int = 0
+    available_after: int = 0
+    id: int = 0
+    syncpoint: bool = False
+    expiry_ms: int = 0
+    reports: int = 0
+    depth_event: int = 0
+    service_event: int = 0
+    discarded: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> GetReply:
+        n = len(raw)
+        if n == 1:
+            return cls(int(raw[0]))
+        if n == 4:
+            return cls(int(raw[0]), reports=int(raw[1]), depth_event=int(raw[2]), discarded=int(raw[3]))
+        (code, md, data, length, bo, pers, cursor, depth, before, available, ident, sync, exp, reports,
+         depth_event, service_event, discarded) = raw
+        return cls(int(code), bytes(md), bytes(data), int(length), int(bo), bool(pers), _text(cursor),
+                   int(depth), int(before), int(available), int(ident), bool(sync), int(exp), int(reports),
+                   int(depth_event), int(service_event), int(discarded))
+
+
+_register(GetReply)
+
+
+@dataclass(slots=True)
+class OpenReply(ScriptReply):
+    """lua/open.lua: ``{code}`` or ``{0, gen, ipprocs, opprocs, reopened}``."""
+
+    SCRIPT: ClassVar[str] = "open"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "gen", "ipprocs", "opprocs", "reopened")
+
+    code: int
+    gen: int = 0
+    ipprocs: int = 0
+    opprocs: int = 0
+    reopened: bool = False
+
+    @classmethod
+    def parse(cls, raw: Any) -> OpenReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]), int(raw[3]), bool(raw[4]))
+
+
+_register(OpenReply)
+
+
+@dataclass(slots=True)
+class CloseReply(ScriptReply):
+    """lua/close.lua: ``{0}`` (not open) or ``{1, queue, flags, ipprocs, opprocs}`` (closed)."""
+
+    SCRIPT: ClassVar[str] = "close"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("closed", "queue", "flags", "ipprocs", "opprocs")
+
+    closed: bool
+    queue: str = ""
+    flags: str = ""
+    ipprocs: int = 0
+    opprocs: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> CloseReply:
+        if not int(raw[0]):
+            return cls(False)
+        return cls(True, _text(raw[1]), _text(raw[2]), int(raw[3]), int(raw[4]))
+
+
+_register(CloseReply)
+
+
+@dataclass(slots=True)
+class ClearOpensReply(ScriptReply):
+    """lua/clear_opens.lua: the number of handles cleared."""
+
+    SCRIPT: ClassVar[str] = "clear_opens"
+
+    cleared: int
+
+    @classmethod
+    def parse(cls, raw: Any) -> ClearOpensReply:
+        return cls(int(raw))
+
+
+_register(ClearOpensReply)
+
+
+# ---- units of work, expiry ----------------------------------------------------------------
+
+
+def _uow_queues(raw: Any) -> list[UowQueueResult]:
+    return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
+                           depth=int(e["depth"]), available=int(e["available"]))
+            for e in json.loads(raw)]
+
+
+_UOW_KEYS = ("queue", "puts", "gets", "depth", "available")
+
+
+@dataclass(slots=True)
+class CommitReply(ScriptReply):
+    """lua/commit.lua: a JSON array, one object per queue touched."""
+
+    SCRIPT: ClassVar[str] = "commit"
+    JSON_KEYS: ClassVar[tuple[str, ...]] = _UOW_KEYS
+
+    queues: list[UowQueueResult]
+
+    @classmethod
+    def parse(cls, raw: Any) -> CommitReply:
+        return cls(_uow_queues(raw))
+
+
+_register(CommitReply)
+
+
+@dataclass(slots=True)
+class BackoutReply(ScriptReply):
+    """lua/backout.lua: a JSON array, one object per queue touched."""
+
+    SCRIPT: ClassVar[str] = "backout"
+    JSON_KEYS: ClassVar[tuple[str, ...]] = _UOW_KEYS
+
+    queues: list[UowQueueResult]
+
+    @classmethod
+    def parse(cls, raw: Any) -> BackoutReply:
+        return cls(_uow_queues(raw))
+
+
+_register(BackoutReply)
+
+
+@dataclass(slots=True)
+class ScanReply(ScriptReply):
+    """lua/scan.lua: ``{discarded, reports, more, depth_event}``."""
+
+    SCRIPT: ClassVar[str] = "scan"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("discarded", "reports", "more", "depth_event")
+
+    discarded: int
+    reports: int
+    more: bool
+    depth_event: int
+
+    @classmethod
+    def parse(cls, raw: Any) -> ScanReply:
+        return cls(int(raw[0]), int(raw[1]), bool(int(raw[2])), int(raw[3]))
+
+
+_register(ScanReply)
+
+
+@dataclass(slots=True)
+class TakeReportReply(ScriptReply):
+    """lua/take_report.lua: ``{2009}`` fenced, ``{0}`` nothing to send, ``{0, report}``."""
+
+    SCRIPT: ClassVar[str] = "take_report"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "report")
+
+    code: int
+    report: bytes | None = None
+
+    @classmethod
+    def parse(cls, raw: Any) -> TakeReportReply:
+        return cls(int(raw[0]), bytes(raw[1]) if len(raw) > 1 else None)
+
+
+_register(TakeReportReply)
+
+
+# ---- administration -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class DefineReply(ScriptReply):
+    """lua/define.lua: ``{gen, created}``."""
+
+    SCRIPT: ClassVar[str] = "define"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("gen", "created")
+
+    gen: int
+    created: bool
+
+    @classmethod
+    def parse(cls, raw: Any) -> DefineReply:
+        return cls(int(raw[0]), bool(int(raw[1])))
+
+
+_register(DefineReply)
+
+
+@dataclass(slots=True)
+class AlterReply(ScriptReply):
+    """lua/alter.lua: ``{2085}`` or ``{0, gen}``."""
+
+    SCRIPT: ClassVar[str] = "alter"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "gen")
+
+    code: int
+    gen: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> AlterReply:
+        return cls(int(raw[0]), int(raw[1]) if len(raw) > 1 else 0)
+
+
+_register(AlterReply)
+
+
+@dataclass(slots=True)
+class DeleteReply(ScriptReply):
+    """lua/delete.lua: ``{code}`` or ``{0, purged, seq}``."""
+
+    SCRIPT: ClassVar[str] = "delete"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "purged", "seq")
+
+    code: int
+    purged: int = 0
+    seq: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> DeleteReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]))
+
+
+_register(DeleteReply)
+
+
+@dataclass(slots=True)
+class ClearReply(ScriptReply):
+    """lua/clear.lua: ``{code}`` or ``{0, removed, seq}``."""
+
+    SCRIPT: ClassVar[str] = "clear"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "removed", "seq")
+
+    code: int
+    removed: int = 0
+    seq: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> ClearReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]))
+
+
+_register(ClearReply)
+
+
+@dataclass(slots=True)
+class StatusReply(ScriptReply):
+    """lua/status.lua: ``{2085}`` or ``{0, ctl, opens, stats, available}`` (hashes as dicts)."""
+
+    SCRIPT: ClassVar[str] = "status"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "ctl", "opens", "stats", "available")
+
+    code: int
+    ctl: dict[str, str] = field(default_factory=dict)
+    opens: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, str] = field(default_factory=dict)
+    available: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> StatusReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), flat_to_dict(raw[1]), flat_to_dict(raw[2]), flat_to_dict(raw[3]), int(raw[4]))
+
+
+_register(StatusReply)
+
+
+@dataclass(slots=True)
+class ResetStatsReply(ScriptReply):
+    """lua/reset_stats.lua: ``{2085}`` or ``{0, enq, deq, hiq, reset_ms_before, depth}``."""
+
+    SCRIPT: ClassVar[str] = "reset_stats"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "enq", "deq", "hiq", "reset_ms_before", "depth")
+
+    code: int
+    enq: int = 0
+    deq: int = 0
+    hiq: int = 0
+    reset_ms_before: int = 0
+    depth: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> ResetStatsReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]), int(raw[3]), int(raw[4]), int(raw[5]))
+
+
+_register(ResetStatsReply)
+
+
+# ---- recovery and structures --------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class IntentReply(ScriptReply):
+    """lua/intent.lua: ``{0}`` recorded or ``{2009}`` fenced."""
+
+    SCRIPT: ClassVar[str] = "intent"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code",)
+
+    code: int
+
+    @classmethod
+    def parse(cls, raw: Any) -> IntentReply:
+        return cls(int(raw[0]))
+
+
+_register(IntentReply)
+
+
+@dataclass(slots=True)
+class FenceReply(ScriptReply):
+    """lua/fence.lua: the lowest incarnation allowed after the call."""
+
+    SCRIPT: ClassVar[str] = "fence"
+
+    lowest: int
+
+    @classmethod
+    def parse(cls, raw: Any) -> FenceReply:
+        return cls(int(raw))
+
+
+_register(FenceReply)
+
+
+@dataclass(slots=True)
+class StructReply(ScriptReply):
+    """lua/struct.lua: ``{status, alloc, failtime, outcome, by}``."""
+
+    SCRIPT: ClassVar[str] = "struct"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("status", "alloc", "failtime", "outcome", "by")
+
+    status: str
+    alloc: str
+    failtime: int
+    outcome: str
+    by: str
+
+    @classmethod
+    def parse(cls, raw: Any) -> StructReply:
+        status, alloc, failtime, outcome, by = (_text(v) for v in raw)
+        return cls(status, alloc, int(failtime or 0), outcome, by)
+
+
+_register(StructReply)
+
+
+@dataclass(slots=True)
+class BackupReply(ScriptReply):
+    """lua/backup.lua: ``{cursor, id, meta, md, data, ...}``: the next cursor ("0" at the end)
+    and one (id, meta, MQMD JSON, data) per message."""
+
+    SCRIPT: ClassVar[str] = "backup"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("cursor",)
+    REPEAT: ClassVar[tuple[str, ...]] = ("id", "meta", "md", "data")
+
+    cursor: str
+    messages: list[tuple[int, str, bytes, bytes]]
+
+    @classmethod
+    def parse(cls, raw: Any) -> BackupReply:
+        items = raw[1:]
+        return cls(_text(raw[0]), [(int(items[i]), _text(items[i + 1]), bytes(items[i + 2]), bytes(items[i + 3]))
+                                   for i in range(0, len(items), 4)])
+
+
+_register(BackupReply)
+
+
+@dataclass(slots=True)
+class RestoreReply(ScriptReply):
+    """lua/restore.lua: ``{code}`` or ``{0, restored, depth}``."""
+
+    SCRIPT: ClassVar[str] = "restore"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "restored", "depth")
+
+    code: int
+    restored: int = 0
+    depth: int = 0
+
+    @classmethod
+    def parse(cls, raw: Any) -> RestoreReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]))
+
+
+_register(RestoreReply)
+
+
+# ---- the group: heartbeats and leases -----------------------------------------------------
+
+
+@dataclass(slots=True)
+class ClaimReply(ScriptReply):
+    """lua/claim.lua: ``{0, incarnation}`` claimed or ``{1, holder}`` (a live instance holds it)."""
+
+    SCRIPT: ClassVar[str] = "claim"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "incarnation")
+
+    claimed: bool
+    incarnation: int = 0
+    holder: str = ""
+
+    @classmethod
+    def parse(cls, raw: Any) -> ClaimReply:
+        if int(raw[0]):
+            return cls(False, holder=_text(raw[1]))
+        return cls(True, incarnation=int(raw[1]))
+
+
+_register(ClaimReply)
+
+
+@dataclass(slots=True)
+class RenewReply(ScriptReply):
+    """lua/renew.lua: 1 renewed, 2 claimed back after Redis lost its data, 0 the lease is lost."""
+
+    SCRIPT: ClassVar[str] = "renew"
+    LOST: ClassVar[int] = 0
+    RENEWED: ClassVar[int] = 1
+    CLAIMED_BACK: ClassVar[int] = 2
+
+    outcome: int
+
+    @classmethod
+    def parse(cls, raw: Any) -> RenewReply:
+        return cls(int(raw))
+
+
+_register(RenewReply)
+
+
+@dataclass(slots=True)
+class LeaseTakeReply(ScriptReply):
+    """lua/lease_take.lua: 1 taken, 0 held by someone."""
+
+    SCRIPT: ClassVar[str] = "lease_take"
+
+    taken: bool
+
+    @classmethod
+    def parse(cls, raw: Any) -> LeaseTakeReply:
+        return cls(bool(int(raw)))
+
+
+_register(LeaseTakeReply)
+
+
+@dataclass(slots=True)
+class LeaseHoldReply(ScriptReply):
+    """lua/lease_hold.lua: 1 held by this owner now, 0 held by someone else."""
+
+    SCRIPT: ClassVar[str] = "lease_hold"
+
+    held: bool
+
+    @classmethod
+    def parse(cls, raw: Any) -> LeaseHoldReply:
+        return cls(bool(int(raw)))
+
+
+_register(LeaseHoldReply)
+
+
+@dataclass(slots=True)
+class LeaseReleaseReply(ScriptReply):
+    """lua/lease_release.lua: 1 released, 0 not held by this owner."""
+
+    SCRIPT: ClassVar[str] = "lease_release"
+
+    released: bool
+
+    @classmethod
+    def parse(cls, raw: Any) -> LeaseReleaseReply:
+        return cls(bool(int(raw)))
+
+
+_register(LeaseReleaseReply)
