@@ -4,12 +4,12 @@
 MQOPEN/MQCLOSE counting and the queue administration that touches runtime state. Every call is
 one Lua script (``app/cf/lua``), so every QM of the group sees each verb atomically; the scripts
 return codes and ``mq_error`` is the one function that turns a code into an ``MQError``.
-Redis connection failures become ``MQRC_CF_NOT_AVAILABLE`` in ``_cf_access`` (retry later;
+Redis connection failures become ``MQRC_CF_NOT_AVAILABLE`` in ``errors.cf_access`` (retry later;
 ``MQRC_CF_STRUC_FAILED`` is only for a structure that is FAILED); nothing is ever retried
 automatically (a retried destructive MQGET could hand a message to nobody).
 
 Fencing: every state-changing script is called as this queue manager's current incarnation
-(``_script``) and refuses, in the same atomic step, an incarnation that peer recovery has
+(``base.CFBase._script``) and refuses, in the same atomic step, an incarnation that peer recovery has
 fenced (lua/_fence.lua). The engine also refuses to call at all once this process's own lease
 has lapsed (``lease_valid``): a queue manager that could not renew its lease must not go on
 committing in the hope that nobody recovered it. Either way the call ends with ``FencedError``
