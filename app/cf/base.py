@@ -159,11 +159,11 @@ class CFBase:
     # -- calling as this incarnation --
 
     def caller(self) -> int:
-        """This queue manager's incarnation, for a call about to start; raises ``FencedError``
-        when it has none or its lease may have lapsed (it must not go on optimistically)."""
+        """This queue manager's incarnation, for a call about to start (``_script`` checks the
+        lease on every script call); raises ``FencedError`` while it has none (rejoining)."""
         incarnation = self.incarnation
-        if incarnation is None or not self.lease_valid():
-            self._fenced("its heartbeat lease lapsed")
+        if incarnation is None:
+            self._fenced("it is rejoining the group")
         return incarnation
 
     def _fenced(self, why: str) -> NoReturn:

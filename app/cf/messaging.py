@@ -90,8 +90,8 @@ class Messaging(CFBase):
             md = r.md_json if isinstance(r.md_json, bytes) else r.md_json.encode()
             self.log.put(loc.tag, r.qmgr, r.hconn, r.syncpoint, loc.name, reply.seq, _text(reply.meta), md, r.body)
         return PutResult(
-            reply.seq, reply.depth_after, reply.depth_before, reply.depth_after, reply.available_after,
-            reply.visible, reply.depth_before == 0, reply.ipprocs, reply.opprocs,
+            reply.seq, reply.depth_after, reply.depth_before, reply.available_after,
+            reply.visible, reply.ipprocs, reply.opprocs,
             tuple(e for e in (depth_event, service_event) if e), (reply.trig_before, reply.trig_after))
 
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
@@ -249,10 +249,9 @@ class Messaging(CFBase):
             _check(code, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED), reply=reply)
             break
         browse = call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
-        depth = reply.depth_after
         return GetResult(  # positional (the MQGET path): md_json, body, ... in field order
             reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
-            depth, code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, depth, reply.available_after,
+            reply.depth_after, code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, reply.available_after,
             reply.id, browse, reply.syncpoint, code, reply.expiry_ms)
 
     def _discarded(self, loc: QueueLocation, n: int) -> None:

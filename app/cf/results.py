@@ -47,11 +47,10 @@ class InputMode(StrEnum):
 class PutResult:
     """Outcome of an MQPUT (for events and triggers, no second round trip).
 
-    ``msg_seq``: the message's id in the queue; ``depth`` = ``depth_after`` and
-    ``depth_before``: CURDEPTH around the put (uncommitted puts count); ``available``: committed
-    messages available to getters after the put; ``visible``: True when the message was
-    committed now (not under syncpoint); ``first``: True when the queue went from empty (depth 0)
-    to non-empty; ``ipprocs``, ``opprocs``: group-wide open-for-input / output counts;
+    ``msg_seq``: the message's id in the queue; ``depth_before`` and ``depth``: CURDEPTH before
+    and after the put (uncommitted puts count); ``available``: committed messages available to
+    getters after the put; ``visible``: True when the message was committed now (not under
+    syncpoint); ``ipprocs``, ``opprocs``: group-wide open-for-input / output counts;
     ``events``: the reasons of the performance events the put fired; ``trigger``: the trigger
     counts (before, after) the put changed, (-1, -1) when it does not count.
 
@@ -63,10 +62,8 @@ class PutResult:
     msg_seq: int
     depth: int
     depth_before: int
-    depth_after: int
     available: int
     visible: bool
-    first: bool
     ipprocs: int
     opprocs: int
     events: tuple[int, ...]
@@ -81,7 +78,7 @@ class GetResult:
     into it from ``backout_count``. ``cursor`` is the message's place (pass it back for
     BROWSE_NEXT / MSG_UNDER_CURSOR). ``truncated`` is MQRC_TRUNCATED_MSG_ACCEPTED (a warning).
 
-    ``depth`` = ``depth_after`` and ``depth_before``: CURDEPTH around the get; ``available``:
+    ``depth_before`` and ``depth``: CURDEPTH before and after the get; ``available``:
     committed available messages after; ``msg_seq``: the message's id; ``browse``: nothing was
     removed; ``syncpoint``: the get is in the unit of work; ``reason``: 0 or 2079.
     """
@@ -95,7 +92,6 @@ class GetResult:
     depth: int
     truncated: bool
     depth_before: int
-    depth_after: int
     available: int
     msg_seq: int
     browse: bool
