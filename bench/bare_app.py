@@ -40,7 +40,8 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-app = FastAPI(lifespan=lifespan)
+# configured as the queue managers' app is: no OpenTelemetry look-up per request
+app = FastAPI(lifespan=lifespan, telemetry={"tracing": False, "metrics": False, "logs": False})
 
 
 @app.post("/put")

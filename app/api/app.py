@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr
 from app.api.auth import AuthenticationMiddleware
 from app.api.errors import register_error_handlers
+from app.api.hotpath import HotPath
 from app.cf.redisconn import make_redis
 from app.core.clock import Clock
 from app.qmgr.qmgr import QueueManager
@@ -44,8 +45,11 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         description="MQI verbs, MQSC administration and queue manager status of one queue manager "
                     "of a queue-sharing group. Errors carry IBM MQ completion and reason codes.",
         lifespan=lifespan,
+        # No OpenTelemetry here: FastAPI would look for a provider on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     register_error_handlers(app)
+    app.add_middleware(HotPath, verbs=routes_mqi.HOT_VERBS)  # inside authentication (added later = outer)
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)

@@ -76,46 +76,43 @@ def error_response(exc: MQError) -> Response:
     return json_response(exc.to_body(), http_status(exc.reason))
 
 
-def _validation_reason(exc: RequestValidationError, request: Request) -> MQError:
+def _validation_reason(exc: RequestValidationError, path: str) -> MQError:
     errors = exc.errors()
     loc = errors[0].get("loc", ()) if errors else ()
     field = next((str(p) for p in loc[1:2]), "")
     reason = REASON_BY_FIELD.get(field)
     if reason is None:
-        reason = MQRC.MQRCCF_PARM_SYNTAX_ERROR if request.url.path.endswith("/mqsc") else MQRC.OPTIONS_ERROR
+        reason = MQRC.MQRCCF_PARM_SYNTAX_ERROR if path.endswith("/mqsc") else MQRC.OPTIONS_ERROR
     detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}"
                        for e in errors[:3])
     return MQError(reason, f"malformed request: {detail}")
 
 
-def register_error_handlers(app: FastAPI) -> None:
-    """Every failure leaves as the error body of docs/api.md §2, never as a framework page."""
-
-    @app.exception_handler(MQError)
-    async def _mq(_request: Request, exc: MQError) -> Response:
+def response_for(exc: Exception, method: str, path: str) -> Response:
+    """The error response of any exception a request raised: the one mapping from failures to
+    the error body of docs/api.md §2, used by FastAPI's handlers and by the hot path."""
+    if isinstance(exc, MQError):
         return error_response(exc)
-
-    @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> Response:
-        return error_response(_validation_reason(exc, request))
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+    if isinstance(exc, RequestValidationError):
+        return error_response(_validation_reason(exc, path))
+    if isinstance(exc, StarletteHTTPException):
         reason = MQRC.UNKNOWN_OBJECT_NAME if exc.status_code == 404 else MQRC.OPTIONS_ERROR
-        message = f"{request.method} {request.url.path}: {exc.detail}"
-        return json_response(MQError(reason, message).to_body(), exc.status_code)
-
-    @app.exception_handler(CFClientError)
-    async def _cf(_request: Request, exc: CFClientError) -> Response:
+        return json_response(MQError(reason, f"{method} {path}: {exc.detail}").to_body(), exc.status_code)
+    if isinstance(exc, CFClientError):
         return error_response(MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility did not answer: {exc}"))
-
-    @app.exception_handler(RepositoryError)
-    async def _sql(_request: Request, exc: RepositoryError) -> Response:
+    if isinstance(exc, RepositoryError):
         log.warning("repository error: %s", exc)
         return error_response(MQError(MQRC.DB2_NOT_AVAILABLE,
                                       f"the shared repository did not answer: {type(exc).__name__}"))
+    log.error("unexpected error", exc_info=exc)
+    return error_response(MQError(MQRC.UNEXPECTED_ERROR, f"unexpected error: {type(exc).__name__}"))
 
-    @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, exc: Exception) -> Response:
-        log.exception("unexpected error")
-        return error_response(MQError(MQRC.UNEXPECTED_ERROR, f"unexpected error: {type(exc).__name__}"))
+
+def register_error_handlers(app: FastAPI) -> None:
+    """Every failure leaves as the error body of docs/api.md §2, never as a framework page."""
+
+    async def handler(request: Request, exc: Exception) -> Response:
+        return response_for(exc, request.method, request.url.path)
+
+    for kind in (MQError, RequestValidationError, StarletteHTTPException, CFClientError, RepositoryError, Exception):
+        app.add_exception_handler(kind, handler)

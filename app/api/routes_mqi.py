@@ -95,3 +95,7 @@ async def inquire(request: Request, hconn: str, hobj: str) -> Response:
 async def set_attributes(request: Request, hconn: str, hobj: str, body: dict[str, Any] = Body(
         ..., examples=[{"PUT": "DISABLED"}, {"TRIGGER": True, "TRIGTYPE": "FIRST"}])) -> Response:
     return json_response(await _mqi(request).set(hconn, hobj, body))
+
+
+# Served by app.api.hotpath without FastAPI's router (the routes above still document them).
+HOT_VERBS = {"put": put, "get": get}

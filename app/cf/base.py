@@ -184,7 +184,7 @@ class CFBase:
         if client is not None:
             return await script(k, a, client=client)
         with _cf_access(tag):
-            reply = await script(k, a)
+            reply = await self.scripts.evalsha(script, k, a)
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
         return reply

@@ -111,21 +111,26 @@ def _dead_transport(exc: RuntimeError) -> bool:
     return "closed" in str(exc)
 
 
-@contextmanager
-def cf_access(tag: str) -> Iterator[None]:
-    """Turn Redis connection failures inside the block into MQRC_CF_NOT_AVAILABLE: the coupling
-    facility cannot be reached now (retry); its structures have not failed."""
-    try:
-        yield
-    except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
-        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached "
-                                             f"(structure {tag}): {exc}") from exc
-    except RuntimeError as exc:
-        if not _dead_transport(exc):
-            raise
-        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility closed the connection "
-                                             f"(structure {tag}): {exc}") from exc
+class cf_access:  # noqa: N801 - used as a ``with`` block, like contextlib's helpers
+    """``with cf_access(tag):`` turns Redis connection failures inside the block into
+    MQRC_CF_NOT_AVAILABLE: the coupling facility cannot be reached now (retry); its structures
+    have not failed. A class, not a generator context manager: every script call enters one."""
 
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)):
+            raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility cannot be reached "
+                                                 f"(structure {self.tag}): {exc}") from exc
+        if isinstance(exc, RuntimeError) and _dead_transport(exc):
+            raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility closed the connection "
+                                                 f"(structure {self.tag}): {exc}") from exc
 
 
 def is_cf_failure(exc: BaseException) -> bool:

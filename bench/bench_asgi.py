@@ -1,0 +1,133 @@
+"""CPU per MQPUT and MQGET inside one process, below the HTTP server: the queue manager's ASGI
+application and the bare yardstick (bench/bare_app.py) are called directly with a request, one
+call after another, so the figure is the application's own cost (routing, MQI, Redis client)
+without uvicorn, the network or a load generator. A quick, low-noise loop for profiling work;
+the throughput figures come from bench/bench_wrk.py.
+
+    python bench/bench_asgi.py [--calls 5000] [--size 1024] [--activity on|off] [--profile FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.redis_server import RedisServer  # noqa: E402
+
+
+async def call(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
+    """One POST through the ASGI application; its status and body."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80), "state": {}}
+    sent = False
+    out: dict[str, Any] = {"body": b""}
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            await asyncio.sleep(3600)
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            out["status"] = message["status"]
+        else:
+            out["body"] += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return out["status"], out["body"]
+
+
+async def timed(app: Any, path: str, body: bytes, n: int) -> float:
+    """CPU microseconds per call over ``n`` calls (each must succeed)."""
+    t0 = time.process_time()
+    for _ in range(n):
+        status, answer = await call(app, path, body)
+        if status >= 300:
+            raise RuntimeError(f"{path}: {status} {answer[:200]!r}")
+    return (time.process_time() - t0) / n * 1e6
+
+
+async def run(args: argparse.Namespace) -> None:
+    server = RedisServer()
+    server.start()
+    workdir = Path(tempfile.mkdtemp(prefix="qsg-asgi-"))
+    os.environ["BARE_REDIS_URL"] = server.url
+    from app.api.app import create_app
+    from app.repository.db import upgrade
+    from app.settings import Settings
+    from bench import bare_app
+
+    db = f"sqlite:///{workdir / 'qsg.db'}"
+    upgrade(db)
+    settings = Settings(qmgr="QM1", qsg="QSG1", redis_url=server.url, database_url=db, auth="off",
+                        activity_dir=str(workdir / "activity"), mqlog_dir=str(workdir / "mqlog"),
+                        activity_enabled=args.activity == "on", log_level="warning")
+    app = create_app(settings)
+    try:
+        async with app.router.lifespan_context(app), bare_app.app.router.lifespan_context(bare_app.app):
+            status, _ = await call(app, "/v1/admin/mqsc", orjson.dumps({"script": (
+                "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+                "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")}))
+            hconn = orjson.loads((await call(app, "/v1/connections", b'{"appl_name": "ASGI"}'))[1])["hconn"]
+            hobjs = {}
+            for verb, opts in (("put", ["OUTPUT"]), ("get", ["INPUT_SHARED"])):
+                hobjs[verb] = orjson.loads((await call(app, f"/v1/connections/{hconn}/objects", orjson.dumps(
+                    {"object_name": "BENCH.Q", "options": opts})))[1])["hobj"]
+            put_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"]})
+            get_body = b'{"options": ["NO_SYNCPOINT"]}'
+            cases = [("bare", "MQPUT", bare_app.app, "/put", put_body),
+                     ("QM1", "MQPUT", app, f"/v1/connections/{hconn}/objects/{hobjs['put']}/put", put_body),
+                     ("bare", "MQGET", bare_app.app, "/get", b"{}"),
+                     ("QM1", "MQGET", app, f"/v1/connections/{hconn}/objects/{hobjs['get']}/get", get_body)]
+            for _target, _verb, a, path, body in cases:  # warm-up; puts first, so gets find messages
+                await timed(a, path, body, 200)
+            await timed(app, cases[1][3], put_body, args.calls)
+            await timed(bare_app.app, "/put", put_body, args.calls)
+            results = {}
+            profiler = cProfile.Profile() if args.profile else None
+            for target, verb, a, path, body in cases:
+                if profiler and target == "QM1" and verb == "MQPUT":
+                    profiler.enable()
+                results[(target, verb)] = await timed(a, path, body, args.calls)
+                if profiler:
+                    profiler.disable()
+            if profiler:
+                profiler.dump_stats(args.profile)
+        print(f"\n{args.calls} calls each, one after another, {args.size}-byte messages, activity log "
+              f"{args.activity}; CPU of this process (application + Redis client), no HTTP server\n")
+        for verb in ("MQPUT", "MQGET"):
+            bare, ours = results[("bare", verb)], results[("QM1", verb)]
+            print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us")
+    finally:
+        server.cleanup()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--activity", choices=("on", "off"), default="on")
+    parser.add_argument("--profile", metavar="FILE", help="cProfile the queue manager's calls into FILE")
+    import uvloop  # as uvicorn runs the servers
+
+    uvloop.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""MQPUT / MQGET on one queue manager driven by wrk (a C load generator that costs the server's
+cores little), alternated with the bare yardstick (bench/bare_app.py: the same Lua script behind
+a bare FastAPI endpoint) in one run, so the ratio is what the queue manager's own layers cost.
+
+    python bench/bench_wrk.py [--seconds 8] [--rounds 3] [--connections 32] [--size 1024]
+                              [--auth on|off] [--activity on|off] [--py-spy DIR]
+
+Needs wrk (Debian: ``apt-get install wrk``). Starts its own redis-server, a SQLite repository,
+one ``qsg serve`` (activity log on, as a user runs it) and the bare app under the same uvicorn
+defaults. Each wrk connection rotates over its own MQ connections (four per wrk connection) so
+that calls never wait on one another inside the queue manager. Per phase it prints requests/s,
+latency p50/p99 (wrk's), CPU per message of the server process and of redis-server, and Redis
+script calls per verb. Nothing is asserted: the figures go in the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import redis
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.cluster import Cluster  # noqa: E402
+from tests.support.redis_server import RedisServer, free_port  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+# wrk script: every request of a thread takes the next of the paths given in the file named by
+# WRK_PATHS (one per line), with the same JSON body; latency percentiles are wrk's own.
+WRK_LUA = r"""
+local paths, n, body = {}, 0, nil
+init = function(args)
+  for line in io.lines(os.getenv("WRK_PATHS")) do n = n + 1; paths[n] = line end
+  local f = io.open(os.getenv("WRK_BODY")); body = f:read("*a"); f:close()
+  math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16) % 1000)
+  i = math.random(n)
+end
+request = function()
+  i = i % n + 1
+  return wrk.format("POST", paths[i], {["Content-Type"] = "application/json"}, body)
+end
+done = function(summary, latency, requests)
+  io.write(string.format("P50 %d\nP99 %d\nERRS %d\n", latency:percentile(50), latency:percentile(99),
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write
+    + summary.errors.timeout))
+end
+"""
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` (and its waited-for children), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / TICKS
+
+
+@dataclass
+class Phase:
+    target: str
+    verb: str
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    server_cpu_us: float
+    redis_cpu_us: float
+    scripts_per_call: float
+    errors: int
+
+
+def wrk(base: str, paths: list[str], body: str, seconds: float, connections: int, workdir: Path) -> dict[str, float]:
+    """One wrk run; requests/s, p50/p99 in ms and the count of failed requests."""
+    (workdir / "paths").write_text("\n".join(paths) + "\n")
+    (workdir / "body").write_text(body)
+    (workdir / "bench.lua").write_text(WRK_LUA)
+    seconds = max(1, round(seconds))  # wrk takes whole seconds
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(workdir / "bench.lua"), base],
+                         env={**os.environ, "WRK_PATHS": str(workdir / "paths"), "WRK_BODY": str(workdir / "body")},
+                         capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    p50 = int(re.search(r"^P50 (\d+)", out, re.M).group(1)) / 1000
+    p99 = int(re.search(r"^P99 (\d+)", out, re.M).group(1)) / 1000
+    errs = int(re.search(r"^ERRS (\d+)", out, re.M).group(1)) + (int(non2xx.group(1)) if non2xx else 0)
+    return {"rps": rps, "p50": p50, "p99": p99, "errors": errs, "requests": rps * seconds}
+
+
+def phase(target: str, verb: str, server_pid: int, redis_pid: int, r: redis.Redis, base: str, paths: list[str],
+          body: str, seconds: float, connections: int, workdir: Path, py_spy: str | None = None) -> Phase:
+    """One wrk run against ``base`` with the CPU the server process and Redis spent on it."""
+    spy = None
+    if py_spy:  # a profile of the phase (collapsed stacks), e.g. for flame graphs
+        spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-r", "200", "-f", "raw",
+                                "-o", f"{py_spy}/{target}-{verb}.txt", "-p", str(server_pid)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r.config_resetstat()
+    s0, r0 = cpu_seconds(server_pid), cpu_seconds(redis_pid)
+    res = wrk(base, paths, body, seconds, connections, workdir)
+    s1, r1 = cpu_seconds(server_pid), cpu_seconds(redis_pid)
+    if spy:
+        spy.send_signal(signal.SIGINT)
+        spy.wait()
+    stats = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in r.info("commandstats").items()}
+    n = max(res["requests"], 1)
+    return Phase(target, verb, res["rps"], res["p50"], res["p99"], (s1 - s0) / n * 1e6, (r1 - r0) / n * 1e6,
+                 (stats.get("evalsha", 0) + stats.get("eval", 0)) / n, int(res["errors"]))
+
+
+def wait_up(url: str) -> None:
+    for _ in range(400):
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def run(args: argparse.Namespace) -> None:
+    server = RedisServer()
+    server.start()
+    workdir = Path(tempfile.mkdtemp(prefix="qsg-wrk-"))
+    cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
+                      extra_env={"QSG_AUTH": args.auth, "QSG_ACTIVITY_ENABLED": str(args.activity == "on").lower(),
+                                 "QSG_LOG_LEVEL": "warning"})
+    bare_port = free_port()
+    bare = subprocess.Popen([sys.executable, "-m", "uvicorn", "bench.bare_app:app", "--port", str(bare_port),
+                             "--log-level", "warning"], cwd=ROOT, env={**os.environ, "BARE_REDIS_URL": server.url})
+    try:
+        cluster.start(["QM1"])
+        cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+                               "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")
+        qm_url = cluster.url("QM1")
+        bare_url = f"http://127.0.0.1:{bare_port}"
+        wait_up(f"{bare_url}/docs")
+        auth = ("admin", os.environ.get("QSG_BENCH_PASSWORD", "")) if args.auth == "on" else None
+        put_paths, get_paths = [], []
+        with httpx.Client(base_url=qm_url, auth=auth) as c:
+            for _ in range(args.connections * 4):
+                hconn = c.post("/v1/connections", json={"appl_name": "WRK"}).json()["hconn"]
+                for opts, paths, verb in ((["OUTPUT"], put_paths, "put"), (["INPUT_SHARED"], get_paths, "get")):
+                    hobj = c.post(f"/v1/connections/{hconn}/objects",
+                                  json={"object_name": "BENCH.Q", "options": opts}).json()["hobj"]
+                    paths.append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}")
+        put_body = f'{{"data": "{"x" * args.size}", "options": ["NO_SYNCPOINT"]}}'
+        get_body = '{"options": ["NO_SYNCPOINT"]}'
+        qm_pid = cluster.qms["QM1"].proc.pid
+        r = redis.Redis.from_url(server.url)
+        redis_pid = int(r.info("server")["process_id"])
+
+        def one_round(seconds: float, py_spy: str | None = None) -> list[Phase]:
+            rows = []
+            # gets run for half as long as puts so that they never find the queue empty
+            for verb, qm_paths, bare_path, body, secs in (
+                    ("MQPUT", put_paths, "/put", put_body, seconds),
+                    ("MQGET", get_paths, "/get", get_body, seconds / 2)):
+                for target, pid, base, paths in (("bare", bare.pid, bare_url, [bare_path]),
+                                                 ("QM1", qm_pid, qm_url, qm_paths)):
+                    rows.append(phase(target, verb, pid, redis_pid, r, base, paths, body, secs,
+                                      args.connections, workdir, py_spy))
+            return rows
+
+        one_round(2)  # warm-up
+        rounds = [one_round(args.seconds, args.py_spy) for _ in range(args.rounds)]
+        rows = [Phase(p.target, p.verb, *(statistics.median(getattr(rd[i], f) for rd in rounds) for f in
+                                          ("rps", "p50_ms", "p99_ms", "server_cpu_us", "redis_cpu_us",
+                                           "scripts_per_call")), sum(rd[i].errors for rd in rounds))
+                for i, p in enumerate(rounds[0])]
+        print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds}s puts, "
+              f"{args.seconds / 2:g}s gets), {args.size}-byte non-persistent messages, shared queue, one QM, "
+              f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores\n")
+        print(f"{'target':6} {'verb':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
+              f"{'Redis CPU us':>13} {'EVALSHA/call':>13} {'errors':>7}")
+        for p in rows:
+            print(f"{p.target:6} {p.verb:6} {p.rps:8.0f} {p.p50_ms:7.2f} {p.p99_ms:7.2f} {p.server_cpu_us:14.0f} "
+                  f"{p.redis_cpu_us:13.0f} {p.scripts_per_call:13.2f} {p.errors:7d}")
+        for verb in ("MQPUT", "MQGET"):
+            ours, yard = (next(p for p in rows if p.verb == verb and p.target == t) for t in ("QM1", "bare"))
+            print(f"{verb}: {ours.rps / yard.rps:.2f}x the bare endpoint's requests/s")
+    finally:
+        cluster.stop()
+        bare.terminate()
+        bare.wait()
+        server.cleanup()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--auth", choices=("on", "off"), default="off")
+    parser.add_argument("--activity", choices=("on", "off"), default="on")
+    parser.add_argument("--py-spy", metavar="DIR", help="record a py-spy profile of each queue manager phase here")
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
