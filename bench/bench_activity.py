@@ -29,16 +29,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_mqi import pct, run_phase  # noqa: E402
+from bench.common import cpu_seconds, pct, run_phase  # noqa: E402
 from tests.support.cluster import Cluster  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
-
-
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds a process has used (Linux /proc), steadier than throughput on
-    a shared machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def recording_cost(calls: int = 100_000) -> tuple[float, float]:
@@ -140,9 +133,9 @@ def run(args: argparse.Namespace) -> None:
             run_phase(conn, 300, args.concurrency, putter(hobj))
         for _ in range(args.rounds):
             for label, (conn, hobj, pid) in targets.items():
-                cpu = process_cpu_s(pid)
+                cpu = cpu_seconds(pid)
                 elapsed, lat = run_phase(conn, args.messages, args.concurrency, putter(hobj))
-                cpu_us = (process_cpu_s(pid) - cpu) / args.messages * 1e6
+                cpu_us = (cpu_seconds(pid) - cpu) / args.messages * 1e6
                 results[label].append((args.messages / elapsed, pct(lat, 50), pct(lat, 99), cpu_us))
         on_cluster = groups["activity log on"][1]
         on_cluster.stop()  # ships its log

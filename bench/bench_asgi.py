@@ -102,7 +102,7 @@ async def run(args: argparse.Namespace) -> None:
             results = {}
             profiler = cProfile.Profile() if args.profile else None
             for target, verb, a, path, body in cases:
-                if profiler and target == "QM1" and verb == "MQPUT":
+                if profiler and target == "QM1" and verb == args.profile_verb:
                     profiler.enable()
                 results[(target, verb)] = await timed(a, path, body, args.calls)
                 if profiler:
@@ -124,6 +124,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--activity", choices=("on", "off"), default="on")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the queue manager's calls into FILE")
+    parser.add_argument("--profile-verb", choices=("MQPUT", "MQGET"), default="MQPUT")
     import uvloop  # as uvicorn runs the servers
 
     uvloop.run(run(parser.parse_args()))

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.reasons import reason_name  # noqa: E402
-from bench.bench_mqi import pct  # noqa: E402
+from bench.common import pct  # noqa: E402
 from tests.support.cluster import Cluster  # noqa: E402
 from tests.support.faultload import FaultLoad, Observer  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402

@@ -4,6 +4,7 @@ a bare FastAPI endpoint) in one run, so the ratio is what the queue manager's ow
 
     python bench/bench_wrk.py [--seconds 8] [--rounds 3] [--connections 32] [--size 1024]
                               [--auth on|off] [--activity on|off] [--py-spy DIR]
+                              [--persistent [--mqlog-sync commit|none]]
 
 Needs wrk (Debian: ``apt-get install wrk``). Starts its own redis-server, a SQLite repository,
 one ``qsg serve`` (activity log on, as a user runs it) and the bare app under the same uvicorn
@@ -11,11 +12,17 @@ defaults. Each wrk connection rotates over its own MQ connections (four per wrk 
 that calls never wait on one another inside the queue manager. Per phase it prints requests/s,
 latency p50/p99 (wrk's), CPU per message of the server process and of redis-server, and Redis
 script calls per verb. Nothing is asserted: the figures go in the README.
+
+``--persistent`` puts persistent messages (a RECOVER(YES) structure): the queue manager then also
+writes each put and get to its recovery log (an fsync per call with ``--mqlog-sync commit``),
+which the bare endpoint does not, so the ratio then includes what the log costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import json
 import os
 import re
 import signal
@@ -33,24 +40,25 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import cpu_seconds  # noqa: E402
 from tests.support.cluster import Cluster  # noqa: E402
 from tests.support.redis_server import RedisServer, free_port  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
+from tests.support.security import ADMIN, mqsc_ok, qsg_cli  # noqa: E402
 
 # wrk script: every request of a thread takes the next of the paths given in the file named by
 # WRK_PATHS (one per line), with the same JSON body; latency percentiles are wrk's own.
 WRK_LUA = r"""
-local paths, n, body = {}, 0, nil
+local paths, n, body, headers = {}, 0, nil, {["Content-Type"] = "application/json"}
 init = function(args)
   for line in io.lines(os.getenv("WRK_PATHS")) do n = n + 1; paths[n] = line end
   local f = io.open(os.getenv("WRK_BODY")); body = f:read("*a"); f:close()
+  if os.getenv("WRK_AUTH") ~= "" then headers["Authorization"] = os.getenv("WRK_AUTH") end
   math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16) % 1000)
   i = math.random(n)
 end
 request = function()
   i = i % n + 1
-  return wrk.format("POST", paths[i], {["Content-Type"] = "application/json"}, body)
+  return wrk.format("POST", paths[i], headers, body)
 end
 done = function(summary, latency, requests)
   io.write(string.format("P50 %d\nP99 %d\nERRS %d\n", latency:percentile(50), latency:percentile(99),
@@ -58,12 +66,6 @@ done = function(summary, latency, requests)
     + summary.errors.timeout))
 end
 """
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of process ``pid`` (and its waited-for children), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(x) for x in fields[11:15]) / TICKS
 
 
 @dataclass
@@ -79,14 +81,16 @@ class Phase:
     errors: int
 
 
-def wrk(base: str, paths: list[str], body: str, seconds: float, connections: int, workdir: Path) -> dict[str, float]:
+def wrk(base: str, paths: list[str], body: str, seconds: float, connections: int, workdir: Path,
+        authorization: str = "") -> dict[str, float]:
     """One wrk run; requests/s, p50/p99 in ms and the count of failed requests."""
     (workdir / "paths").write_text("\n".join(paths) + "\n")
     (workdir / "body").write_text(body)
     (workdir / "bench.lua").write_text(WRK_LUA)
     seconds = max(1, round(seconds))  # wrk takes whole seconds
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(workdir / "bench.lua"), base],
-                         env={**os.environ, "WRK_PATHS": str(workdir / "paths"), "WRK_BODY": str(workdir / "body")},
+                         env={**os.environ, "WRK_PATHS": str(workdir / "paths"), "WRK_BODY": str(workdir / "body"),
+                              "WRK_AUTH": authorization},
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
@@ -97,7 +101,8 @@ def wrk(base: str, paths: list[str], body: str, seconds: float, connections: int
 
 
 def phase(target: str, verb: str, server_pid: int, redis_pid: int, r: redis.Redis, base: str, paths: list[str],
-          body: str, seconds: float, connections: int, workdir: Path, py_spy: str | None = None) -> Phase:
+          body: str, seconds: float, connections: int, workdir: Path, py_spy: str | None = None,
+          authorization: str = "") -> Phase:
     """One wrk run against ``base`` with the CPU the server process and Redis spent on it."""
     spy = None
     if py_spy:  # a profile of the phase (collapsed stacks), e.g. for flame graphs
@@ -106,7 +111,7 @@ def phase(target: str, verb: str, server_pid: int, redis_pid: int, r: redis.Redi
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     r.config_resetstat()
     s0, r0 = cpu_seconds(server_pid), cpu_seconds(redis_pid)
-    res = wrk(base, paths, body, seconds, connections, workdir)
+    res = wrk(base, paths, body, seconds, connections, workdir, authorization)
     s1, r1 = cpu_seconds(server_pid), cpu_seconds(redis_pid)
     if spy:
         spy.send_signal(signal.SIGINT)
@@ -133,19 +138,23 @@ def run(args: argparse.Namespace) -> None:
     server.start()
     workdir = Path(tempfile.mkdtemp(prefix="qsg-wrk-"))
     cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
-                      extra_env={"QSG_AUTH": args.auth, "QSG_ACTIVITY_ENABLED": str(args.activity == "on").lower(),
+                      extra_env={"QSG_AUTH": args.auth, "QSG_MQLOG_SYNC": args.mqlog_sync,
+                                 "QSG_ACTIVITY_ENABLED": str(args.activity == "on").lower(),
                                  "QSG_LOG_LEVEL": "warning"})
     bare_port = free_port()
     bare = subprocess.Popen([sys.executable, "-m", "uvicorn", "bench.bare_app:app", "--port", str(bare_port),
                              "--log-level", "warning"], cwd=ROOT, env={**os.environ, "BARE_REDIS_URL": server.url})
     try:
         cluster.start(["QM1"])
-        cluster.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
-                               "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")
+        auth = None
+        if args.auth == "on":  # an administrator, as the security tests make one; HTTP basic on every call
+            qsg_cli(cluster, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+            auth = ADMIN
+        mqsc_ok(cluster, "QM1", f"DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER({'YES' if args.persistent else 'NO'})\n"
+                                "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")
         qm_url = cluster.url("QM1")
         bare_url = f"http://127.0.0.1:{bare_port}"
         wait_up(f"{bare_url}/docs")
-        auth = ("admin", os.environ.get("QSG_BENCH_PASSWORD", "")) if args.auth == "on" else None
         put_paths, get_paths = [], []
         with httpx.Client(base_url=qm_url, auth=auth) as c:
             for _ in range(args.connections * 4):
@@ -154,9 +163,12 @@ def run(args: argparse.Namespace) -> None:
                     hobj = c.post(f"/v1/connections/{hconn}/objects",
                                   json={"object_name": "BENCH.Q", "options": opts}).json()["hobj"]
                     paths.append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}")
-        put_body = f'{{"data": "{"x" * args.size}", "options": ["NO_SYNCPOINT"]}}'
+        persistence = "PERSISTENT" if args.persistent else "NOT_PERSISTENT"
+        put_body = json.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"],
+                               "md": {"persistence": persistence}})
         get_body = '{"options": ["NO_SYNCPOINT"]}'
         qm_pid = cluster.qms["QM1"].proc.pid
+        authorization = ("Basic " + base64.b64encode(f"{ADMIN[0]}:{ADMIN[1]}".encode()).decode()) if auth else ""
         r = redis.Redis.from_url(server.url)
         redis_pid = int(r.info("server")["process_id"])
 
@@ -169,7 +181,7 @@ def run(args: argparse.Namespace) -> None:
                 for target, pid, base, paths in (("bare", bare.pid, bare_url, [bare_path]),
                                                  ("QM1", qm_pid, qm_url, qm_paths)):
                     rows.append(phase(target, verb, pid, redis_pid, r, base, paths, body, secs,
-                                      args.connections, workdir, py_spy))
+                                      args.connections, workdir, py_spy, authorization if target == "QM1" else ""))
             return rows
 
         one_round(2)  # warm-up
@@ -178,8 +190,9 @@ def run(args: argparse.Namespace) -> None:
                                           ("rps", "p50_ms", "p99_ms", "server_cpu_us", "redis_cpu_us",
                                            "scripts_per_call")), sum(rd[i].errors for rd in rounds))
                 for i, p in enumerate(rounds[0])]
+        kind = f"persistent (recovery log, sync {args.mqlog_sync})" if args.persistent else "non-persistent"
         print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds}s puts, "
-              f"{args.seconds / 2:g}s gets), {args.size}-byte non-persistent messages, shared queue, one QM, "
+              f"{args.seconds / 2:g}s gets), {args.size}-byte {kind} messages, shared queue, one QM, "
               f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores\n")
         print(f"{'target':6} {'verb':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
               f"{'Redis CPU us':>13} {'EVALSHA/call':>13} {'errors':>7}")
@@ -204,6 +217,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--auth", choices=("on", "off"), default="off")
     parser.add_argument("--activity", choices=("on", "off"), default="on")
+    parser.add_argument("--persistent", action="store_true", help="persistent messages (logged for recovery)")
+    parser.add_argument("--mqlog-sync", choices=("commit", "none"), default="commit")
     parser.add_argument("--py-spy", metavar="DIR", help="record a py-spy profile of each queue manager phase here")
     run(parser.parse_args())
 

@@ -115,7 +115,7 @@ class MessageLog:
         """Return once every record written so far is on disk (with ``sync``; else at once).
 
         The fsync runs on the event loop: a worker thread's hand-off cost more than the
-        fsync itself in ``bench/bench_mqi.py --persistent``, and one fsync covers every record
+        fsync itself in ``bench/bench_wrk.py --persistent``, and one fsync covers every record
         written before it (a record written while it runs waits for the next one).
         """
         if self.sync and self._forced < self._written and self._fd is not None:
