@@ -410,3 +410,40 @@ def test_a_put_batch_of_100_and_a_get_batch_are_one_evalsha_each(group, connect)
     assert out["count"] == 100 and len(got) == 100
     assert len(seen) == 2, seen  # one for the put-batch, one for the get-batch
     assert seen[0][1] != seen[1][1]  # two different scripts
+
+
+# ---- activity records: one per message, as the single calls ---------------------------------
+
+
+async def test_batches_are_recorded_one_activity_record_per_message(redis_url, tmp_path):
+    import json
+
+    from app.core.clock import ManualClock
+    from tests.support.inproc import inprocess_group
+
+    t0 = 1_748_772_000_000
+    async with inprocess_group(["QM1"], redis_url, tmp_path, ManualClock(t0)) as qms:
+        qm1 = qms["QM1"]
+        await qm1.mqsc("DEFINE QLOCAL(BATCH.Q) MAXDEPTH(2)")
+        app = await qm1.connect("RECORDED")
+        h = await app.open("BATCH.Q", ["OUTPUT", "INPUT_SHARED", "BROWSE"])
+        path = f"/v1/connections/{app.hconn}/objects/{h}"
+        r = await app.http.post(f"{path}/put-batch", json={"options": ["NO_SYNCPOINT"],
+                                                           "messages": texts("one", "two", "three")})
+        assert r.status_code == 409 and r.json()["count"] == 2
+        r = await app.http.post(f"{path}/get-batch", json={"options": ["BROWSE_FIRST"]})
+        assert len(r.json()["messages"]) == 2
+        r = await app.http.post(f"{path}/get-batch", json={"options": ["NO_SYNCPOINT"]})
+        assert [g["data"] for g in r.json()["messages"]] == ["one", "two"]
+        await app.disconnect()
+    records = [json.loads(line) for f in sorted((tmp_path / "activity").glob("date=*/qmgr=*/*.jsonl"))
+               for line in f.read_text().splitlines()]
+    calls = [r for r in records if r["verb"] in ("PUT", "GET", "BROWSE")]
+    assert [(r["verb"], r["cc"], r["rc"]) for r in calls] == [
+        ("PUT", 0, 0), ("PUT", 0, 0), ("PUT", 2, 2053), ("BROWSE", 0, 0), ("BROWSE", 0, 0), ("GET", 0, 0),
+        ("GET", 0, 0)]
+    assert [r.get("depth") for r in calls] == [1, 2, None, 2, 2, 1, 0]
+    assert [r.get("size") for r in calls] == [3, 3, None, 3, 3, 3, 3]
+    assert {r["object"] for r in calls} == {"BATCH.Q"} and {r["appl"] for r in calls} == {"RECORDED"}
+    assert calls[0]["msg_id"] == calls[5]["msg_id"] and calls[1]["msg_id"] == calls[6]["msg_id"]
+    assert all(r["syncpoint"] is False for r in calls)
