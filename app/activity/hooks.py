@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from time import perf_counter_ns
@@ -239,6 +239,62 @@ def recorded(verb: Verb) -> Callable[[F], F]:
         return call  # type: ignore[return-value]
 
     return decorate
+
+
+async def room_for_batch(mqi: Any) -> None:
+    """What ``recorded`` does before a call, for a batch call: wait while the activity buffer
+    is full (policy ``wait``), so a batch's many records are slowed down like single calls'."""
+    activity = getattr(mqi.qm, "activity", None)
+    if activity is not None and activity.enabled and activity.full:
+        await activity.room()
+
+
+def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tuple[Any, Any, dict[str, Any]]],
+                 failed: tuple[Any, MQError] | None, started_ns: int) -> None:
+    """Record a batch call (put-batch, get-batch) as the single calls it stands for, so the
+    analytics count messages the same way whichever verb moved them: one ``verb`` record per
+    message, described as that verb's single call is. ``args`` are the batch's (hconn, hobj);
+    ``done`` holds per message its own argument (its ``PutCall``; the ``GetCall`` for a get),
+    its result and what ``note`` would have added (``resolved``, ``depth``, ``size``);
+    ``failed``, the argument and error of the message that stopped the batch (one failed
+    record, as a single call that failed). The batch's latency is shared evenly."""
+    activity = getattr(mqi.qm, "activity", None)
+    if activity is None or not activity.enabled:
+        return
+    before, after = _DESCRIBERS[verb]
+    n = len(done) + (failed is not None)
+    latency_us = (perf_counter_ns() - started_ns) // 1000 // max(n, 1)
+    now = activity.clock.now_ms()
+
+    def one(arg: Any, result: Any, noted: dict[str, Any], error: MQError | None) -> None:
+        rec = activity.new_record(verb.value)
+        try:
+            before(mqi, rec, (*args, arg), {}, None)
+        except Exception:  # describing never fails a call
+            log.debug("activity: describing %s failed", verb, exc_info=True)
+        noted = dict(noted)
+        resolved = noted.pop("resolved", None)
+        if resolved is not None:
+            _queue(rec, resolved)
+        rec.update(noted)
+        if error is not None:
+            rec["cc"], rec["rc"] = error.comp, error.reason
+        else:
+            rec["cc"], rec["rc"] = 0, 0
+            try:
+                after(mqi, rec, (*args, arg), {}, result)
+            except Exception:
+                log.debug("activity: describing the result of %s failed", verb, exc_info=True)
+        rec["latency_us"] = latency_us
+        rec["ts"] = now
+        if rec.get("syncpoint", False) is None:
+            del rec["syncpoint"]
+        activity.submit(rec)
+
+    for arg, result, noted in done:
+        one(arg, result, noted, None)
+    if failed is not None:
+        one(failed[0], None, {}, failed[1])
 
 
 _SECOND_CACHE: dict[str, int] = {}

@@ -59,6 +59,8 @@ REASON_BY_FIELD: dict[str, int] = {
     "object_name": MQRC.OBJECT_NAME_ERROR,
     "object_qmgr": MQRC.Q_MGR_NAME_ERROR,
     "script": MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+    "messages": MQRC.PMO_ERROR,
+    "max_messages": MQRC.GMO_ERROR,
 }
 
 
@@ -86,6 +88,11 @@ def _validation_reason(exc: RequestValidationError, path: str) -> MQError:
     detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}"
                        for e in errors[:3])
     return MQError(reason, f"malformed request: {detail}")
+
+
+def validation_error(exc: RequestValidationError, path: str) -> MQError:
+    """The ``MQError`` a malformed request body answers with (what ``response_for`` sends)."""
+    return _validation_reason(exc, path)
 
 
 def response_for(exc: Exception, method: str, path: str) -> Response:

@@ -5,13 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Request
+from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from app.api import wire
 from app.api.body import documented, parse_body
-from app.api.errors import json_response
-from app.api.schemas import ConnectRequest, GetRequest, OpenRequest, Put1Request, PutRequest
-from app.core.calls import PutOutcome
+from app.api.errors import json_response, validation_error
+from app.api.schemas import (
+    ConnectRequest,
+    GetBatchRequest,
+    GetRequest,
+    OpenRequest,
+    Put1Request,
+    PutBatchRequest,
+    PutRequest,
+)
+from app.core.calls import PutCall, PutOutcome
+from app.core.errors import BatchError, MQError
 
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
 
@@ -86,6 +96,31 @@ async def get(request: Request, hconn: str, hobj: str) -> Response:
     return json_response(wire.get_response(await _mqi(request).get(hconn, hobj, wire.get_call(body))))
 
 
+async def _put_batch_calls(request: Request) -> list[PutCall]:
+    """The put-batch's messages, every one checked before any is put: a failure here put
+    nothing, so its error body carries count 0 (docs/api.md §12)."""
+    try:
+        return wire.put_batch_calls(await parse_body(request, PutBatchRequest))
+    except RequestValidationError as exc:
+        raise BatchError(validation_error(exc, request.url.path), 0) from None
+    except MQError as exc:
+        raise BatchError.of(exc, 0) from None
+
+
+@router.post("/{hconn}/objects/{hobj}/put-batch", status_code=201, summary="put-batch: MQPUT of 1 to 1000 messages",
+             openapi_extra=documented(PutBatchRequest))
+async def put_batch(request: Request, hconn: str, hobj: str) -> Response:
+    outcomes = await _mqi(request).put_batch(hconn, hobj, await _put_batch_calls(request))
+    return json_response(wire.put_batch_response(outcomes), 200 if any(o.warnings for o in outcomes) else 201)
+
+
+@router.post("/{hconn}/objects/{hobj}/get-batch", summary="get-batch: MQGET of up to max_messages messages",
+             openapi_extra=documented(GetBatchRequest, required=False))
+async def get_batch(request: Request, hconn: str, hobj: str) -> Response:
+    call, max_messages = wire.get_batch_call(await parse_body(request, GetBatchRequest))
+    return json_response(wire.get_batch_response(await _mqi(request).get_batch(hconn, hobj, call, max_messages)))
+
+
 @router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ")
 async def inquire(request: Request, hconn: str, hobj: str) -> Response:
     return json_response(await _mqi(request).inquire(hconn, hobj))
@@ -98,4 +133,4 @@ async def set_attributes(request: Request, hconn: str, hobj: str, body: dict[str
 
 
 # Served by app.api.hotpath without FastAPI's router (the routes above still document them).
-HOT_VERBS = {"put": put, "get": get}
+HOT_VERBS = {"put": put, "get": get, "put-batch": put_batch, "get-batch": get_batch}

@@ -46,6 +46,27 @@ class GetRequest(_Body):
     buffer_length: StrictInt = Field(100 * 1024 * 1024, description="Longest body to return")
 
 
+class PutBatchMessage(_Body):
+    """One message of a put-batch: a put request's md, data and data_encoding."""
+
+    md: dict[str, Any] | None = Field(None, description="MQMD fields (docs/api.md §6)")
+    data: StrictStr = Field("", description="The message body: text, or base64 with data_encoding base64")
+    data_encoding: StrictStr = Field("utf-8", description="utf-8 or base64")
+
+
+class PutBatchRequest(_Body):
+    options: list[StrictStr] = Field(default_factory=list, max_length=16, examples=[["NO_SYNCPOINT"]],
+                                     description="Put options for every message of the batch")
+    # Kept broad: each message is checked by the MQI rules with its index in the message, and
+    # the count (1 to 1000) gives MQRC_PMO_ERROR, not a framework error.
+    messages: list[Any] = Field(..., description="1 to 1000 messages, put in order",
+                                examples=[[{"data": "one"}, {"md": {"priority": 7}, "data": "two"}]])
+
+
+class GetBatchRequest(GetRequest):
+    max_messages: StrictInt = Field(100, description="Most messages to return, 1 to 1000")
+
+
 class MqscRequest(_Body):
     script: StrictStr = Field(..., max_length=1_000_000,
                               examples=["DEFINE QLOCAL(APP.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) +\n  MAXDEPTH(5000)"])

@@ -8,8 +8,11 @@ import base64
 import binascii
 from typing import Any
 
-from app.api.schemas import GetRequest, PutRequest
-from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
+from pydantic import ValidationError
+
+from app.api.errors import REASON_BY_FIELD
+from app.api.schemas import GetBatchRequest, GetRequest, PutBatchMessage, PutBatchRequest, PutRequest
+from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import MQError
 from app.core.mqmd import NO_ID, as_text, hex_id, validate_put_md
 from app.core.options import parse_get_options, parse_put_options
@@ -87,4 +90,72 @@ def get_response(got: GotMessage) -> dict[str, Any]:
     if got.truncated:
         return _with_warning(out, [(MQRC.TRUNCATED_MSG_ACCEPTED,
                                     f"message of {got.data_length} bytes truncated to {got.buffer_length}")])
+    return out
+
+
+# ---- batches (docs/api.md §12) ----------------------------------------------------------------
+
+
+def _message_error(index: int, exc: ValidationError) -> MQError:
+    """A malformed message of a put-batch: the reason its field maps to, naming the message."""
+    errors = exc.errors()
+    loc = errors[0]["loc"] if errors else ()
+    field = str(loc[0]) if loc else ""
+    # No field: the message itself is not an object (the nearest reason: its MQMD is not valid).
+    reason = REASON_BY_FIELD.get(field, MQRC.OPTIONS_ERROR) if field else MQRC.MD_ERROR
+    where = f"messages[{index}]" + (f".{field}" if field else "")
+    return MQError(reason, f"malformed request: {where}: {errors[0]['msg'] if errors else 'not valid'}")
+
+
+def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
+    """A put-batch request body as one ``PutCall`` per message (sharing the batch's options).
+    Every message is checked before anything is put: a malformed one (MQMD, data, encoding)
+    fails the whole call with its reason, its index in the message text, and nothing put."""
+    if not 1 <= len(body.messages) <= MAX_BATCH:
+        raise MQError(MQRC.PMO_ERROR, f"a put-batch takes 1 to {MAX_BATCH} messages, not {len(body.messages)}")
+    pmo = parse_put_options(body.options)
+    calls = []
+    for i, raw in enumerate(body.messages):
+        try:
+            message = PutBatchMessage.model_validate(raw)
+        except ValidationError as exc:
+            raise _message_error(i, exc) from None
+        try:
+            md, warnings = validate_put_md(message.md)
+            data = decode_data(message.data, message.data_encoding)
+        except MQError as exc:
+            raise MQError(exc.reason, f"messages[{i}]: {exc.message}", exc.comp) from None
+        calls.append(PutCall(md, data, pmo, warnings))
+    return calls
+
+
+def put_batch_response(outcomes: list[PutOutcome]) -> dict[str, Any]:
+    """The body of a completed put-batch: ``count`` and the MQMD of every message, in order. A
+    message's warning (e.g. 2049) is listed in ``warnings`` with its index, and the first one
+    is the body's completion_code/reason, as a single put's warning is."""
+    out: dict[str, Any] = {"count": len(outcomes), "md": [o.md.to_dict() for o in outcomes]}
+    warnings = [{"index": i, "reason": int(reason), "message": text}
+                for i, o in enumerate(outcomes) for reason, text in o.warnings]
+    if warnings:
+        out.update(completion_code=CompCode.WARNING, reason=warnings[0]["reason"], message=warnings[0]["message"],
+                   warnings=warnings)
+    return out
+
+
+def get_batch_call(body: GetBatchRequest) -> tuple[GetCall, int]:
+    """A get-batch request body as the MQI's ``GetCall`` (for every message) and the most
+    messages to return."""
+    if not 1 <= body.max_messages <= MAX_BATCH:
+        raise MQError(MQRC.GMO_ERROR, f"max_messages must be 1 to {MAX_BATCH}, not {body.max_messages}")
+    return get_call(body), body.max_messages
+
+
+def get_batch_response(messages: list[GotMessage]) -> dict[str, Any]:
+    """The body of a get-batch: each message as a get returns it (a truncated one with its
+    2079 warning); when any was truncated, the body's completion_code/reason say so too."""
+    out: dict[str, Any] = {"messages": [get_response(m) for m in messages]}
+    truncated = sum(1 for m in messages if m.truncated)
+    if truncated:
+        out.update(completion_code=CompCode.WARNING, reason=int(MQRC.TRUNCATED_MSG_ACCEPTED),
+                   message=f"{truncated} message(s) truncated to the buffer length")
     return out

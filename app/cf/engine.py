@@ -33,11 +33,13 @@ from app.cf.messaging import Messaging
 from app.cf.recovery import Recovery
 from app.cf.results import (
     OFFLOAD_THRESHOLD,
+    BatchMessage,
     CloseResult,
     GetMode,
     GetResult,
     InputMode,
     OpenResult,
+    PutBatchResult,
     PutRequest,
     PutResult,
     QueueStatistics,
@@ -62,8 +64,9 @@ class CouplingFacility(Messaging, Admin, Recovery):
 
 
 __all__ = [
-    "AvailabilityListener", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
-    "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PersistentLog", "PutRequest", "PutResult",
+    "AvailabilityListener", "BatchMessage", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
+    "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PersistentLog", "PutBatchResult", "PutRequest",
+    "PutResult",
     "QueueStatistics", "QueueStatus", "StructureState", "Syncpoint", "TruncatedMessageError", "UowQueueResult",
     "mq_error",
 ]

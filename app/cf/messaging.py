@@ -24,18 +24,22 @@ from app.cf.replies import (
     ClearOpensReply,
     CloseReply,
     CommitReply,
+    GetBatchReply,
     GetReply,
     OpenReply,
+    PutBatchReply,
     PutReply,
     ScanReply,
     TakeReportReply,
 )
 from app.cf.results import (
+    BatchMessage,
     CloseResult,
     GetMode,
     GetResult,
     InputMode,
     OpenResult,
+    PutBatchResult,
     PutRequest,
     PutResult,
     Syncpoint,
@@ -47,8 +51,10 @@ from app.cf.scriptargs import (
     CloseArgs,
     CommitArgs,
     GetArgs,
+    GetBatchArgs,
     OpenArgs,
     PutArgs,
+    PutBatchArgs,
     ScanArgs,
     TakeReportArgs,
 )
@@ -57,6 +63,9 @@ from app.core.reasons import MQRC
 
 #: Bounded pipeline chunk for put_many.
 _PUT_MANY_CHUNK = 1000
+
+#: Values per message in put_batch.lua's variadic ARGV.
+_BATCH_FIELDS = 10
 
 
 class Messaging(CFBase):
@@ -261,6 +270,145 @@ class Messaging(CFBase):
     def _reports_queued(self, tag: str, n: int) -> None:
         if n and self.on_reports is not None:
             self.on_reports(tag)
+
+    # -- batches: the put-batch and get-batch verbs --
+
+    async def put_batch(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, syncpoint: bool,
+                        messages: Sequence[BatchMessage], offload: bool | None = None) -> PutBatchResult:
+        """MQPUT of ``messages`` to one queue, in order, in one script call (lua/put_batch.lua):
+        each with ``put``'s semantics, stopping at the first one refused. The messages before it
+        stay put (committed now, or in the unit of work under ``syncpoint``); the refusal is the
+        result's ``error``, not raised, so the caller learns both. ``gen``: as for ``put``.
+        Raises (nothing was put) MQRC_PRIORITY_ERROR for a priority outside 0-9, and what
+        ``put`` raises for a call that never reached the queue (fenced, CF not available,
+        structure failed)."""
+        flat: list[str | bytes] = []
+        logged = False
+        for m in messages:
+            if not 0 <= m.priority <= 9 or isinstance(m.priority, bool):
+                raise MQError(MQRC.PRIORITY_ERROR, f"priority {m.priority} is not 0-9")
+            logs = self._logs(loc.tag, m.persistent)
+            logged = logged or logs
+            flat += (str(m.priority), "1" if m.persistent else "0", _hex_id(m.msg_id), _hex_id(m.correl_id),
+                     m.md_json, m.body, str(m.expiry_at_ms), str(m.report), m.report_qmgr or qmgr,
+                     "1" if logs else "0")
+        qk = QueueKeys(loc)
+        args = PutBatchArgs(
+            qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
+            qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen), "1" if syncpoint else "0",
+            str(self.clock.now_ms()), self.channel(loc), "" if offload is None else ("1" if offload else "0"),
+            self._perf(loc), keys.trigger_channel(self.qsg, loc.tag), flat)
+        incarnation = self.caller()
+        await self.usable(loc.tag)
+
+        async def call() -> PutBatchReply:
+            reply = PutBatchReply.parse(await self._script(args, loc.tag, incarnation))
+            if reply.code in (MQRC.UNKNOWN_OBJECT_NAME, MQRC.Q_DELETED) and not reply.count:
+                raise _mq_error(reply.code, loc)  # nothing put: worth the one retry of a lost structure
+            return reply
+        reply = await self._once_more_if_lost(loc.tag, call)
+        puts: list[PutResult] = []
+        for put, m in zip(reply.puts, messages, strict=False):
+            self._fired(loc, put.depth_event, put.service_event)
+            if put.meta and self.log is not None:
+                md = m.md_json if isinstance(m.md_json, bytes) else m.md_json.encode()
+                self.log.put(loc.tag, qmgr, hconn, syncpoint, loc.name, put.seq, _text(put.meta), md, m.body)
+            puts.append(PutResult(
+                put.seq, put.depth_after, put.depth_before, put.available_after, put.visible, put.ipprocs,
+                put.opprocs, tuple(e for e in (put.depth_event, put.service_event) if e),
+                (put.trig_before, put.trig_after)))
+        error = None
+        if reply.code:
+            if reply.full_event:
+                self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
+            error = _mq_error(reply.code, loc)
+        if self.log is not None and not syncpoint and logged and puts:
+            await self.log.force()
+        return PutBatchResult(puts, error)
+
+    async def get_batch(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, max_messages: int,
+                        mode: GetMode | str = GetMode.GET, syncpoint: Syncpoint | str = Syncpoint.NO,
+                        match_msg_id: str | None = None, match_correl_id: str | None = None,
+                        cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
+                        wait_ms: int = 0, should_stop: Callable[[], bool] | None = None) -> list[GetResult]:
+        """MQGET or browse of up to ``max_messages`` messages available now, in delivery order,
+        in one script call (lua/get_batch.lua); each with ``get``'s semantics (match, buffer
+        length and truncation per message). ``mode``: GET, BROWSE_FIRST or BROWSE_NEXT (a
+        browse goes on from each message it returns; the last result's ``cursor`` is the new
+        browse cursor). With ``wait_ms`` only the first message is waited for (``get``'s wait);
+        then what else is there is taken in one more call, without waiting.
+
+        The batch stops before a message too long for the buffer (without
+        ``accept_truncated``); when that is the first, ``TruncatedMessageError`` as from ``get``.
+        Raises what ``get`` raises when no message at all was returned (2033 after the wait).
+        """
+        mode = GetMode(mode)
+        if mode not in (GetMode.GET, GetMode.BROWSE_FIRST, GetMode.BROWSE_NEXT):
+            raise MQError(MQRC.OPTIONS_ERROR, f"{mode.value} names one message: not for a batch")
+        syncpoint = Syncpoint(syncpoint)
+        incarnation = self.caller()
+        await self.usable(loc.tag)
+        qk = QueueKeys(loc)
+        call = GetBatchArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
+                            qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
+                            mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
+                            _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
+                            str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc),
+                            str(max_messages))
+        try:
+            results = await self._once_more_if_lost(loc.tag, lambda: self._get_batch_once(loc, call, incarnation))
+        except MQError as exc:
+            if exc.reason != MQRC.NO_MSG_AVAILABLE or wait_ms == 0:
+                raise
+            # Nothing now: wait for the first message as one MQGET does, then take what else is
+            # there without waiting (a miss or a refusal then ends the batch, never loses the first).
+            first = await self.get(loc, qmgr=qmgr, hconn=hconn, gen=gen, mode=mode, syncpoint=syncpoint,
+                                   match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
+                                   buffer_length=buffer_length, accept_truncated=accept_truncated,
+                                   wait_ms=wait_ms, should_stop=should_stop)
+            results = [first]
+            if max_messages > 1:
+                rest = replace(call, mode=GetMode.BROWSE_NEXT.value if first.browse else mode.value,
+                               cursor=_cursor(first.cursor) if first.browse else call.cursor,
+                               now_ms=str(self.clock.now_ms()), max_messages=str(max_messages - 1))
+                try:
+                    results += await self._get_batch_once(loc, rest, incarnation)
+                except MQError:
+                    pass  # the first message is the caller's already: the batch ends with it
+                return await self._got_batch(loc, qmgr, hconn, results[1:], [first])
+            return results
+        return await self._got_batch(loc, qmgr, hconn, results, [])
+
+    async def _got_batch(self, loc: QueueLocation, qmgr: str, hconn: str, results: list[GetResult],
+                         logged: list[GetResult]) -> list[GetResult]:
+        """Log the persistent messages of a batch's destructive gets as ``get`` does (``logged``:
+        results ``get`` logged already) and return every result in order."""
+        force = False
+        for result in results:
+            if not result.browse and self._logs(loc.tag, result.persistent):
+                assert self.log is not None
+                self.log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
+                force = force or not result.syncpoint
+        if force:
+            assert self.log is not None
+            await self.log.force()
+        return [*logged, *results]
+
+    async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int) -> list[GetResult]:
+        while True:
+            reply = GetBatchReply.parse(await self._script(call, loc.tag, incarnation))
+            self._reports_queued(loc.tag, reply.reports)
+            self._fired(loc, reply.depth_event, *(m.service_event for m in reply.messages))
+            self._discarded(loc, reply.discarded)
+            if reply.code == -1:
+                continue  # a batch of expired messages was discarded: look again
+            if reply.code:
+                raise _mq_error(reply.code, loc, reply=reply.messages[0] if reply.messages else None)
+            browse = call.mode != GetMode.GET.value
+            return [GetResult(m.md, m.data, m.data_length, m.backout_count, m.persistent, m.cursor, m.depth_after,
+                              m.code == MQRC.TRUNCATED_MSG_ACCEPTED, m.depth_before, m.available_after, m.id,
+                              browse, m.syncpoint, m.code, m.expiry_ms)
+                    for m in reply.messages]
 
     # -- expiry --
 

@@ -140,6 +140,62 @@ _register(GetReply)
 
 
 @dataclass(slots=True)
+class PutBatchReply(ScriptReply):
+    """lua/put_batch.lua: ``{code, count, full_event}`` and one ``PutReply`` (code 0) per message
+    put, in put order; ``code`` is 0 or the failure that stopped the batch after ``count``."""
+
+    SCRIPT: ClassVar[str] = "put_batch"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "count", "full_event")
+    REPEAT: ClassVar[tuple[str, ...]] = PutReply.SHAPE[1:] if PutReply.SHAPE else ()
+
+    code: int
+    count: int = 0
+    full_event: int = 0
+    puts: list[PutReply] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, raw: Any) -> PutBatchReply:
+        size = len(cls.REPEAT)
+        puts = [PutReply.parse([0, *raw[i:i + size]]) for i in range(3, len(raw), size)]
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]), puts)
+
+
+_register(PutBatchReply)
+
+
+@dataclass(slots=True)
+class GetBatchReply(ScriptReply):
+    """lua/get_batch.lua: ``{code, reports, depth_event, discarded}`` and one ``GetReply`` per
+    message (its ``code`` is the group's reason: 0, 2079, or 2080 for a first message too big)."""
+
+    SCRIPT: ClassVar[str] = "get_batch"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "reports", "depth_event", "discarded")
+    REPEAT: ClassVar[tuple[str, ...]] = (
+        "md", "data", "data_length", "backout_count", "persistent", "cursor", "depth_after", "depth_before",
+        "available_after", "id", "syncpoint", "expiry_ms", "reason", "service_event")
+
+    code: int
+    reports: int = 0
+    depth_event: int = 0
+    discarded: int = 0
+    messages: list[GetReply] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, raw: Any) -> GetBatchReply:
+        messages = []
+        for i in range(4, len(raw), 14):
+            (md, data, length, bo, pers, cursor, depth, before, available, ident, sync, exp, reason,
+             service_event) = raw[i:i + 14]
+            messages.append(GetReply(int(reason), bytes(md), bytes(data), int(length), int(bo), bool(pers),
+                                     _text(cursor), int(depth), int(before), int(available), int(ident),
+                                     bool(sync), int(exp), service_event=int(service_event)))
+        return cls(int(raw[0]), int(raw[1]), int(raw[2]), int(raw[3]), messages)
+
+
+_register(GetBatchReply)
+
+
+@dataclass(slots=True)
 class OpenReply(ScriptReply):
     """lua/open.lua: ``{code}`` or ``{0, gen, ipprocs, opprocs, reopened}``."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from app.core.errors import MQError
+
 #: Largest message data a z/OS CF structure holds without offload (63 KB).
 OFFLOAD_THRESHOLD = 64512
 
@@ -118,6 +120,31 @@ class PutRequest:
     expiry_at_ms: int = 0  # when the message expires (ms since the epoch); 0 = unlimited
     report: int = 0  # expiration report asked for: 0 none, 1, 2 (100 bytes of data), 3 (all data)
     report_qmgr: str = ""  # the queue manager an expiration report goes to ("" = the putter)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMessage:
+    """One message of ``put_batch`` (same meaning as the keyword arguments of ``put``; the
+    queue manager, connection, handle generation and syncpoint are the batch's)."""
+
+    priority: int
+    persistent: bool
+    msg_id: str | None
+    correl_id: str | None
+    md_json: str | bytes
+    body: bytes
+    expiry_at_ms: int = 0
+    report: int = 0
+    report_qmgr: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PutBatchResult:
+    """Outcome of ``put_batch``: one ``PutResult`` per message put, in order, and the error that
+    stopped the batch at the next message (None: every message was put)."""
+
+    puts: list[PutResult]
+    error: MQError | None = None
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,56 @@ class GetArgs(ScriptArgs):
     perf: str
 
 
+@script("put_batch", keys=4, tail=True, fenced=True)
+@dataclass(slots=True)
+class PutBatchArgs(ScriptArgs):
+    """KEYS and ARGV of lua/put_batch.lua; ``messages`` holds 10 values per message."""
+
+    ctl: str
+    uow: str
+    uow_registry: str
+    expiry_queues: str
+    queue_prefix: str
+    queue: str
+    qmgr: str
+    hconn: str
+    gen: str
+    syncpoint: str
+    now_ms: str
+    channel: str
+    offload: str
+    perf: str
+    trigger_channel: str
+    messages: Sequence[str | bytes] = ()
+
+
+@script("get_batch", keys=3, fenced=True)
+@dataclass(slots=True)
+class GetBatchArgs(ScriptArgs):
+    """KEYS and ARGV of lua/get_batch.lua."""
+
+    ctl: str
+    uow: str
+    uow_registry: str
+    queue_prefix: str
+    queue: str
+    qmgr: str
+    hconn: str
+    gen: str
+    mode: str
+    syncpoint: str
+    match_msg_id: str
+    match_correl_id: str
+    cursor: str
+    buffer_length: str
+    accept_truncated: str
+    now_ms: str
+    register_ms: str
+    structure_prefix: str
+    perf: str
+    max_messages: str
+
+
 @script("scan", keys=2, fenced=True)
 @dataclass(slots=True)
 class ScanArgs(ScriptArgs):

@@ -26,8 +26,10 @@ _INCLUDE = re.compile(r"^--@include\s+(\S+)\s*$", re.MULTILINE)
 #: Every script the engine calls (file ``<name>.lua``).
 SCRIPT_NAMES: tuple[str, ...] = (
     "put",
+    "put_batch",
     "scan",
     "get",
+    "get_batch",
     "commit",
     "backout",
     "open",
@@ -80,7 +82,9 @@ class ScriptRegistry:
     """All coupling-facility scripts registered on one Redis client (one registry per client)."""
 
     put: AsyncScript
+    put_batch: AsyncScript
     get: AsyncScript
+    get_batch: AsyncScript
     commit: AsyncScript
     backout: AsyncScript
     open: AsyncScript

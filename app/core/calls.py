@@ -15,6 +15,9 @@ from app.core.options import GetOptions, PutOptions
 #: A get names no buffer length: the whole message fits (100 MB, the largest MAXMSGL).
 DEFAULT_BUFFER_LENGTH = 100 * 1024 * 1024
 
+#: Most messages one put-batch or get-batch call takes (docs/api.md §12).
+MAX_BATCH = 1000
+
 Warning = tuple[int, str]  # (reason, text) of a completion-code-1 outcome, e.g. MQRC 2049
 
 

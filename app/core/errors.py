@@ -34,4 +34,27 @@ class MQError(Exception):
         }
 
 
-__all__ = ["MQError", "MQRC", "CompCode"]
+class BatchError(MQError):
+    """A batch call (put-batch) that did not complete: the ``MQError`` of the message that
+    stopped it and ``count``, how many messages were put before it (they stay put)."""
+
+    def __init__(self, cause: MQError, count: int) -> None:
+        super().__init__(cause.reason, cause.message, cause.comp)
+        self.count = count
+
+    @classmethod
+    def of(cls, exc: MQError, count: int) -> BatchError:
+        """``exc`` with ``count`` (an error that is a ``BatchError`` already keeps its count)."""
+        return exc if isinstance(exc, BatchError) else cls(exc, count)
+
+    def to_body(self) -> dict[str, object]:
+        """The error body of docs/api.md §2 with ``count`` beside ``error`` and inside it."""
+        body = super().to_body()
+        error = body["error"]
+        assert isinstance(error, dict)
+        error["count"] = self.count
+        body["count"] = self.count
+        return body
+
+
+__all__ = ["BatchError", "MQError", "MQRC", "CompCode"]

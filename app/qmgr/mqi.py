@@ -12,21 +12,22 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from app.activity import Verb, note, recorded
-from app.cf.engine import FencedError, GetResult
+from app.activity import Verb, note, record_batch, recorded, room_for_batch
+from app.cf.engine import BatchMessage, FencedError, GetResult
 from app.cf.keys import structure_name
 from app.core import attributes
-from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
-from app.core.errors import MQError
+from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
+from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate_put_md
 from app.core.names import check_object_name, is_object_name
-from app.core.options import parse_open_options, parse_put_options, resolve_open_options
+from app.core.options import PutOptions, parse_open_options, parse_put_options, resolve_open_options
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection, Handle
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
@@ -470,28 +471,7 @@ class Mqi:
         if len(data) > qm_maxmsgl:
             raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                           f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
-        # Defaults come from the first definition in the resolution path (the alias if opened
-        # through one), as it is at the time of the put.
-        defaults = opened.attrs
-        if md.priority == -1:
-            md.priority = int(defaults.get("DEFPRTY", 0))
-        if md.persistence == "AS_Q_DEF":
-            md.persistence = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
-        if md.persistent and resolved.base.qsgdisp == "SHARED":
-            cfstruct = self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))
-            if not recoverable(cfstruct):
-                raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
-                              f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
-                              f"defined RECOVER(NO): it holds non-persistent messages only")
-        if pmo.new_msg_id or md.msg_id == NO_ID:
-            md.msg_id = self.msg_ids.next()
-        if pmo.new_correl_id:
-            md.correl_id = self.msg_ids.next()
-        if md.reply_to_q and not md.reply_to_qmgr:
-            md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
-        now = self.qm.clock.now_ms()
-        md.backout_count, md.put_appl_name, md.put_date_time = 0, conn.appl_name, format_put_time(now)
-        md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
+        now = self._fill_put_md(conn, resolved, opened, md, pmo)
         stored_md, stored_data = md.to_dict(), data
         if resolved.remote:
             # intra-group queuing: the message travels in a transmission header on the shared
@@ -515,6 +495,35 @@ class Mqi:
             if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
                 await self._evaluate_trigger(resolved.base, before, after, conn, pmo.syncpoint)
         return PutOutcome(md, call.warnings)
+
+    def _fill_put_md(self, conn: Connection, resolved: ResolvedQueue, opened: Any, md: MQMD,
+                     pmo: PutOptions) -> int:
+        """The MQMD of a put as the queue manager completes it (MQPUT, MQPUT1, put-batch): the
+        queue's defaults, MsgId/CorrelId, ReplyToQMgr and the context fields; refuses a
+        persistent message for a RECOVER(NO) structure. Returns the put time (ms) it used."""
+        # Defaults come from the first definition in the resolution path (the alias if opened
+        # through one), as it is at the time of the put.
+        defaults = opened.attrs
+        if md.priority == -1:
+            md.priority = int(defaults.get("DEFPRTY", 0))
+        if md.persistence == "AS_Q_DEF":
+            md.persistence = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
+        if md.persistent and resolved.base.qsgdisp == "SHARED":
+            cfstruct = self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))
+            if not recoverable(cfstruct):
+                raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
+                              f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
+                              f"defined RECOVER(NO): it holds non-persistent messages only")
+        if pmo.new_msg_id or md.msg_id == NO_ID:
+            md.msg_id = self.msg_ids.next()
+        if pmo.new_correl_id:
+            md.correl_id = self.msg_ids.next()
+        if md.reply_to_q and not md.reply_to_qmgr:
+            md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
+        now = self.qm.clock.now_ms()
+        md.backout_count, md.put_appl_name, md.put_date_time = 0, conn.appl_name, format_put_time(now)
+        md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
+        return now
 
     @recorded(Verb.GET)  # a browse is recorded as BROWSE
     async def get(self, hconn: str, hobj: str, call: GetCall) -> GotMessage:
@@ -559,6 +568,162 @@ class Mqi:
         md.expiry = remaining_tenths(result.expiry_at_ms, self.qm.clock.now_ms())
         note(conn.hconn, depth=result.depth)  # activity record
         return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
+
+    # ---- batches: put-batch and get-batch (docs/api.md §12) ------------------------------
+
+    async def put_batch(self, hconn: str, hobj: str, calls: Sequence[PutCall]) -> list[PutOutcome]:
+        """put-batch: MQPUT of each message in order on an open handle, all in one coupling-
+        facility call. Every message has MQPUT's semantics (MQMD defaults and context, MsgIds,
+        persistence, MAXMSGL, MAXDEPTH, put inhibit, events, triggers, expiry, the recovery
+        log); the batch stops at the first message refused and raises ``BatchError``: its
+        reason, and ``count``, how many messages were put before it (they stay put: committed
+        now, or in the unit of work under syncpoint). One activity record per message."""
+        started = time.perf_counter_ns()
+        await room_for_batch(self)
+        done: list[tuple[Any, Any, dict[str, Any]]] = []
+        failed: tuple[Any, MQError] | None = None
+        try:
+            return await self._put_batch(hconn, hobj, calls, done)
+        except MQError as exc:
+            failed = (calls[len(done)] if len(done) < len(calls) else None, exc)
+            raise BatchError.of(exc, len(done)) from None
+        finally:
+            record_batch(self, Verb.PUT, (hconn, hobj), done, failed, started)
+
+    async def _put_batch(self, hconn: str, hobj: str, calls: Sequence[PutCall],
+                         done: list[tuple[Any, Any, dict[str, Any]]]) -> list[PutOutcome]:
+        if not 1 <= len(calls) <= MAX_BATCH:
+            raise MQError(MQRC.PMO_ERROR, f"a put-batch takes 1 to {MAX_BATCH} messages, not {len(calls)}")
+        conn = self.connection(hconn)
+        handle = self.handle(conn, hobj)
+        if not handle.options.output:
+            raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
+        resolved = handle.resolved
+        pmo = calls[0].pmo  # the batch's options, the same for every message
+        self._check_running(pmo.fail_if_quiescing)
+        opened = self._current(resolved.opened)
+        if opened.attrs.get("PUT") == "DISABLED":  # an alias inhibits on its own too
+            raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {resolved.opened.name}")
+        qm_maxmsgl = int(self.qm.attrs.get("MAXMSGL", 104857600))
+        # Each message is completed as MQPUT completes it, in order; one the queue manager
+        # refuses ends the batch there, after the messages before it are put.
+        messages: list[BatchMessage] = []
+        refused: MQError | None = None
+        for call in calls:
+            md, data = call.md, call.data
+            try:
+                if len(data) > qm_maxmsgl:
+                    raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
+                                  f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
+                now = self._fill_put_md(conn, resolved, opened, md, call.pmo)
+            except MQError as exc:
+                refused = exc
+                break
+            stored_md, stored_data = md.to_dict(), data
+            if resolved.remote:
+                # intra-group queuing, as MQPUT: a transmission header on SYSTEM.QSG.TRANSMIT.QUEUE
+                stored_md, header = transmission_message(stored_md, data, *resolved.remote)
+                stored_data = orjson.dumps(header)
+            messages.append(BatchMessage(
+                min(md.priority, 9), md.persistent, stored_md["msg_id"], stored_md["correl_id"],
+                orjson.dumps(stored_md), stored_data, expiry_at(md.expiry, now), report_kind(md.report),
+                md.reply_to_qmgr))
+        loc = resolved.location
+        if messages:
+            with self._in_call(conn):
+                if pmo.syncpoint:
+                    conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the puts
+                result = await self.qm.cf.put_batch(loc, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen,
+                                                    syncpoint=pmo.syncpoint, messages=messages)
+                counted: list[tuple[int, int]] = []
+                for call, put in zip(calls, result.puts, strict=False):
+                    done.append((call, PutOutcome(call.md, call.warnings),
+                                 {"resolved": resolved, "depth": put.depth, "size": len(call.data)}))
+                    if put.trigger[1] >= 0:
+                        counted.append(put.trigger)
+                if counted and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
+                    # One evaluation for the batch's counting messages, from the count before the
+                    # first to the count after the last: the trigger messages the same puts one by
+                    # one would make (FIRST once, EVERY per message, DEPTH when TRIGDPTH is reached).
+                    try:
+                        await self.qm.triggers.counts_changed(self._current(resolved.base), counted[0][0],
+                                                              counted[-1][1], len(counted), conn, pmo.syncpoint)
+                    except MQError as exc:  # a trigger that cannot be made must not fail the puts
+                        log.warning("trigger evaluation for %s failed: %s", resolved.base.name, exc)
+            if result.error is not None:
+                raise result.error
+        if refused is not None:
+            raise refused
+        return [outcome for _, outcome, _ in done]
+
+    async def get_batch(self, hconn: str, hobj: str, call: GetCall, max_messages: int) -> list[GotMessage]:
+        """get-batch: MQGET (or browse) of up to ``max_messages`` messages available now on an
+        open handle, in one coupling-facility call; each as MQGET gets it (match, buffer length
+        and truncation per message, syncpoint as MQGET's). With WAIT only the first message is
+        waited for. A browse starts as asked (BROWSE_FIRST or BROWSE_NEXT) and goes on as
+        BROWSE_NEXT; the handle's cursor ends on the last message returned. No message: 2033;
+        a first message too big for the buffer without ACCEPT_TRUNCATED_MSG: 2080, as MQGET
+        (a later one ends the batch before it). One activity record per message."""
+        started = time.perf_counter_ns()
+        await room_for_batch(self)
+        done: list[tuple[Any, Any, dict[str, Any]]] = []
+        failed: tuple[Any, MQError] | None = None
+        try:
+            return await self._get_batch(hconn, hobj, call, max_messages, done)
+        except MQError as exc:
+            failed = (call, exc)
+            raise
+        finally:
+            record_batch(self, Verb.GET, (hconn, hobj), done, failed, started)
+
+    async def _get_batch(self, hconn: str, hobj: str, call: GetCall, max_messages: int,
+                         done: list[tuple[Any, Any, dict[str, Any]]]) -> list[GotMessage]:
+        if not 1 <= max_messages <= MAX_BATCH:
+            raise MQError(MQRC.GMO_ERROR, f"max_messages must be 1 to {MAX_BATCH}, not {max_messages}")
+        conn = self.connection(hconn)
+        handle = self.handle(conn, hobj)
+        gmo = call.gmo
+        if gmo.mode == "MSG_UNDER_CURSOR":
+            raise MQError(MQRC.OPTIONS_ERROR, "MSG_UNDER_CURSOR names one message: use MQGET, not get-batch")
+        if gmo.browse and not handle.options.browse:
+            raise MQError(MQRC.NOT_OPEN_FOR_BROWSE, f"{handle.resolved.opened.name} is not open for browse")
+        if not gmo.browse and not handle.options.any_input:
+            raise MQError(MQRC.NOT_OPEN_FOR_INPUT, f"{handle.resolved.opened.name} is not open for input")
+        limit = self.qm.settings.max_wait_ms
+        wait_ms = limit if call.wait_ms == -1 else min(call.wait_ms, limit)
+        self._check_running(gmo.fail_if_quiescing)
+        if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
+            raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
+        with self._in_call(conn):
+            if not gmo.browse and gmo.syncpoint != "NO":
+                conn.uow_tags.add(handle.resolved.location.tag)  # before the call, as MQGET
+            try:
+                results: list[GetResult] = await self.qm.cf.get_batch(
+                    handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen,
+                    max_messages=max_messages, mode=gmo.mode, syncpoint=gmo.syncpoint,
+                    match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
+                    cursor=handle.browse_cursor, buffer_length=call.buffer_length,
+                    accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
+                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
+            except MQError as exc:
+                if exc.reason == MQRC.NO_MSG_AVAILABLE and wait_ms and self.qm.status != "RUNNING":
+                    raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing") from None
+                if exc.reason == MQRC.NO_MSG_AVAILABLE and conn.hconn not in self.connections:
+                    raise MQError(MQRC.CONNECTION_BROKEN,
+                                  f"connection {conn.hconn} ended while the get was in progress") from None
+                raise
+            if gmo.browse and results:
+                handle.browse_cursor = results[-1].cursor
+        now = self.qm.clock.now_ms()
+        got: list[GotMessage] = []
+        for result in results:
+            md = MQMD.from_dict(orjson.loads(result.md_json))
+            md.backout_count = result.backout_count
+            md.expiry = remaining_tenths(result.expiry_at_ms, now)
+            message = GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
+            done.append((call, message, {"depth": result.depth}))
+            got.append(message)
+        return got
 
     # ---- attributes ---------------------------------------------------------------------
 

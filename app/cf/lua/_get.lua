@@ -1,0 +1,183 @@
+--[[
+  Shared fragment, not a script (include after _helpers.lua): MQGET (destructive or browse) of
+  one message, written once for get.lua (one message per call) and get_batch.lua (several per
+  call). Find the first matching message in delivery order through the indexes (never a scan),
+  check truncation, remove it or enlist it in the unit of work, update this QM's statistics;
+  when nothing matches, register a waiter.
+
+  get_message(q), q holding the call's inputs (get.lua's KEYS and ARGV by name):
+    ctl, uow, uows       the keys (get.lua's KEYS[1..3])
+    qp, name, qm, hconn  queue key prefix, queue name, queue manager name, hconn
+    gen                  definition generation of the handle, "" = do not check
+    mode                 GET | BROWSE_FIRST | BROWSE_NEXT | MSG_UNDER_CURSOR | BROWSE_UNDER_CURSOR
+    sync                 YES | NO | IF_PERSISTENT (ignored when browsing)
+    mid, cid             match msg_id / correl_id (upper-case hex), "" = any
+    cursor               browse cursor: score16 of the last browsed message, "" = none
+    buflen, accept       buffer length (-1 unlimited); accept truncated message "1" / "0"
+    now, register        now (ms); waiter registration ms (> 0: keep the waiters key alive)
+    sp, perf             structure prefix "{tag}:"; performance-event mode "S" / "E" / "D"
+
+  Returns get.lua's Output: {code}, {code, reports, depth_event, discarded} or the message.
+]]
+
+local function get_message(q)
+  local ctl = q.ctl
+  local qp = q.qp
+  local a = redis.call("HMGET", ctl, "gen", "get", "depth")
+  if not a[1] then
+    if q.gen == "" then return { 2085 } end
+    return { 2052 }
+  end
+  if q.gen ~= "" and a[1] ~= q.gen then return { 2041 } end
+  if a[2] == "DISABLED" then return { 2016 } end
+
+  local idx = qp .. "idx"
+  local mode = q.mode
+  local depth = tonumber(a[3]) or 0
+
+  -- First message in delivery order matching msg_id / correl_id, after the cursor if given.
+  local function find(mid, cid, after)
+    if mid == "" and cid == "" then
+      local r
+      if after then
+        r = redis.call("ZRANGEBYSCORE", idx, "(" .. after, "+inf", "LIMIT", 0, 1)
+      else
+        r = redis.call("ZRANGE", idx, 0, 0)
+      end
+      return r[1]
+    end
+    local key, val
+    if mid ~= "" then key, val = qp .. "mi", mid else key, val = qp .. "ci", cid end
+    -- members are "<val>:<score16>:<id>"; ";" sorts right after ":" so "(<val>;" ends the range
+    local lo = "[" .. val .. ":"
+    if after then lo = "(" .. val .. ":" .. after .. ";" end
+    local hi = "(" .. val .. ";"
+    local skip = #val + 19
+    if mid == "" or cid == "" then
+      local r = redis.call("ZRANGEBYLEX", key, lo, hi, "LIMIT", 0, 1)
+      if r[1] then return string.sub(r[1], skip) end
+      return nil
+    end
+    -- Both given: walk this msg_id's entries (usually one) and check the correl_id.
+    local off = 0
+    while true do
+      local r = redis.call("ZRANGEBYLEX", key, lo, hi, "LIMIT", off, 100)
+      for i = 1, #r do
+        local id = string.sub(r[i], skip)
+        local m = parse_meta(redis.call("HGET", qp .. "meta", id))
+        if m.cid == cid then return id end
+      end
+      if #r < 100 then return nil end
+      off = off + 100
+    end
+  end
+
+  -- Expired messages are never returned: one that the call would have returned is discarded
+  -- there and then (outside any unit of work) and the search goes on (IBM's discard rule: for
+  -- a FIFO get every expired message ahead of the first unexpired one; on a priority queue those
+  -- of higher priority and the earlier ones of equal priority). At most DISCARD_BATCH per call.
+  local DISCARD_BATCH = 500
+  local now = tonumber(q.now)
+  local sp = q.sp
+  local qm = q.qm
+  local perf = q.perf
+  local reports = 0
+  local discards = 0
+
+  local function discard(id, m)
+    depth = discard_expired(sp, qp, ctl, id, m, qm)
+    discards = discards + 1
+    if m.rep ~= "0" then reports = reports + 1 end
+  end
+
+  -- z/OS: a message that "would have been removed but has since expired" counts for Queue Depth Low.
+  local function after_discards()
+    if discards > 0 then return depth_low(ctl, perf, depth) end
+    return 0
+  end
+
+  local id, m
+  if mode == "MSG_UNDER_CURSOR" or mode == "BROWSE_UNDER_CURSOR" then
+    -- The id is the score's low 49 bits; the message must still be available at that score.
+    if q.cursor == "" then return { 2034, 0, 0, 0 } end
+    local sc = tonumber(q.cursor)
+    id = fmt_int(sc % PRIO_UNIT)
+    local zs = redis.call("ZSCORE", idx, id)
+    if not zs or tonumber(zs) ~= sc then return { 2034, 0, 0, 0 } end
+    m = parse_meta(redis.call("HGET", qp .. "meta", id))
+    if expired(m, now) then
+      discard(id, m)
+      return { 2034, reports, after_discards(), discards }
+    end
+  else
+    local after = nil
+    if mode == "BROWSE_NEXT" and q.cursor ~= "" then after = q.cursor end
+    while true do
+      id = find(q.mid, q.cid, after)
+      if not id then break end
+      m = parse_meta(redis.call("HGET", qp .. "meta", id))
+      if not expired(m, now) then break end
+      discard(id, m)
+      if discards >= DISCARD_BATCH then return { -1, reports, after_discards(), discards } end  -- call again
+    end
+    if not id then
+      local w = tonumber(q.register)
+      if w > 0 then
+        local wk = qp .. "waiters"
+        if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
+      end
+      return { 2033, reports, after_discards(), discards }
+    end
+  end
+
+  local md = redis.call("HGET", qp .. "md", id)
+  local avail = redis.call("ZCARD", idx)
+  local buflen = tonumber(q.buflen)
+  local truncated = buflen >= 0 and m.len > buflen
+  if truncated and q.accept ~= "1" then
+    -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move.
+    return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+             reports, after_discards(), 0, discards }
+  end
+
+  local data
+  if truncated and buflen == 0 then
+    data = ""
+  elseif m.big == "1" then
+    if truncated then
+      data = redis.call("GETRANGE", qp .. "big:" .. id, 0, buflen - 1)
+    else
+      data = redis.call("GET", qp .. "big:" .. id)
+    end
+  else
+    data = redis.call("HGET", qp .. "body", id)
+    if truncated then data = string.sub(data, 1, buflen) end
+  end
+  local code = 0
+  if truncated then code = 2079 end
+
+  if mode ~= "GET" and mode ~= "MSG_UNDER_CURSOR" then
+    return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+             reports, after_discards(), 0, discards }
+  end
+
+  -- Destructive: out of the indexes now (nobody else can get it), depth down (IBM CURDEPTH).
+  index_remove(qp, id, m)
+  local depth_after = redis.call("HINCRBY", ctl, "depth", -1)
+  local sync = q.sync == "YES" or (q.sync == "IF_PERSISTENT" and m.pers == "1")
+  if sync then
+    redis.call("HINCRBY", ctl, "uncom", 1)
+    redis.call("RPUSH", q.uow, "G:" .. id .. ":" .. q.name)
+    redis.call("SADD", q.uows, qm .. ":" .. q.hconn)
+  else
+    delete_data(qp, id, m)
+  end
+  local st = qp .. "stats"
+  redis.call("HINCRBY", st, qm .. ":deq", 1)
+  redis.call("HSET", st, qm .. ":lastget", q.now)
+
+  local depth_event = depth_low(ctl, perf, depth_after)
+  local service_event = service_interval_get(ctl, perf, now, depth_after)
+  return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth_after, depth, avail - 1, id,
+           sync and 1 or 0, m.exp, reports, depth_event, service_event, discards }
+end
