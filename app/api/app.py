@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr
+from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr, session
 from app.api.auth import AuthenticationMiddleware
 from app.api.errors import register_error_handlers
 from app.cf.redisconn import make_redis
@@ -53,4 +53,5 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.include_router(routes_admin.router)
     app.include_router(routes_reports.router)
     app.include_router(routes_ibm.router)
+    app.include_router(session.router)  # GET /v1/session: the REST calls as frames of one WebSocket
     return app
