@@ -139,7 +139,8 @@ def test_every_frame_is_answered_as_its_http_call_and_a_bad_one_kills_nothing(gr
                                                (bad_md, ("POST", put, {"data": "x", "md": {"priority": "high"}}))):
             http = httpx.request(method, group.url("QM1") + path, json=body)
             assert (answers[frame_id][0]["status"], answers[frame_id][0]["body"]) == (http.status_code, http.json())
-        assert reason(answers[unknown][0]["body"]) == 2085 and reason(answers[bad_md][0]["body"]) == CMQC.MQRC_PRIORITY_ERROR
+        assert reason(answers[unknown][0]["body"]) == CMQC.MQRC_UNKNOWN_OBJECT_NAME
+        assert reason(answers[bad_md][0]["body"]) == CMQC.MQRC_PRIORITY_ERROR
         assert qstatus(group, q)["CURDEPTH"] == 2  # the good puts on either side of the bad frames
 
 
