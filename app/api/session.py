@@ -6,7 +6,10 @@ A frame ``{"id": 7, "method": "POST", "path": "/v1/connections/{hconn}/objects/{
 the HTTP call gives, because each frame *is* that HTTP call - it is dispatched in-process through
 this application (routing, validation, error handlers: every REST path works on a session, with
 no second copy of any endpoint). What the socket saves is the HTTP exchange per call: the client
-pipelines frames without waiting for answers.
+pipelines frames without waiting for answers. The hot verbs (MQPUT, MQPUT1, MQGET, MQCMIT,
+MQBACK) skip the middleware and the router: their frames call the same endpoint functions
+directly, and a failure goes to the same exception handler the app would pick
+(``FAST_ROUTES``) - about a third of a frame's cost less.
 
 Order: frames naming the same hconn run one after another in arrival order (their answers come
 back in that order); frames of different hconns, and calls that name none (MQCONN, MQSC, ...),
@@ -27,15 +30,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from fastapi import APIRouter, WebSocket
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message
 
+from app.api import routes_mqi
 from app.api.auth import SESSION_FRAME
 from app.api.errors import error_response, json_response
 from app.core.errors import MQError
@@ -57,6 +64,19 @@ END_WAIT_S = 30.0
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 _CONNECTIONS = "/v1/connections/"
 _JSON = b"application/json"
+_HCONN = r"^/v1/connections/(?P<hconn>[^/]+)"
+_HOBJ = _HCONN + r"/objects/(?P<hobj>[^/]+)"
+
+Endpoint = Callable[..., Awaitable[Response]]
+#: (method, path, endpoint): the hot verbs' routes, called without the router (same functions,
+#: same path parameters as routes_mqi declares them).
+FAST_ROUTES: list[tuple[str, re.Pattern[str], Endpoint]] = [
+    ("POST", re.compile(_HOBJ + r"/put$"), routes_mqi.put),
+    ("POST", re.compile(_HOBJ + r"/get$"), routes_mqi.get),
+    ("POST", re.compile(_HCONN + r"/put1$"), routes_mqi.put1),
+    ("POST", re.compile(_HCONN + r"/commit$"), routes_mqi.commit),
+    ("POST", re.compile(_HCONN + r"/backout$"), routes_mqi.backout),
+]
 
 
 @dataclass(slots=True)
@@ -130,10 +150,11 @@ class Session:
             "type": "http", "asgi": ws.get("asgi", {"version": "3.0"}), "http_version": "1.1",
             "scheme": "https" if ws.get("scheme") in ("wss", "https") else "http",
             "server": ws.get("server"), "client": ws.get("client"), "root_path": ws.get("root_path", ""),
-            "extensions": {}, SESSION_FRAME: self,
+            "extensions": {}, "app": self.app, SESSION_FRAME: self,
         }
         if "state" in ws:
             self.template["state"] = ws["state"]
+        self.handlers: dict[Any, Any] = self.app.exception_handlers
         self.host_header = (b"host", host)
 
     async def run(self) -> None:
@@ -188,13 +209,25 @@ class Session:
 
     async def _execute(self, frame: Frame) -> None:
         try:
-            status, body = await self.call(frame)
+            try:
+                status, body = await self.call(frame)
+            except Exception:  # noqa: BLE001 - a frame is always answered, whatever happened
+                log.exception("session call %s %s failed", frame.method, frame.path)
+                status, body = 500, error_body(MQRC.UNEXPECTED_ERROR, "unexpected error")
             await self._send(answer(frame.id_json, status, body))
         finally:
             self.slots.release()
 
     async def call(self, frame: Frame) -> tuple[int, bytes]:
         """The frame as an HTTP request through this application: (status, JSON body)."""
+        if frame.method == "POST" and frame.path.startswith(_CONNECTIONS):
+            for _, pattern, endpoint in FAST_ROUTES:
+                m = pattern.match(frame.path)
+                if m is not None:
+                    return await self._call_endpoint(frame, endpoint, m.groupdict())
+        return await self._call_app(frame)
+
+    def _scope(self, frame: Frame) -> dict[str, Any]:
         body = frame.body
         scope = dict(self.template)
         scope["method"] = frame.method
@@ -202,18 +235,45 @@ class Session:
         scope["raw_path"] = scope["path"].encode()
         scope["query_string"] = frame.query
         scope["headers"] = [self.host_header, (b"content-type", _JSON), (b"content-length", b"%d" % len(body))]
+        return scope
+
+    def _receive(self, body: bytes) -> Callable[[], Awaitable[Message]]:
+        """The ASGI ``receive`` of a frame's request: its body, then (only a streaming endpoint
+        asks again) the disconnect when the client went."""
         request: Message | None = {"type": "http.request", "body": body, "more_body": False}
-        status = 0
-        media = _JSON
-        chunks: list[bytes] = []
 
         async def receive() -> Message:
             nonlocal request
             if request is not None:
                 sent, request = request, None
                 return sent
-            await self.gone.wait()  # only a streaming endpoint asks again: tell it when the client went
+            await self.gone.wait()
             return {"type": "http.disconnect"}
+
+        return receive
+
+    async def _call_endpoint(self, frame: Frame, endpoint: Endpoint, params: dict[str, str]) -> tuple[int, bytes]:
+        """A hot verb: its endpoint function called directly; a failure answered by the handler
+        the app registered for it (``register_error_handlers``), as the app would."""
+        scope = self._scope(frame)
+        scope["path_params"] = params
+        request = Request(scope, self._receive(frame.body))
+        try:
+            response = await endpoint(request, **params)
+        except Exception as exc:  # noqa: BLE001 - every failure goes to its registered handler
+            handler = next((self.handlers[cls] for cls in type(exc).__mro__ if cls in self.handlers), None)
+            if handler is None:
+                raise
+            response = await handler(request, exc)
+        return response.status_code, bytes(response.body)
+
+    async def _call_app(self, frame: Frame) -> tuple[int, bytes]:
+        """Any other call: through the whole application, as an HTTP request would go."""
+        scope = self._scope(frame)
+        receive = self._receive(frame.body)
+        status = 0
+        media = _JSON
+        chunks: list[bytes] = []
 
         async def send(message: Message) -> None:
             nonlocal status, media
