@@ -53,6 +53,7 @@ def serve(**given: Any) -> None:
     import uvicorn
 
     from app.api.app import create_app
+    from app.api.session import MAX_FRAME_BYTES
     from app.startup import StartupError, check_dependencies
 
     settings = _settings(**given)
@@ -79,7 +80,7 @@ def serve(**given: Any) -> None:
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                            timeout_graceful_shutdown=10)
+                            timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES)
     QueueManagerServer(config).run()
 
 

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,7 @@ class Phase:
     target: str
     verb: str
     rps: float
+    msgs_per_s: float
     p50_ms: float
     p99_ms: float
     server_cpu_us: float
@@ -102,24 +104,30 @@ def wrk(base: str, paths: list[str], body: str, seconds: float, connections: int
 
 def phase(target: str, verb: str, server_pid: int, redis_pid: int, r: redis.Redis, base: str, paths: list[str],
           body: str, seconds: float, connections: int, workdir: Path, py_spy: str | None = None,
-          authorization: str = "") -> Phase:
-    """One wrk run against ``base`` with the CPU the server process and Redis spent on it."""
+          authorization: str = "", depth: Callable[[], int] | None = None) -> Phase:
+    """One wrk run against ``base`` with the CPU the server process and Redis spent on it.
+    ``depth``: the queue's depth, read before and after to count the messages the phase moved
+    (a batch call moves many; a get that found the queue empty moved none); without it every
+    successful request counts as one message."""
     spy = None
     if py_spy:  # a profile of the phase (collapsed stacks), e.g. for flame graphs
         spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-r", "200", "-f", "raw",
                                 "-o", f"{py_spy}/{target}-{verb}.txt", "-p", str(server_pid)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    before = depth() if depth else 0
     r.config_resetstat()
     s0, r0 = cpu_seconds(server_pid), cpu_seconds(redis_pid)
     res = wrk(base, paths, body, seconds, connections, workdir, authorization)
     s1, r1 = cpu_seconds(server_pid), cpu_seconds(redis_pid)
+    messages = abs(depth() - before) if depth else res["requests"] - res["errors"]
     if spy:
         spy.send_signal(signal.SIGINT)
         spy.wait()
     stats = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in r.info("commandstats").items()}
-    n = max(res["requests"], 1)
-    return Phase(target, verb, res["rps"], res["p50"], res["p99"], (s1 - s0) / n * 1e6, (r1 - r0) / n * 1e6,
-                 (stats.get("evalsha", 0) + stats.get("eval", 0)) / n, int(res["errors"]))
+    n, m = max(res["requests"], 1), max(messages, 1)
+    return Phase(target, verb, res["rps"], messages / max(1, round(seconds)), res["p50"], res["p99"],
+                 (s1 - s0) / m * 1e6, (r1 - r0) / m * 1e6, (stats.get("evalsha", 0) + stats.get("eval", 0)) / n,
+                 int(res["errors"]))
 
 
 def wait_up(url: str) -> None:
@@ -155,53 +163,71 @@ def run(args: argparse.Namespace) -> None:
         qm_url = cluster.url("QM1")
         bare_url = f"http://127.0.0.1:{bare_port}"
         wait_up(f"{bare_url}/docs")
-        put_paths, get_paths = [], []
+        paths: dict[str, list[str]] = {"put": [], "get": [], "put-batch": [], "get-batch": []}
         with httpx.Client(base_url=qm_url, auth=auth) as c:
             for _ in range(args.connections * 4):
                 hconn = c.post("/v1/connections", json={"appl_name": "WRK"}).json()["hconn"]
-                for opts, paths, verb in ((["OUTPUT"], put_paths, "put"), (["INPUT_SHARED"], get_paths, "get")):
+                for opts, verb in ((["OUTPUT"], "put"), (["INPUT_SHARED"], "get")):
                     hobj = c.post(f"/v1/connections/{hconn}/objects",
                                   json={"object_name": "BENCH.Q", "options": opts}).json()["hobj"]
-                    paths.append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}")
-        persistence = "PERSISTENT" if args.persistent else "NOT_PERSISTENT"
-        put_body = json.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"],
-                               "md": {"persistence": persistence}})
-        get_body = '{"options": ["NO_SYNCPOINT"]}'
-        qm_pid = cluster.qms["QM1"].proc.pid
-        authorization = ("Basic " + base64.b64encode(f"{ADMIN[0]}:{ADMIN[1]}".encode()).decode()) if auth else ""
-        r = redis.Redis.from_url(server.url)
-        redis_pid = int(r.info("server")["process_id"])
+                    paths[verb].append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}")
+                    paths[f"{verb}-batch"].append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}-batch")
 
-        def one_round(seconds: float, py_spy: str | None = None) -> list[Phase]:
-            rows = []
-            # gets run for half as long as puts so that they never find the queue empty
-            for verb, qm_paths, bare_path, body, secs in (
-                    ("MQPUT", put_paths, "/put", put_body, seconds),
-                    ("MQGET", get_paths, "/get", get_body, seconds / 2)):
-                for target, pid, base, paths in (("bare", bare.pid, bare_url, [bare_path]),
-                                                 ("QM1", qm_pid, qm_url, qm_paths)):
-                    rows.append(phase(target, verb, pid, redis_pid, r, base, paths, body, secs,
-                                      args.connections, workdir, py_spy, authorization if target == "QM1" else ""))
-            return rows
+            def depth() -> int:
+                r = c.post("/v1/admin/mqsc", json={"script": "DISPLAY QLOCAL(BENCH.Q) CURDEPTH"})
+                return int(r.json()["results"][0]["objects"][0]["CURDEPTH"])
 
-        one_round(2)  # warm-up
-        rounds = [one_round(args.seconds, args.py_spy) for _ in range(args.rounds)]
+            message = {"data": "x" * args.size, "md": {"persistence": "PERSISTENT" if args.persistent
+                                                       else "NOT_PERSISTENT"}}
+            put_body = json.dumps({**message, "options": ["NO_SYNCPOINT"]})
+            get_body = json.dumps({"options": ["NO_SYNCPOINT"]})
+            put_batch_body = json.dumps({"options": ["NO_SYNCPOINT"], "messages": [message] * args.batch})
+            get_batch_body = json.dumps({"options": ["NO_SYNCPOINT"], "max_messages": args.batch})
+            qm_pid = cluster.qms["QM1"].proc.pid
+            authorization = ("Basic " + base64.b64encode(f"{ADMIN[0]}:{ADMIN[1]}".encode()).decode()) if auth else ""
+            r = redis.Redis.from_url(server.url)
+            redis_pid = int(r.info("server")["process_id"])
+
+            def one_round(seconds: float, py_spy: str | None = None) -> list[Phase]:
+                rows = []
+                # gets run for half as long as puts so that they do not find the queue empty
+                # (the errors column says when they did)
+                for verb, qm_verb, bare_path, body, secs in (
+                        ("MQPUT", "put", "/put", put_body, seconds),
+                        ("MQGET", "get", "/get", get_body, seconds / 2),
+                        (f"put-batch {args.batch}", "put-batch", None, put_batch_body, seconds),
+                        (f"get-batch {args.batch}", "get-batch", None, get_batch_body, seconds / 2)):
+                    if bare_path:
+                        rows.append(phase("bare", verb, bare.pid, redis_pid, r, bare_url, [bare_path], body, secs,
+                                          args.connections, workdir, py_spy))
+                    rows.append(phase("QM1", verb, qm_pid, redis_pid, r, qm_url, paths[qm_verb], body, secs,
+                                      args.connections, workdir, py_spy, authorization, depth))
+                return rows
+
+            one_round(2)  # warm-up
+            rounds = [one_round(args.seconds, args.py_spy) for _ in range(args.rounds)]
         rows = [Phase(p.target, p.verb, *(statistics.median(getattr(rd[i], f) for rd in rounds) for f in
-                                          ("rps", "p50_ms", "p99_ms", "server_cpu_us", "redis_cpu_us",
-                                           "scripts_per_call")), sum(rd[i].errors for rd in rounds))
+                                          ("rps", "msgs_per_s", "p50_ms", "p99_ms", "server_cpu_us",
+                                           "redis_cpu_us", "scripts_per_call")), sum(rd[i].errors for rd in rounds))
                 for i, p in enumerate(rounds[0])]
         kind = f"persistent (recovery log, sync {args.mqlog_sync})" if args.persistent else "non-persistent"
-        print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds}s puts, "
+        print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds:g}s puts, "
               f"{args.seconds / 2:g}s gets), {args.size}-byte {kind} messages, shared queue, one QM, "
-              f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores\n")
-        print(f"{'target':6} {'verb':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
+              f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores; CPU per message\n")
+        print(f"{'target':6} {'verb':14} {'req/s':>8} {'msgs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
               f"{'Redis CPU us':>13} {'EVALSHA/call':>13} {'errors':>7}")
         for p in rows:
-            print(f"{p.target:6} {p.verb:6} {p.rps:8.0f} {p.p50_ms:7.2f} {p.p99_ms:7.2f} {p.server_cpu_us:14.0f} "
-                  f"{p.redis_cpu_us:13.0f} {p.scripts_per_call:13.2f} {p.errors:7d}")
+            print(f"{p.target:6} {p.verb:14} {p.rps:8.0f} {p.msgs_per_s:8.0f} {p.p50_ms:7.2f} {p.p99_ms:7.2f} "
+                  f"{p.server_cpu_us:14.0f} {p.redis_cpu_us:13.0f} {p.scripts_per_call:13.2f} {p.errors:7d}")
+
+        def of(target: str, verb: str) -> Phase:
+            return next(p for p in rows if p.verb.startswith(verb) and p.target == target)
         for verb in ("MQPUT", "MQGET"):
-            ours, yard = (next(p for p in rows if p.verb == verb and p.target == t) for t in ("QM1", "bare"))
-            print(f"{verb}: {ours.rps / yard.rps:.2f}x the bare endpoint's requests/s")
+            print(f"{verb}: {of('QM1', verb).msgs_per_s / of('bare', verb).msgs_per_s:.2f}x the bare endpoint's "
+                  f"messages/s")
+        for single, batch in (("MQPUT", "put-batch"), ("MQGET", "get-batch")):
+            print(f"{batch} {args.batch}: {of('QM1', batch).msgs_per_s / of('QM1', single).msgs_per_s:.1f}x the "
+                  f"messages/s of single {single} calls")
     finally:
         cluster.stop()
         bare.terminate()
@@ -215,6 +241,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--batch", type=int, default=100, help="messages per put-batch / get-batch call")
     parser.add_argument("--auth", choices=("on", "off"), default="off")
     parser.add_argument("--activity", choices=("on", "off"), default="on")
     parser.add_argument("--persistent", action="store_true", help="persistent messages (logged for recovery)")

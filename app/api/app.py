@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr
+from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr, session
 from app.api.auth import AuthenticationMiddleware
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
@@ -49,7 +49,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     register_error_handlers(app)
-    app.add_middleware(HotPath, verbs=routes_mqi.HOT_VERBS)  # inside authentication (added later = outer)
+    app.add_middleware(HotPath)  # inside authentication (added later = outer)
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
@@ -57,4 +57,5 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.include_router(routes_admin.router)
     app.include_router(routes_reports.router)
     app.include_router(routes_ibm.router)
+    app.include_router(session.router)  # GET /v1/session: the REST calls as frames of one WebSocket
     return app

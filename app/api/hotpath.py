@@ -1,43 +1,61 @@
-"""The hot MQI verbs on an open handle (``POST /v1/connections/{hconn}/objects/{hobj}/<verb>``,
-e.g. MQPUT and MQGET) sent straight to their endpoint functions, below authentication but
-without FastAPI's router, dependency solving and exception middleware: for a one-script call
-those cost about as much as the queue manager's own work (bench/bench_wrk.py). The endpoints
-are the same functions FastAPI routes and documents (``routes_mqi.HOT_VERBS``), and their
-failures take the same mapping to error bodies (``errors.response_for``)."""
+"""The hot MQI verbs (``routes_mqi.HOT_VERBS``: MQPUT, MQGET and their batches on an open handle;
+MQPUT1, MQCMIT, MQBACK on a connection) sent straight to their endpoint functions, below
+authentication but without FastAPI's router, dependency solving and exception middleware: for a
+one-script call those cost about as much as the queue manager's own work (bench/bench_wrk.py).
+The endpoints are the same functions FastAPI routes and documents, and their failures take the
+same mapping to error bodies (``errors.response_for``). Used by the HTTP server (``HotPath``) and
+by the session transport for its frames (``app.api.session``)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.errors import response_for
+from app.api.routes_mqi import HOT_CONNECTION_VERBS, HOT_VERBS
 
-Endpoint = Callable[[Request, str, str], Awaitable[Response]]
+Endpoint = Callable[..., Awaitable[Response]]
+
+
+def hot_route(method: str, path: str) -> tuple[Endpoint, tuple[str, ...]] | None:
+    """The hot endpoint serving ``method path`` and its path arguments (hconn[, hobj]), or None."""
+    if method != "POST":
+        return None
+    parts = path.split("/")  # "", "v1", "connections", hconn, verb | "objects", hobj, verb
+    if len(parts) < 5 or parts[2] != "connections" or parts[1] != "v1" or not parts[3]:
+        return None
+    if len(parts) == 5:
+        endpoint = HOT_CONNECTION_VERBS.get(parts[4])
+        return None if endpoint is None else (endpoint, (parts[3],))
+    if len(parts) == 7 and parts[4] == "objects" and parts[5]:
+        endpoint = HOT_VERBS.get(parts[6])
+        return None if endpoint is None else (endpoint, (parts[3], parts[5]))
+    return None
+
+
+async def call_hot(route: tuple[Endpoint, tuple[str, ...]], request: Request) -> Response:
+    """Run a hot endpoint; any failure becomes its error response."""
+    endpoint, args = route
+    try:
+        return await endpoint(request, *args)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an MQ error body
+        return response_for(exc, request.method, request.url.path)
 
 
 class HotPath:
-    """ASGI middleware: ``verbs`` maps the last path segment to the endpoint serving it; every
-    other request goes on to the application."""
+    """ASGI middleware: the hot verbs go to their endpoints, every other request on to the app."""
 
-    def __init__(self, app: ASGIApp, verbs: Mapping[str, Endpoint]) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.verbs = verbs
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            # "", "v1", "connections", hconn, "objects", hobj, verb
-            parts = scope["path"].split("/")
-            if len(parts) == 7 and parts[2] == "connections" and parts[4] == "objects" and parts[1] == "v1":
-                endpoint = self.verbs.get(parts[6])
-                if endpoint is not None and parts[3] and parts[5]:
-                    request = Request(scope, receive)
-                    try:
-                        response = await endpoint(request, parts[3], parts[5])
-                    except Exception as exc:  # noqa: BLE001 - every failure becomes an MQ error body
-                        response = response_for(exc, "POST", scope["path"])
-                    await response(scope, receive, send)
-                    return
+        if scope["type"] == "http":
+            route = hot_route(scope["method"], scope["path"])
+            if route is not None:
+                response = await call_hot(route, Request(scope, receive))
+                await response(scope, receive, send)
+                return
         await self.app(scope, receive, send)

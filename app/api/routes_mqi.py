@@ -132,5 +132,7 @@ async def set_attributes(request: Request, hconn: str, hobj: str, body: dict[str
     return json_response(await _mqi(request).set(hconn, hobj, body))
 
 
-# Served by app.api.hotpath without FastAPI's router (the routes above still document them).
+# Served by app.api.hotpath without FastAPI's router (the routes above still document them):
+# the verbs on a handle (.../objects/{hobj}/<verb>) and on a connection (.../{hconn}/<verb>).
 HOT_VERBS = {"put": put, "get": get, "put-batch": put_batch, "get-batch": get_batch}
+HOT_CONNECTION_VERBS = {"put1": put1, "commit": commit, "backout": backout}

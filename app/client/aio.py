@@ -6,16 +6,23 @@
         queue = await aio.Queue.opened(qmgr, "APP.SHARED.Q", CMQC.MQOO_INPUT_SHARED)
         body = await queue.get(None, MD(), GMO(Options=CMQC.MQGMO_WAIT, WaitInterval=5000))
 
-HTTP connections are pooled by one ``httpx.AsyncClient`` per queue manager object (pass
-``http_client`` to share one).
+Each queue manager object carries its calls as frames of one WebSocket, the queue manager's
+session; calls made concurrently on it (``asyncio.gather`` of puts) are pipelined on that socket
+and answered as they complete. ``transport="http"`` (or QSG_CLIENT_TRANSPORT=http) uses HTTP,
+pooled by one ``httpx.AsyncClient`` per queue manager object (pass ``http_client`` to share one;
+handing one over means HTTP).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, TypeVar
 
 import httpx
 import tenacity
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 import app.client.CMQC as CMQC
 from app.client.core import (
@@ -31,10 +38,101 @@ from app.client.core import (
     text,
     url_of,
 )
-from app.client.session import Call, Connection, Plan, RetryPolicy, default_appl_name, transport_error
+from app.client.session import (
+    SOCKET_FAILURES,
+    Call,
+    Connection,
+    FrameReply,
+    Plan,
+    RetryPolicy,
+    choose_transport,
+    default_appl_name,
+    frame_of,
+    host_not_available,
+    refusal,
+    reply_of,
+    session_broken,
+    session_url,
+    transport_error,
+)
 from app.client.sync import DEFAULT_TIMEOUT
 
 T = TypeVar("T")
+
+
+class SessionSocket:
+    """The session of one asyncio queue manager object: one WebSocket; calls made concurrently
+    are pipelined (each frame has its id, a reader task hands each answer to its caller)."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self._ws = ws
+        self._next_id = 0
+        self._waiting: dict[int, asyncio.Future[FrameReply]] = {}
+        self._broken = ""  # why the session ended; every later call fails with 2009
+        self._reader = asyncio.get_running_loop().create_task(self._read(), name="qsg-session-reader")
+
+    @classmethod
+    async def open(cls, base: str, headers: dict[str, str] | None, timeout: httpx.Timeout,
+                   retry: RetryPolicy) -> SessionSocket | None:
+        """As the synchronous ``SessionSocket.open``: None when the server offers no session."""
+
+        async def once() -> ClientConnection:
+            return await ws_connect(session_url(base), additional_headers=headers, compression=None, max_size=None,
+                                    open_timeout=timeout.connect)
+
+        try:
+            return cls(await tenacity.AsyncRetrying(**retry.tenacity_kwargs(SOCKET_FAILURES))(once))
+        except InvalidStatus as exc:
+            refused = refusal(exc.response.status_code, exc.response.body or b"")
+            if refused is not None:
+                raise refused from None
+            return None
+        except InvalidHandshake:
+            return None
+        except SOCKET_FAILURES as exc:
+            raise host_not_available(exc) from None
+
+    async def request(self, call: Call, timeout: float | None) -> FrameReply:
+        """Send ``call`` as a frame and await its answer. A transport failure or a timeout closes
+        the socket (the queue manager then ends the connection) and is 2009; a caller cancelled
+        meanwhile leaves the socket as it is (the answer, when it comes, is dropped)."""
+        if self._broken:
+            raise session_broken(self._broken)
+        self._next_id += 1
+        frame_id = self._next_id
+        answer: asyncio.Future[FrameReply] = asyncio.get_running_loop().create_future()
+        self._waiting[frame_id] = answer
+        try:
+            await self._ws.send(frame_of(frame_id, call))
+            return await asyncio.wait_for(answer, timeout)
+        except (ConnectionClosed, OSError) as exc:  # TimeoutError is an OSError
+            self._broken = self._broken or (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+            await self._ws.close()
+            raise session_broken(self._broken) from None
+        finally:
+            self._waiting.pop(frame_id, None)
+
+    async def _read(self) -> None:
+        reason = "the queue manager closed the session"
+        try:
+            async for raw in self._ws:
+                reply = reply_of(raw)
+                waiter = self._waiting.pop(reply.id, None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(reply)
+        except (ConnectionClosed, MQMIError) as exc:
+            reason = str(exc) or type(exc).__name__
+        finally:
+            self._broken = self._broken or reason
+            for waiter in self._waiting.values():
+                if not waiter.done():
+                    waiter.set_exception(session_broken(self._broken))
+            self._waiting.clear()
+
+    async def close(self) -> None:
+        self._broken = self._broken or "closed by the client"
+        await self._ws.close()
+        await asyncio.gather(self._reader, return_exceptions=True)
 
 
 class QueueManager:
@@ -42,8 +140,11 @@ class QueueManager:
 
     def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
                  appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None) -> None:
+                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
+                 transport: str | None = None) -> None:
         self._conn = Connection()
+        self._transport = choose_transport(transport, http_client is not None)
+        self._session: SessionSocket | None = None
         self._name = name
         self._url = url
         self._appl_name = appl_name or default_appl_name()
@@ -67,7 +168,9 @@ class QueueManager:
         credentials = credentials_of(user, password, api_key, csp)
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
-        if self._http is None:
+        if self._transport == "session" and self._session is None:
+            self._session = await SessionSocket.open(base, self._auth_headers, self._timeout, self._retry)
+        if self._session is None and self._http is None:
             self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout,
                                            limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
@@ -100,11 +203,22 @@ class QueueManager:
             await self.aclose()
 
     async def aclose(self) -> None:
-        """Release the HTTP connections (without MQDISC: the connection ends after its idle
-        timeout and its unit of work is backed out)."""
+        """Close the session (or release the HTTP connections). Without MQDISC the connection
+        ends and its unit of work is backed out: at once on a session, after the idle timeout
+        over HTTP."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
         if self._own_client and self._http is not None:
             await self._http.aclose()
             self._http = None
+
+    @property
+    def transport(self) -> str:
+        """How the calls travel: ``"session"`` (one WebSocket) or ``"http"``."""
+        if self._session is None and self._http is None:
+            return self._transport  # not connected: what the next connect tries first
+        return "session" if self._session is not None else "http"
 
     @property
     def is_connected(self) -> bool:
@@ -147,7 +261,7 @@ class QueueManager:
         raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
 
     async def _run(self, plan: Plan[T]) -> T:
-        if self._http is None:
+        if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
         try:
             call = next(plan)
@@ -156,7 +270,9 @@ class QueueManager:
         except StopIteration as done:
             return done.value
 
-    async def _send(self, call: Call) -> httpx.Response:
+    async def _send(self, call: Call) -> httpx.Response | FrameReply:
+        if self._session is not None:
+            return await self._session.request(call, call.read_timeout(self._timeout))
         assert self._http is not None
         timeout = call.timeout(self._timeout)
 

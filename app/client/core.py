@@ -9,9 +9,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
-
-import httpx
+from typing import Any, Protocol
 
 import app.client.CMQC as CMQC
 
@@ -438,8 +436,18 @@ def get_result(result: dict[str, Any], md: MD, gmo: GMO) -> bytes:
     return data
 
 
-def error_of(response: httpx.Response) -> MQMIError | None:
-    """The MQMIError an HTTP response carries (the error body of docs/api.md §2), or None for success."""
+class Reply(Protocol):
+    """The answer to one call: an ``httpx.Response``, or a session's answer frame
+    (``app.client.session.FrameReply``) - the same status and body either way."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    def json(self) -> Any: ...
+
+
+def error_of(response: Reply) -> MQMIError | None:
+    """The MQMIError an answer carries (the error body of docs/api.md §2), or None for success."""
     if response.status_code < 300:
         return None
     try:

@@ -6,6 +6,16 @@ Retries (tenacity, in the drivers) are only for establishing the connection (MQC
 when the request never reached the queue manager. An MQPUT, MQGET or MQCMIT is never sent
 twice: a retried destructive get could hand a message to nobody, a retried put could put it
 twice.
+
+Transports: by default a driver carries its calls as frames of one WebSocket per connection,
+the queue manager's session transport (docs/api.md "Session transport": ``GET /v1/session``),
+which spares each call an HTTP exchange and ends the connection - unit of work backed out - the
+moment the client goes away. ``transport="http"`` (or QSG_CLIENT_TRANSPORT=http) makes one HTTP
+request per call instead, and a server that refuses the upgrade (one without sessions, a proxy)
+gets HTTP too. Only the opening of the socket is retried and only it may fall back: once a frame
+is sent, a failure is MQRC_CONNECTION_BROKEN, never a second send. This module holds what both
+drivers need of it without I/O: the frame of a call, the reply of an answer, the meaning of a
+refused upgrade.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
+import orjson
 import tenacity
 
 import app.client.CMQC as CMQC
@@ -25,6 +36,8 @@ from app.client.core import (
     MD,
     PMO,
     MQMIError,
+    PYIFError,
+    Reply,
     error_of,
     get_request,
     get_result,
@@ -61,8 +74,91 @@ class Call:
             return httpx.Timeout(default.connect, read=read, write=default.write, pool=default.pool)
         return default
 
+    def read_timeout(self, default: httpx.Timeout) -> float | None:
+        """How long a session waits for this call's answer (None: as long as it takes)."""
+        return self.timeout(default).read
 
-Plan = Generator[Call, httpx.Response, T]
+
+Plan = Generator[Call, Reply, T]
+
+# ---- the session transport (without I/O) ---------------------------------------------------
+
+SESSION_PATH = "/v1/session"
+TRANSPORTS = ("session", "http")
+
+
+def choose_transport(transport: str | None, http_client_given: bool) -> str:
+    """``transport`` if given, else QSG_CLIENT_TRANSPORT, else a session - unless the caller
+    handed over an HTTP client of its own, which means HTTP."""
+    chosen = (transport or os.environ.get("QSG_CLIENT_TRANSPORT") or ("http" if http_client_given else "session"))
+    chosen = chosen.strip().lower()
+    if chosen not in TRANSPORTS:
+        raise PYIFError(f"transport '{chosen}' is not one of {', '.join(TRANSPORTS)}")
+    return chosen
+
+
+def session_url(base: str) -> str:
+    """The WebSocket URL of the session of the queue manager at ``base`` (https -> wss)."""
+    scheme, _, rest = base.partition("://")
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}{SESSION_PATH}"
+
+
+def frame_of(frame_id: int, call: Call) -> str:
+    """The request frame of ``call``."""
+    return orjson.dumps({"id": frame_id, "method": call.method, "path": call.path, "body": call.json}).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class FrameReply:
+    """An answer frame: the status and body the HTTP call would have given (``Reply``)."""
+
+    id: Any
+    status_code: int
+    body: Any
+
+    def json(self) -> Any:
+        return self.body
+
+
+def reply_of(raw: str | bytes) -> FrameReply:
+    """The answer a frame from the queue manager carries; a frame that is none means the
+    session can no longer be trusted (MQRC_CONNECTION_BROKEN)."""
+    try:
+        data = orjson.loads(raw)
+        return FrameReply(data.get("id"), int(data["status"]), data.get("body"))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_CONNECTION_BROKEN,
+                        f"the queue manager sent a frame that is no answer: {str(raw)[:80]!r}") from None
+
+
+def refusal(status: int, body: bytes | bytearray) -> MQMIError | None:
+    """What a refused upgrade means: the MQ error when the queue manager refused the caller
+    (its 2035 answer to missing or wrong credentials), None when it offers no session here -
+    then the driver falls back to HTTP."""
+    try:
+        err = orjson.loads(body)["error"]
+        reason = int(err["reason"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    if reason != CMQC.MQRC_NOT_AUTHORIZED:
+        return None
+    return MQMIError(int(err.get("completion_code", CMQC.MQCC_FAILED)), reason, str(err.get("message", "")))
+
+
+# Failures to open a session's socket (refused, unreachable, timed out): no MQ call was in it,
+# so opening it again is always safe.
+SOCKET_FAILURES: tuple[type[BaseException], ...] = (OSError,)
+
+
+def host_not_available(exc: BaseException) -> MQMIError:
+    """The socket of a session could not be opened, even after the retries."""
+    return MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HOST_NOT_AVAILABLE, f"queue manager not reachable: {exc}")
+
+
+def session_broken(detail: str) -> MQMIError:
+    """A call whose session failed under it: it may or may not have run, and the queue manager
+    ended the connection (backing out its unit of work) when the socket closed."""
+    return MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_CONNECTION_BROKEN, f"the session ended: {detail}")
 
 
 @dataclass(frozen=True)
@@ -73,10 +169,11 @@ class RetryPolicy:
     initial_wait_s: float = 0.1
     max_wait_s: float = 2.0
 
-    def tenacity_kwargs(self) -> dict[str, Any]:
+    def tenacity_kwargs(self, failures: tuple[type[BaseException], ...] | None = None) -> dict[str, Any]:
+        """``failures``: the exceptions that prove nothing reached the server (default: HTTP's)."""
         return {"stop": tenacity.stop_after_attempt(max(1, self.attempts)),
                 "wait": tenacity.wait_exponential(multiplier=self.initial_wait_s, max=self.max_wait_s),
-                "retry": tenacity.retry_if_exception_type(CONNECT_FAILURES), "reraise": True}
+                "retry": tenacity.retry_if_exception_type(failures or CONNECT_FAILURES), "reraise": True}
 
 
 # Failures that prove the request never reached the server: safe to send again.
@@ -95,7 +192,7 @@ def default_appl_name() -> str:
     return (os.path.basename(sys.argv[0] or "") or "python")[-28:]
 
 
-def _ok(response: httpx.Response) -> dict[str, Any]:
+def _ok(response: Reply) -> dict[str, Any]:
     err = error_of(response)
     if err is not None:
         raise err

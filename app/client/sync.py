@@ -9,16 +9,23 @@
     gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=5000)
     print(queue.get(None, pymqi.MD(), gmo))
 
-HTTP connections are pooled by one ``httpx.Client`` per queue manager object (pass
-``http_client`` to share one between several).
+Each queue manager object carries its calls as frames of one WebSocket, the queue manager's
+session (``app.client.session``): if the client ends without MQDISC, the queue manager backs out
+its unit of work and closes its queues at once. ``transport="http"`` (or QSG_CLIENT_TRANSPORT=http)
+uses one HTTP request per call instead, pooled by one ``httpx.Client`` per queue manager object
+(pass ``http_client`` to share one between several; handing one over means HTTP).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any, TypeVar
 
 import httpx
 import tenacity
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.sync.client import ClientConnection
+from websockets.sync.client import connect as ws_connect
 
 import app.client.CMQC as CMQC
 from app.client.core import (
@@ -34,10 +41,85 @@ from app.client.core import (
     text,
     url_of,
 )
-from app.client.session import Call, Connection, Plan, RetryPolicy, default_appl_name, transport_error
+from app.client.session import (
+    SOCKET_FAILURES,
+    Call,
+    Connection,
+    FrameReply,
+    Plan,
+    RetryPolicy,
+    choose_transport,
+    default_appl_name,
+    frame_of,
+    host_not_available,
+    refusal,
+    reply_of,
+    session_broken,
+    session_url,
+    transport_error,
+)
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+
+
+class SessionSocket:
+    """The session of one synchronous queue manager object: one WebSocket, one call at a time
+    (a lock: threads sharing the object take turns, as calls on one hconn do on the server)."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self._ws = ws
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self._broken = ""  # why the session ended under a call; every later call fails with 2009
+
+    @classmethod
+    def open(cls, base: str, headers: dict[str, str] | None, timeout: httpx.Timeout,
+             retry: RetryPolicy) -> SessionSocket | None:
+        """The session of the queue manager at ``base``, its upgrade carrying the credentials;
+        None when the server offers none (then HTTP). Raises MQRC_NOT_AUTHORIZED when it refused
+        the credentials, MQRC_HOST_NOT_AVAILABLE when it cannot be reached after the retries."""
+
+        def once() -> ClientConnection:
+            # no compression: frames are small and the CPU matters more on loopback and LAN
+            return ws_connect(session_url(base), additional_headers=headers, compression=None, max_size=None,
+                              open_timeout=timeout.connect, legacy=True)
+
+        try:
+            return cls(tenacity.Retrying(**retry.tenacity_kwargs(SOCKET_FAILURES))(once))
+        except InvalidStatus as exc:
+            refused = refusal(exc.response.status_code, exc.response.body or b"")
+            if refused is not None:
+                raise refused from None
+            return None
+        except InvalidHandshake:  # something answered that is no WebSocket server: HTTP it is
+            return None
+        except SOCKET_FAILURES as exc:
+            raise host_not_available(exc) from None
+
+    def request(self, call: Call, timeout: float | None) -> FrameReply:
+        """Send ``call`` as a frame and wait for its answer. A transport failure or a timeout
+        closes the socket (the queue manager then ends the connection) and is 2009."""
+        with self._lock:
+            if self._broken:
+                raise session_broken(self._broken)
+            self._next_id += 1
+            frame_id = self._next_id
+            try:
+                self._ws.send(frame_of(frame_id, call))
+                while True:
+                    reply = reply_of(self._ws.recv(timeout=timeout))
+                    if reply.id == frame_id:
+                        return reply
+                    # else: the answer to a call whose caller was interrupted - nobody waits for it
+            except (ConnectionClosed, OSError, MQMIError) as exc:  # MQMIError: a frame that is no answer
+                self._broken = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                self._ws.close()
+                raise session_broken(self._broken) from None
+
+    def close(self) -> None:
+        self._broken = self._broken or "closed by the client"
+        self._ws.close()
 
 
 class QueueManager:
@@ -45,13 +127,18 @@ class QueueManager:
 
     ``QueueManager(None)`` makes an unconnected object (then ``connect_tcp_client``);
     ``QueueManager("QM1", url=...)`` connects at once. ``url`` (or a pymqi connection name
-    ``host(port)``) is the queue manager's REST address.
+    ``host(port)``) is the queue manager's REST address. ``transport``: ``"session"`` (the
+    default: one WebSocket) or ``"http"``; default from QSG_CLIENT_TRANSPORT, and HTTP when
+    ``http_client`` is given.
     """
 
     def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
                  appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None) -> None:
+                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None,
+                 transport: str | None = None) -> None:
         self._conn = Connection()
+        self._transport = choose_transport(transport, http_client is not None)
+        self._session: SessionSocket | None = None
         self._name = name
         self._url = url
         self._appl_name = appl_name or default_appl_name()
@@ -79,16 +166,16 @@ class QueueManager:
         credentials = credentials_of(user, password, api_key, csp)
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
-        if self._http is None:
+        if self._transport == "session" and self._session is None:
+            self._session = SessionSocket.open(base, self._auth_headers, self._timeout, self._retry)
+        if self._session is None and self._http is None:
             self._http = httpx.Client(base_url=base, timeout=self._timeout,
                                       limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
         try:
             self._run(self._conn.connect(name, self._appl_name))
         except Exception:
-            if self._own_client and self._http is not None:  # no connection: release the pool
-                self._http.close()
-                self._http = None
+            self._release()  # no connection: close the socket or the pool
             raise
 
     def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
@@ -114,9 +201,22 @@ class QueueManager:
         try:
             self._run(self._conn.disconnect())
         finally:
-            if self._own_client and self._http is not None:
-                self._http.close()
-                self._http = None
+            self._release()
+
+    def _release(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        if self._own_client and self._http is not None:
+            self._http.close()
+            self._http = None
+
+    @property
+    def transport(self) -> str:
+        """How the calls travel: ``"session"`` (one WebSocket) or ``"http"``."""
+        if self._session is None and self._http is None:
+            return self._transport  # not connected: what the next connect tries first
+        return "session" if self._session is not None else "http"
 
     @property
     def is_connected(self) -> bool:
@@ -164,7 +264,7 @@ class QueueManager:
     # ---- driver -------------------------------------------------------------------------
 
     def _run(self, plan: Plan[T]) -> T:
-        if self._http is None:
+        if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
         try:
             call = next(plan)
@@ -173,7 +273,9 @@ class QueueManager:
         except StopIteration as done:
             return done.value
 
-    def _send(self, call: Call) -> httpx.Response:
+    def _send(self, call: Call) -> httpx.Response | FrameReply:
+        if self._session is not None:
+            return self._session.request(call, call.read_timeout(self._timeout))
         assert self._http is not None
         timeout = call.timeout(self._timeout)
 

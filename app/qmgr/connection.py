@@ -5,12 +5,19 @@ recover (units of work, open counts) is in the coupling facility, not here."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.options import OpenOptions
 from app.qmgr.definitions import ResolvedQueue
+
+#: Who owns the connections an MQCONN makes in this context: the session (``app.api.session``)
+#: whose socket carries the call, or None for a plain HTTP call. A connection with an owner ends
+#: the moment its owner goes away (``Mqi.end_owned``) instead of after the idle timeout.
+connection_owner: contextvars.ContextVar[object | None] = contextvars.ContextVar("qsg_connection_owner",
+                                                                                 default=None)
 
 
 @dataclass
@@ -33,6 +40,7 @@ class Connection:
     appl_name: str
     user_id: str = ""  # the authenticated user (MQMD UserIdentifier); empty with QSG_AUTH=off
     principal: Any = None  # app.security.rights.Principal, checked at MQOPEN/MQPUT1
+    owner: object | None = None  # the session that made it (``connection_owner``); None: plain HTTP
     handles: dict[str, Handle] = field(default_factory=dict)
     uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
     lost_tags: set[str] = field(default_factory=set)  # of those, structures that failed meanwhile

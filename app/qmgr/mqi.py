@@ -29,7 +29,7 @@ from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate
 from app.core.names import check_object_name, is_object_name
 from app.core.options import PutOptions, parse_open_options, parse_put_options, resolve_open_options
 from app.core.reasons import MQRC
-from app.qmgr.connection import Connection, Handle
+from app.qmgr.connection import Connection, Handle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
 from app.qmgr.display import display_object, live_counts
 from app.security.rights import current_principal
@@ -82,7 +82,8 @@ class Mqi:
         if principal is not None and not security.may_set_context(principal):
             appl = principal.name[:28]  # PutApplName cannot be chosen without the context right
         hconn = f"{self.qm.name}-{secrets.token_hex(12)}"
-        conn = Connection(hconn, appl, principal.name if principal else "", principal)
+        conn = Connection(hconn, appl, principal.name if principal else "", principal,
+                          owner=connection_owner.get())
         self.connections[hconn] = conn
         return conn
 
@@ -216,7 +217,9 @@ class Mqi:
                 if now - ended > max(timeout, BROKEN_KEPT_S):
                     del self.broken[hconn]  # a client that never came back: forget its handle
             for conn in list(self.connections.values()):
-                if conn.busy == 0 and now - conn.last_used > timeout:
+                # A connection owned by a session lives as long as its socket (which ends it at
+                # once, ``end_owned``), as a client channel's does: idleness proves nothing there.
+                if conn.busy == 0 and conn.owner is None and now - conn.last_used > timeout:
                     log.info("connection %s (%s) idle for %.0fs: ending it and backing out its unit of work",
                              conn.hconn, conn.appl_name, now - conn.last_used)
                     try:
@@ -275,6 +278,24 @@ class Mqi:
         self._system.uow_tags.clear()
         self.qm.cf.wake_all_waiters()
         return len(ended)
+
+    async def end_owned(self, owner: object) -> int:
+        """The client behind ``owner`` (a session whose socket closed) is gone: each connection it
+        made ends now, as when a client channel ends abnormally - its unit of work is backed out
+        and its handles are closed (an exclusive input open is released for the next client).
+        Calls still in progress finish first (a waiting get is woken), as for MQDISC. Returns
+        how many ended; one connection that cannot end yet (the coupling facility did not
+        answer) stays for the idle timeout, without its owner, and does not stop the others."""
+        ended = 0
+        for conn in [c for c in self.connections.values() if c.owner is owner]:
+            try:
+                await self.disconnect(conn.hconn, commit=False)
+                ended += 1
+            except MQError as exc:
+                if self.connections.get(conn.hconn) is conn:
+                    conn.owner = None  # the idle reaper retries it
+                log.warning("could not end connection %s of a closed session yet: %s", conn.hconn, exc)
+        return ended
 
     async def end_all_connections(self) -> None:
         """Shutdown: every connection ends abnormally, so its unit of work is backed out and its
@@ -359,6 +380,12 @@ class Mqi:
     async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
         """MQOPEN of a queue (local or alias)."""
         conn = self.connection(hconn)
+        # In progress from here (no await before): MQDISC, or the end of the connection's session,
+        # waits for the open and then closes its handle too, so no open count is left to nobody.
+        with self._in_call(conn):
+            return await self._open(conn, object_name, object_qmgr, options)
+
+    async def _open(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
         if not isinstance(options, list):
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)

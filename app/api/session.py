@@ -1,0 +1,317 @@
+"""The session transport (docs/api.md "Session transport"): ``GET /v1/session`` upgrades to a
+WebSocket that carries the REST calls as frames, the way a client channel carries MQI calls.
+
+A frame ``{"id": 7, "method": "POST", "path": "/v1/connections/{hconn}/objects/{hobj}/put",
+"body": {...}}`` is answered by ``{"id": 7, "status": 201, "body": {...}}``: the status and body
+the HTTP call gives, because each frame *is* that HTTP call - it is dispatched in-process through
+this application (routing, validation, error handlers: every REST path works on a session, with
+no second copy of any endpoint). What the socket saves is the HTTP exchange per call: the client
+pipelines frames without waiting for answers. The hot verbs (``app.api.hotpath``: MQPUT, MQGET,
+their batches, MQPUT1, MQCMIT, MQBACK) skip the middleware and the router, as over HTTP: their
+frames call the same endpoint functions directly, with the same error mapping - about a third of
+a frame's cost less.
+
+Order: frames naming the same hconn run one after another in arrival order (their answers come
+back in that order); frames of different hconns, and calls that name none (MQCONN, MQSC, ...),
+run concurrently - a get that waits blocks only its own connection.
+
+Ownership: connections made on a session are the session's (``Connection.owner``). When the
+socket closes without MQDISC - the client ended, crashed or lost the network - they end at once:
+units of work backed out, handles closed (``Mqi.end_owned``), as a z/OS queue manager does when a
+client channel ends abnormally; the idle timeout does not apply to them meanwhile. The handles
+are not bound to the socket otherwise: as IBM's hconn is per connection, a plain HTTP call that
+names a session's hconn (same user) works too.
+
+Authentication is the upgrade's (``app.api.auth``): every frame runs as the principal that opened
+the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, WebSocket
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message
+
+from app.api.auth import SESSION_FRAME
+from app.api.errors import error_response, json_response
+from app.api.hotpath import call_hot, hot_route
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+from app.qmgr.connection import connection_owner
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["Session"])
+
+#: Frames read but not yet answered, per session: past this the socket is not read (TCP pushes
+#: back on the client) - a client cannot make the queue manager hold an unbounded backlog.
+MAX_IN_FLIGHT = 1024
+#: How long the end of a session waits for the calls still running (a waiting get is woken by the
+#: end of its connection; anything else is one coupling facility call) before it goes on.
+END_WAIT_S = 30.0
+#: The largest frame a session takes (uvicorn's ``ws_max_size``): a put or an answered get of the
+#: largest message a queue manager allows (MAXMSGL 100 MiB) as base64 in JSON, with room to spare.
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+_CONNECTIONS = "/v1/connections/"
+_JSON = b"application/json"
+
+
+@dataclass(slots=True)
+class Frame:
+    """One request frame, parsed: ``id_json`` is the client's id as it goes back, in JSON."""
+
+    id_json: bytes
+    method: str
+    path: str
+    query: bytes
+    body: bytes
+
+
+class MalformedFrame(Exception):
+    """A frame that is no request: answered with ``id`` (JSON, ``null`` when unknown) and the
+    error the HTTP API gives a malformed request body (MQRC_OPTIONS_ERROR, status 400)."""
+
+    def __init__(self, id_json: bytes, message: str) -> None:
+        super().__init__(message)
+        self.id_json = id_json
+
+
+def parse_frame(text: str | bytes) -> Frame:
+    """The request a text frame carries; MalformedFrame when it carries none."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise MalformedFrame(b"null", f"malformed frame: invalid JSON: {exc}") from None
+    if not isinstance(data, dict) or "id" not in data:
+        raise MalformedFrame(b"null", "malformed frame: a request is an object with id, method, path and body")
+    id_json = orjson.dumps(data["id"])
+    method, path, body = data.get("method"), data.get("path"), data.get("body")
+    if not isinstance(method, str) or not method.isalpha():
+        raise MalformedFrame(id_json, "malformed frame: method must be an HTTP method such as POST")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise MalformedFrame(id_json, "malformed frame: path must be an absolute path such as /v1/qmgr")
+    path, _, query = path.partition("?")
+    return Frame(id_json, method.upper(), path, query.encode("latin-1", "replace"),
+                 b"" if body is None else orjson.dumps(body))
+
+
+def answer(id_json: bytes, status: int, body: bytes) -> str:
+    """An answer frame; ``body`` is JSON already (spliced in, not decoded and encoded again)."""
+    return f'{{"id":{id_json.decode()},"status":{status},"body":{body.decode()}}}'
+
+
+def hconn_of(path: str) -> str | None:
+    """The connection a path names (its calls are ordered), None for a call that names none."""
+    if not path.startswith(_CONNECTIONS):
+        return None
+    hconn = path[len(_CONNECTIONS):].split("/", 1)[0]
+    return hconn or None
+
+
+class Session:
+    """One session: reads frames, runs them (ordered per hconn), writes answers, and ends the
+    connections it made when the socket closes."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.ws = websocket
+        self.app = websocket.scope["app"]
+        self.mqi = self.app.state.qm.mqi
+        self.lanes: dict[str, deque[Frame]] = {}  # hconn -> its frames not yet started
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self.gone = asyncio.Event()  # the socket closed: drop queued frames, answer nothing more
+        ws = websocket.scope
+        # What every frame's HTTP scope shares with the upgrade request.
+        host = next((v for k, v in ws.get("headers", []) if k == b"host"), b"")
+        self.template: dict[str, Any] = {
+            "type": "http", "asgi": ws.get("asgi", {"version": "3.0"}), "http_version": "1.1",
+            "scheme": "https" if ws.get("scheme") in ("wss", "https") else "http",
+            "server": ws.get("server"), "client": ws.get("client"), "root_path": ws.get("root_path", ""),
+            "extensions": {}, "app": self.app, SESSION_FRAME: self,
+        }
+        if "state" in ws:
+            self.template["state"] = ws["state"]
+        self.host_header = (b"host", host)
+
+    async def run(self) -> None:
+        """Serve the socket until it closes, then end what the client left."""
+        owner = connection_owner.set(self)  # MQCONNs of this session's frames are its connections
+        try:
+            await self._read()
+        finally:
+            await self._end()
+            connection_owner.reset(owner)
+
+    async def _read(self) -> None:
+        while True:
+            message = await self.ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            raw = message.get("text")
+            if raw is None:
+                raw = message.get("bytes") or b""
+            await self.slots.acquire()
+            try:
+                frame = parse_frame(raw)
+            except MalformedFrame as exc:
+                await self._send(answer(exc.id_json, 400, error_body(MQRC.OPTIONS_ERROR, str(exc))))
+                self.slots.release()
+                continue
+            hconn = hconn_of(frame.path)
+            if hconn is None:
+                self._spawn(self._execute(frame))
+                continue
+            lane = self.lanes.get(hconn)
+            if lane is not None:
+                lane.append(frame)  # its lane is busy: runs when the frames before it are done
+            else:
+                lane = self.lanes[hconn] = deque((frame,))
+                self._spawn(self._drain(hconn, lane))
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _drain(self, hconn: str, lane: deque[Frame]) -> None:
+        """Run one connection's frames in order; the lane goes when it is empty (no await between
+        the test and the removal, so a frame that arrives later starts a new lane)."""
+        try:
+            while lane:
+                await self._execute(lane.popleft())
+        finally:
+            if self.lanes.get(hconn) is lane:
+                del self.lanes[hconn]
+
+    async def _execute(self, frame: Frame) -> None:
+        try:
+            try:
+                status, body = await self.call(frame)
+            except Exception:  # noqa: BLE001 - a frame is always answered, whatever happened
+                log.exception("session call %s %s failed", frame.method, frame.path)
+                status, body = 500, error_body(MQRC.UNEXPECTED_ERROR, "unexpected error")
+            await self._send(answer(frame.id_json, status, body))
+        finally:
+            self.slots.release()
+
+    async def call(self, frame: Frame) -> tuple[int, bytes]:
+        """The frame as an HTTP request through this application: (status, JSON body)."""
+        route = hot_route(frame.method, frame.path)
+        if route is not None:
+            response = await call_hot(route, Request(self._scope(frame), self._receive(frame.body)))
+            return response.status_code, bytes(response.body)
+        return await self._call_app(frame)
+
+    def _scope(self, frame: Frame) -> dict[str, Any]:
+        body = frame.body
+        scope = dict(self.template)
+        scope["method"] = frame.method
+        scope["path"] = scope["root_path"] + frame.path
+        scope["raw_path"] = scope["path"].encode()
+        scope["query_string"] = frame.query
+        scope["headers"] = [self.host_header, (b"content-type", _JSON), (b"content-length", b"%d" % len(body))]
+        return scope
+
+    def _receive(self, body: bytes) -> Callable[[], Awaitable[Message]]:
+        """The ASGI ``receive`` of a frame's request: its body, then (only a streaming endpoint
+        asks again) the disconnect when the client went."""
+        request: Message | None = {"type": "http.request", "body": body, "more_body": False}
+
+        async def receive() -> Message:
+            nonlocal request
+            if request is not None:
+                sent, request = request, None
+                return sent
+            await self.gone.wait()
+            return {"type": "http.disconnect"}
+
+        return receive
+
+    async def _call_app(self, frame: Frame) -> tuple[int, bytes]:
+        """Any other call: through the whole application, as an HTTP request would go."""
+        scope = self._scope(frame)
+        receive = self._receive(frame.body)
+        status = 0
+        media = _JSON
+        chunks: list[bytes] = []
+
+        async def send(message: Message) -> None:
+            nonlocal status, media
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                media = next((v for k, v in message.get("headers", ()) if k == b"content-type"), b"")
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        try:
+            await self.app(scope, receive, send)
+        except Exception:  # noqa: BLE001 - the app's handler already answered and logged it
+            if not status:
+                log.exception("session call %s %s failed", frame.method, frame.path)
+                response = error_response(MQError(MQRC.UNEXPECTED_ERROR, "unexpected error"))
+                return response.status_code, bytes(response.body)
+        content = b"".join(chunks)
+        if not media.startswith(_JSON):
+            # /metrics, /console, a report page: the body travels as a JSON string
+            content = orjson.dumps(content.decode("utf-8", "replace"))
+        elif not content:
+            content = b"null"
+        return status, content
+
+    async def _send(self, text: str) -> None:
+        if self.gone.is_set():
+            return
+        try:
+            await self.ws.send({"type": "websocket.send", "text": text})
+        except Exception:  # noqa: BLE001 - the socket closed under us: the reader sees it too
+            self.gone.set()
+
+    async def _end(self) -> None:
+        """The socket closed: frames not started are dropped; the connections the client made
+        and did not MQDISC end now (backed out, handles closed). Calls that were running finish
+        first - ending the connections wakes a waiting get - and a connection that an MQCONN
+        still running made meanwhile is ended after them."""
+        self.gone.set()
+        for lane in self.lanes.values():
+            lane.clear()
+        try:
+            await self.mqi.end_owned(self)
+            if self.tasks:
+                _, late = await asyncio.wait(set(self.tasks), timeout=END_WAIT_S)
+                if late:
+                    log.warning("%d call(s) of a closed session still running after %.0fs", len(late), END_WAIT_S)
+            await self.mqi.end_owned(self)
+        except Exception:  # noqa: BLE001 - whatever failed, the socket's end must not crash the server
+            log.exception("ending the connections of a closed session failed")
+
+
+def error_body(reason: int, message: str) -> bytes:
+    """The error body of docs/api.md §2 as JSON bytes."""
+    return orjson.dumps(MQError(reason, message).to_body())
+
+
+@router.get("/v1/session", status_code=426, summary="Session transport: upgrade to a WebSocket",
+            responses={426: {"description": "A plain GET: the session needs the WebSocket upgrade "
+                                            "(Connection: Upgrade, Upgrade: websocket)"}})
+async def session_needs_upgrade() -> Response:
+    """``GET /v1/session`` with ``Upgrade: websocket`` opens a session (docs/api.md "Session
+    transport"): each text frame is a REST call ``{"id", "method", "path", "body"}``, answered by
+    ``{"id", "status", "body"}``. Without the upgrade there is no session."""
+    err = MQError(MQRC.OPTIONS_ERROR, "GET /v1/session opens a session: send it as a WebSocket upgrade")
+    return json_response(err.to_body(), 426)
+
+
+@router.websocket("/v1/session")
+async def session(websocket: WebSocket) -> None:
+    await websocket.accept()
+    await Session(websocket).run()
+
