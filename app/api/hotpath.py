@@ -27,13 +27,13 @@ def hot_route(method: str, path: str) -> tuple[Endpoint, tuple[str, ...]] | None
     parts = path.split("/")  # "", "v1", "connections", hconn, verb | "objects", hobj, verb
     if len(parts) < 5 or parts[2] != "connections" or parts[1] != "v1" or not parts[3]:
         return None
+    endpoint: Endpoint | None = None
+    args: tuple[str, ...] = ()
     if len(parts) == 5:
-        endpoint = HOT_CONNECTION_VERBS.get(parts[4])
-        return None if endpoint is None else (endpoint, (parts[3],))
-    if len(parts) == 7 and parts[4] == "objects" and parts[5]:
-        endpoint = HOT_VERBS.get(parts[6])
-        return None if endpoint is None else (endpoint, (parts[3], parts[5]))
-    return None
+        endpoint, args = HOT_CONNECTION_VERBS.get(parts[4]), (parts[3],)
+    elif len(parts) == 7 and parts[4] == "objects" and parts[5]:
+        endpoint, args = HOT_VERBS.get(parts[6]), (parts[3], parts[5])
+    return None if endpoint is None else (endpoint, args)
 
 
 async def call_hot(route: tuple[Endpoint, tuple[str, ...]], request: Request) -> Response:
