@@ -1,6 +1,6 @@
 """IBM MQ REST API compatibility: the messaging API (``/ibmmq/rest/v{1,2,3}/messaging/...``)
-and the MQSC endpoint and read resources of the administrative API, mapped onto this queue manager's MQI verbs
-and MQSC executor.
+and the MQSC endpoint and read resources of the administrative API, mapped onto this queue
+manager's MQI verbs and MQSC executor.
 
 Plain Python, no FastAPI: ``app/api/routes_ibm.py`` is the transport. Module map:
 

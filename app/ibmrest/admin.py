@@ -30,6 +30,7 @@ from app.core.reasons import MQRC
 from app.ibmrest.errors import (
     IbmRestError,
     bad_query,
+    from_mq_error,
     unknown_installation,
     unknown_parameter,
     unknown_qmgr,
@@ -400,7 +401,8 @@ class Admin:
         script = f"DISPLAY QUEUE('{pattern}') TYPE({_MQSC_TYPE[kind]}) QSGDISP({disposition.upper()})"
         (result,) = await run_script(self.qm, script)
         if result["completion_code"] != 0:
-            raise MQError(result["reason"], result["messages"][0] if result["messages"] else "")
+            failure = MQError(result["reason"], result["messages"][0] if result["messages"] else "")
+            raise from_mq_error(failure, action="display", target=f"queues on {self.qm.name}", qmgr=self.qm.name)
         # Without attributes / status IBM answers name and type only.
         shown = (attributes if "attributes" in params else _none, status if "status" in params else _none)
         out = []
