@@ -15,6 +15,7 @@ the shared repository. Plain Python, no FastAPI: ``app/api/routes_ibm.py`` is th
 
 from __future__ import annotations
 
+import asyncio
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -328,15 +329,24 @@ class Admin:
             member = members.get(qmgr)
             running = qmgr == self.qm.name or (member is not None and member.status == "ACTIVE")
             entry: dict[str, Any] = {"name": qmgr, "state": "running" if running else "ended"}
-            if state_filter is not None and entry["state"] != state_filter:
-                continue
-            if wanted and running:
-                status = self._local_status() if qmgr == self.qm.name else \
-                    await self._remote_status(version, qmgr, params["status"], headers, strict=name is not None)
+            if state_filter is None or entry["state"] == state_filter:
+                out.append(entry)
+        if wanted:
+            running_entries = [e for e in out if e["state"] == "running"]
+            # each other member is asked at once, so that the list takes one round trip, not n
+            statuses = await asyncio.gather(*(
+                self._status_of(version, e["name"], params["status"], headers, strict=name is not None)
+                for e in running_entries))
+            for entry, status in zip(running_entries, statuses, strict=True):
                 if status is not None:
                     entry["status"] = {k: v for k, v in status.items() if k in wanted}
-            out.append(entry)
         return {"qmgr": out}
+
+    async def _status_of(self, version: str, qmgr: str, status: str, headers: Mapping[str, str], *,
+                         strict: bool) -> dict[str, Any] | None:
+        if qmgr == self.qm.name:
+            return self._local_status()
+        return await self._remote_status(version, qmgr, status, headers, strict=strict)
 
     def _local_status(self) -> dict[str, Any]:
         return {"started": _timestamp(self.qm.started_ms),
