@@ -13,6 +13,7 @@ from starlette.responses import Response
 from app.cf.errors import CFClientError
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.ibmrest import errors as ibm_errors
 from app.repository.db import RepositoryError
 
 log = logging.getLogger(__name__)
@@ -95,9 +96,46 @@ def validation_error(exc: RequestValidationError, path: str) -> MQError:
     return _validation_reason(exc, path)
 
 
+IBM_PREFIX = "/ibmmq/"
+
+
+def ibm_response_for(exc: BaseException, method: str, path: str, qmgr: str | None = None) -> Response:
+    """The error response of a failure on an ``/ibmmq/`` path, in IBM's error body
+    (``app.ibmrest.errors``): unknown paths, methods a resource does not take and malformed
+    requests included. ``qmgr``: the queue manager the administrative API reports."""
+    headers: dict[str, str] = {}
+    if isinstance(exc, StarletteHTTPException):
+        headers = dict(exc.headers or {})  # e.g. Allow on a 405
+        if exc.status_code == 404:
+            err = ibm_errors.unknown_resource(path)
+        elif exc.status_code == 405:
+            err = ibm_errors.method_not_allowed(method, path)
+        else:
+            err = ibm_errors.IbmRestError(exc.status_code, "MQWB0000E", (str(exc.detail),), qmgr_name=qmgr)
+    elif isinstance(exc, RequestValidationError):
+        errors = exc.errors()
+        loc = [str(p) for p in (errors[0].get("loc", ()) if errors else ())]
+        detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors[:3])
+        if loc[:1] == ["query"] and len(loc) > 1:
+            err = ibm_errors.bad_query(loc[1], "the value given", detail)
+        else:
+            err = ibm_errors.bad_body(detail)
+        err = ibm_errors.from_exception(err, qmgr=qmgr)
+    else:
+        if not isinstance(exc, (ibm_errors.IbmRestError, MQError, CFClientError, RepositoryError)):
+            log.error("IBM REST call %s %s failed", method, path, exc_info=exc)
+        err = ibm_errors.from_exception(exc, qmgr=qmgr)
+    response = json_response(err.to_body(), err.status)
+    response.headers.update(headers)
+    return response
+
+
 def response_for(exc: Exception, method: str, path: str) -> Response:
     """The error response of any exception a request raised: the one mapping from failures to
-    the error body of docs/api.md §2, used by FastAPI's handlers and by the hot path."""
+    the error body of docs/api.md §2, used by FastAPI's handlers and by the hot path. On IBM's
+    ``/ibmmq/`` paths every failure answers in IBM's error body instead."""
+    if path.startswith(IBM_PREFIX):
+        return ibm_response_for(exc, method, path)
     if isinstance(exc, MQError):
         return error_response(exc)
     if isinstance(exc, RequestValidationError):

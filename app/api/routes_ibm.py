@@ -1,5 +1,6 @@
-"""IBM MQ REST API compatibility (docs/api.md §10): the messaging
-resources and the MQSC resource of the administrative API, under ``/ibmmq/rest/v1|v2|v3``.
+"""IBM MQ REST API compatibility (docs/api.md §10): the messaging resources, the login resource
+and, of the administrative API, the MQSC resource and the installation, qmgr and queue read
+resources, under ``/ibmmq/rest/v1|v2|v3``.
 
 Thin: check the CSRF header, hand a call that names another queue manager to the forwarder,
 parse, call ``app.ibmrest``, answer. Every failure on these paths leaves as IBM's error body
@@ -8,7 +9,6 @@ parse, call ``app.ibmrest``, answer. Every failure on these paths leaves as IBM'
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -17,15 +17,13 @@ from fastapi import APIRouter, Request
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
-from app.api.errors import json_response
-from app.core.errors import MQError
+from app.api.errors import ibm_response_for, json_response
 from app.ibmrest import errors as ibm_errors
+from app.ibmrest.admin import Admin
 from app.ibmrest.headers import RESPONSE_CONTENT_TYPE, VERSIONS
 from app.ibmrest.messaging import Messaging
 from app.ibmrest.mqsc import run_command
 from app.ibmrest.routing import Forwarder
-
-log = logging.getLogger(__name__)
 
 # IBM: "When you use HTTP POST, PATCH, or DELETE methods, you must provide extra authentication"
 # - the ibm-mq-rest-csrf-token header, whose value can be anything, including blank.
@@ -45,19 +43,13 @@ class IbmRoute(APIRoute):
             try:
                 return await handler(request)
             except Exception as exc:  # every failure of an IBM call becomes IBM's error body
-                if not isinstance(exc, (ibm_errors.IbmRestError, MQError)):
-                    log.exception("IBM REST call %s %s failed", request.method, request.url.path)
                 qmgr = request.app.state.qm.name if admin else None
-                return ibm_error_response(ibm_errors.from_exception(exc, qmgr=qmgr))
+                return ibm_response_for(exc, request.method, request.url.path, qmgr)
 
         return run
 
 
 router = APIRouter(route_class=IbmRoute, tags=[TAG])
-
-
-def ibm_error_response(err: ibm_errors.IbmRestError) -> Response:
-    return json_response(err.to_body(), err.status)
 
 
 def _require_csrf(request: Request) -> None:
@@ -151,6 +143,52 @@ def _admin_routes(version: str) -> None:
                          openapi_extra=json_body)
 
 
+def _admin_read_routes(version: str) -> None:
+    """The read resources of the administrative API (``app.ibmrest.admin``): installation and
+    qmgr on every version, queue on v1 and v2 only (IBM's v3 has no queue resource; its clients
+    use the MQSC resource)."""
+    base = f"/ibmmq/rest/{version}/admin"
+
+    async def installation(request: Request) -> Response:
+        return json_response(Admin(request.app.state.qm).installation(request.query_params))
+
+    async def one_installation(request: Request, installation: str) -> Response:
+        return json_response(Admin(request.app.state.qm).installation(request.query_params, installation))
+
+    async def qmgrs(request: Request) -> Response:
+        return json_response(await Admin(request.app.state.qm).qmgrs(version, request.query_params,
+                                                                     dict(request.headers)))
+
+    async def one_qmgr(request: Request, qmgr: str) -> Response:
+        return json_response(await Admin(request.app.state.qm).qmgrs(version, request.query_params,
+                                                                     dict(request.headers), qmgr))
+
+    async def queues(request: Request, qmgr: str) -> Response:
+        if not Forwarder(request.app.state.qm).is_local(qmgr):
+            return await _forward(request, qmgr, b"", admin=True)  # that QM shows its own queues
+        return json_response(await Admin(request.app.state.qm).queues(request.query_params))
+
+    async def one_queue(request: Request, qmgr: str, queue: str) -> Response:
+        if not Forwarder(request.app.state.qm).is_local(qmgr):
+            return await _forward(request, qmgr, b"", admin=True)
+        return json_response(await Admin(request.app.state.qm).queues(request.query_params, queue))
+
+    router.add_api_route(f"{base}/installation", installation, methods=["GET"],
+                         summary=f"{version}: the installation the REST API runs in (platform, version)")
+    router.add_api_route(f"{base}/installation/{{installation}}", one_installation, methods=["GET"],
+                         summary=f"{version}: the installation, named")
+    router.add_api_route(f"{base}/qmgr", qmgrs, methods=["GET"],
+                         summary=f"{version}: the queue managers of the group and their state (status=*)")
+    router.add_api_route(f"{base}/qmgr/{{qmgr}}", one_qmgr, methods=["GET"],
+                         summary=f"{version}: one queue manager of the group and its state")
+    if version in ("v1", "v2"):
+        router.add_api_route(f"{base}/qmgr/{{qmgr}}/queue", queues, methods=["GET"],
+                             summary=f"{version}: queues (name, type, attributes, status, "
+                                     "queueSharingGroupDisposition, filter)")
+        router.add_api_route(f"{base}/qmgr/{{qmgr}}/queue/{{queue:path}}", one_queue, methods=["GET"],
+                             summary=f"{version}: one queue (attributes, status)")
+
+
 def _login_routes(version: str) -> None:
     """IBM's token login: POST sets the LtpaToken2 cookie (valid on every QM of the group, until
     QSG_LTPA_EXPIRY_S or logout), DELETE logs out, GET tells who is logged in."""
@@ -158,7 +196,8 @@ def _login_routes(version: str) -> None:
     from app.security.service import LTPA_COOKIE, AuthenticationFailed
 
     async def login(request: Request) -> Response:
-        _require_csrf(request)
+        # No CSRF header here: IBM's login resource does not ask for one on POST (a client has
+        # no session to protect yet), and clients written for mqweb send none.
         media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
         if media != "application/json":
             raise ibm_errors.unsupported_media_type("the login resource takes Content-Type application/json")
@@ -207,4 +246,5 @@ def _login_routes(version: str) -> None:
 for _version in VERSIONS:
     _message_routes(_version)
     _admin_routes(_version)
+    _admin_read_routes(_version)
     _login_routes(_version)

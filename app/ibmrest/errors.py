@@ -47,12 +47,10 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
     "MQWB0103E": ("Not authorized to {0} {1}.",
                   "The authenticated principal is not authorized to perform the requested REST API operation.",
                   "Obtain the necessary authorization to perform the operation and resubmit the request."),
-    # Emulator's choice: IBM answers 401 "Not authenticated" without a documented message we could
-    # find, so MQWB0103E's text is used with an explanation of what is missing.
-    "MQWB0103E/unauthenticated": ("Not authorized.",
-                                  "The request is not authenticated: it carries no valid HTTP basic credentials, "
-                                  "API key or LtpaToken2 login token.",
-                                  "Log in (POST /ibmmq/rest/v1/login) or send credentials, and resubmit the request."),
+    "MQWB0104E": ("The REST API request is not authenticated.",
+                  "The REST API request cannot be completed because credentials were omitted from the request "
+                  "or are not valid: no HTTP basic credentials, API key or LtpaToken2 login token was accepted.",
+                  "Log in (POST /ibmmq/rest/v1/login) or send credentials, and resubmit the request."),
     "MQWB0300E": ("Cannot create messaging connection to {0} on {1}.",
                   "The queue manager or destination might not be created or active.",
                   "Resubmit the request, correcting any issues."),
@@ -75,6 +73,22 @@ CATALOGUE: dict[str, tuple[str, str, str]] = {
                         "The API request cannot be completed because an invalid value was specified for a "
                         "query parameter.",
                         "Resubmit the request using a valid query parameter value."),
+    "MQWB0302E/parameter": ("The {0} query parameter is not valid for this resource.",
+                            "The API request cannot be completed because it names a query parameter that the "
+                            "resource does not take.",
+                            "Resubmit the request without the query parameter."),
+    # Emulator's choice: an unknown resource or a method a resource does not take is answered by
+    # the web server before the REST API sees it; here it still comes in IBM's error body.
+    "MQWB0000E/resource": ("The resource {0} does not exist.",
+                           "The URL names no resource of the IBM MQ REST API served here.",
+                           "Correct the URL and resubmit the request."),
+    "MQWB0000E/method": ("The HTTP method {0} is not supported by the resource {1}.",
+                         "The resource exists but does not take this HTTP method.",
+                         "Resubmit the request with one of the methods in the Allow header."),
+    "MQWB0001E/installation": ("The installation {0} could not be found; the REST API runs in installation {1}.",
+                               "The installation named in the URL is not the installation that the REST API "
+                               "runs in.",
+                               "Resubmit the request naming installation {1}, or no installation name."),
     "MQWB2004E": ("The body of the request could not be parsed.",
                   "The body of the HTTP request could not be parsed, possibly due to bad formatting of the data.",
                   "Ensure the request contains valid data that matches the data format expected for the "
@@ -140,9 +154,13 @@ class IbmRestError(Exception):
     def to_body(self) -> dict[str, Any]:
         """IBM's error response body."""
         _, explanation, action = CATALOGUE[self.message_id]
+        action = action.format(*self.inserts)
         if self.detail:
             explanation = f"{explanation} ({self.detail})"
-        item: dict[str, Any] = {"type": "rest", "messageId": self.message_id.split("/")[0],
+        shown_id = self.message_id.split("/")[0]
+        # IBM's documentation names the field messageId; mqweb itself sends msgId. Both are
+        # given, so that clients written against either find it.
+        item: dict[str, Any] = {"type": "rest", "messageId": shown_id, "msgId": shown_id,
                                 "message": self.message, "explanation": explanation, "action": action,
                                 "completionCode": self.completion_code, "reasonCode": self.reason_code}
         if self.qmgr_name:
@@ -157,7 +175,7 @@ def csrf_missing() -> IbmRestError:
 
 def not_authenticated(detail: str = "") -> IbmRestError:
     """401: no valid credentials (IBM's "Not authenticated")."""
-    return IbmRestError(401, "MQWB0103E/unauthenticated", (), CompCode.FAILED, MQRC.NOT_AUTHORIZED, detail=detail)
+    return IbmRestError(401, "MQWB0104E", (), CompCode.FAILED, MQRC.NOT_AUTHORIZED, detail=detail)
 
 
 def bad_header(name: str, value: str, detail: str = "") -> IbmRestError:
@@ -166,6 +184,26 @@ def bad_header(name: str, value: str, detail: str = "") -> IbmRestError:
 
 def bad_query(name: str, value: str, detail: str = "") -> IbmRestError:
     return IbmRestError(400, "MQWB0302E/query", (name, value), detail=detail)
+
+
+def unknown_parameter(name: str) -> IbmRestError:
+    """400: a query parameter the resource does not take."""
+    return IbmRestError(400, "MQWB0302E/parameter", (name,))
+
+
+def unknown_resource(path: str) -> IbmRestError:
+    """404: no resource of the REST API at this path."""
+    return IbmRestError(404, "MQWB0000E/resource", (path,))
+
+
+def method_not_allowed(method: str, path: str) -> IbmRestError:
+    """405: the resource does not take this method."""
+    return IbmRestError(405, "MQWB0000E/method", (method, path))
+
+
+def unknown_installation(name: str, installation: str) -> IbmRestError:
+    """404: ``/admin/installation/{name}`` names another installation than this one."""
+    return IbmRestError(404, "MQWB0001E/installation", (name, installation))
 
 
 def bad_charset(charset: str) -> IbmRestError:
