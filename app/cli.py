@@ -48,15 +48,23 @@ def main() -> None:
 @_opt("idle-timeout-s", "Seconds before an idle connection ends (its unit of work is backed out)", type=float)
 @_opt("log-level", "Log level (debug, info, warning)")
 @_opt("auth", "Authentication and authorization: on (default) or off", type=click.Choice(["on", "off"]))
+@_opt("tls-cert", "Serve HTTPS with this PEM certificate (chain); needs --tls-key")
+@_opt("tls-key", "The PEM private key of --tls-cert")
+@_opt("tls-ca", "CA bundle to verify the other queue managers with when forwarding to them over https "
+                "[default: system trust, plus --tls-cert when self-signed]")
 def serve(**given: Any) -> None:
-    """Run one queue manager (what each container runs)."""
+    """Run one queue manager (what each container runs).
+
+    With --tls-cert and --tls-key it serves HTTPS and gives the group an https:// URL.
+    """
     import uvicorn
 
     from app.api.app import create_app
-    from app.startup import StartupError, check_dependencies
+    from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
     try:
+        check_tls(settings)
         check_dependencies(settings)
     except StartupError as exc:
         click.echo(f"qsg serve: {settings.qmgr}: {exc}", err=True)
@@ -79,7 +87,8 @@ def serve(**given: Any) -> None:
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                            timeout_graceful_shutdown=10)
+                            timeout_graceful_shutdown=10, ssl_certfile=settings.tls_cert or None,
+                            ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
 
 
@@ -88,18 +97,33 @@ def serve(**given: Any) -> None:
 @click.option("--port", envvar="QSG_GATEWAY_PORT", show_envvar=True, default=9440, show_default=True, type=int,
               help="Port of the entry point")
 @click.option("--upstreams", envvar="QSG_UPSTREAMS", show_envvar=True, required=True,
-              help="The queue managers: QM1=http://qm1:9441,QM2=http://qm2:9441")
-def gateway(host: str | None, port: int, upstreams: str) -> None:
+              help="The queue managers: QM1=http://qm1:9441,QM2=http://qm2:9441 (or https://)")
+@_opt("tls-cert", "Serve HTTPS with this PEM certificate (chain); needs --tls-key")
+@_opt("tls-key", "The PEM private key of --tls-cert")
+@_opt("tls-ca", "CA bundle to verify https upstreams with [default: system trust, plus --tls-cert when "
+                "self-signed]")
+def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, tls_key: str | None,
+            tls_ca: str | None) -> None:
     """One entry point for the group: connections spread over the QMs, calls follow their hconn."""
     import uvicorn
 
     from app.gateway import create_gateway, parse_upstreams
+    from app.tls import TlsError, check_ca_file, check_server_files, peer_ssl_context
 
     try:
         targets = parse_upstreams(upstreams)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
+    try:
+        check_server_files(tls_cert or "", tls_key or "")
+        if tls_ca:
+            check_ca_file(tls_ca)
+        verify = peer_ssl_context(tls_ca or "", tls_cert or "")
+    except TlsError as exc:
+        click.echo(f"qsg gateway: {exc}", err=True)
+        sys.exit(2)
+    uvicorn.run(create_gateway(targets, verify=verify), host=host or "127.0.0.1", port=port, log_level="warning",
+                ssl_certfile=tls_cert or None, ssl_keyfile=tls_key or None)
 
 
 def _credentials(user: str | None, password_stdin: bool, api_key: str | None) -> Credentials | None:
@@ -346,24 +370,31 @@ def user_list(database_url: str | None) -> None:
 
 
 @main.command()
-@_opt("url", "A queue manager's REST URL", )
+@_opt("url", "A queue manager's REST URL (http:// or https://)", )
 @click.option("--json", "as_json", is_flag=True, help="Print the raw JSON responses")
 @click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
               help="API key of a user with the ADMIN right (qsg user key NAME)")
+@_opt("ca-file", "CA bundle to verify an https:// queue manager with (qsg up --tls prints its own)")
 @click.argument("script_file", required=False, type=click.File("r"))
-def mqsc(url: str | None, as_json: bool, api_key: str | None, script_file) -> None:
+def mqsc(url: str | None, as_json: bool, api_key: str | None, ca_file: str | None, script_file) -> None:
     """Run MQSC commands from a file or standard input against a queue manager, like runmqsc.
 
     Exit status: 0 when every command completed, 10 when some failed, 20 when the queue
     manager could not be reached.
     """
+    from app.client.core import PYIFError, ssl_context
+
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
+    try:
+        verify = ssl_context(ca_file)
+    except PYIFError as exc:
+        raise click.UsageError(str(exc)) from None
     script = (script_file or sys.stdin).read()
     try:
         response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120,
-                              headers={"X-API-Key": api_key} if api_key else None)
+                              headers={"X-API-Key": api_key} if api_key else None, verify=verify)
     except httpx.HTTPError as exc:
-        click.echo(f"qsg mqsc: cannot reach {url}: {exc}", err=True)
+        click.echo(f"qsg mqsc: cannot reach {url}: {_why(exc)}", err=True)
         sys.exit(20)
     body = response.json()
     if "error" in body:
@@ -376,6 +407,19 @@ def mqsc(url: str | None, as_json: bool, api_key: str | None, script_file) -> No
         for result in body["results"]:
             click.echo(format_result(result))
     sys.exit(10 if any(r["completion_code"] == 2 for r in body["results"]) else 0)
+
+
+def _why(exc: httpx.HTTPError) -> str:
+    """Why a call failed, with what to do when the cause is an untrusted TLS certificate."""
+    import ssl
+
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return (f"its TLS certificate is not trusted ({cause.verify_message}): give the CA that signed it "
+                "with --ca-file or QSG_CA_FILE")
+    return str(exc) or type(exc).__name__
 
 
 def format_result(result: dict[str, Any]) -> str:
@@ -402,12 +446,16 @@ def format_result(result: dict[str, Any]) -> str:
               help="Define CFSTRUCT(APPL1) and shared queue APP.SHARED.Q on first start")
 @click.option("--auth", type=click.Choice(["on", "off"]), default="off", show_default=True,
               help="Authentication of the local group (off: a loud warning is printed)")
-def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool, auth: str) -> None:
+@click.option("--tls", is_flag=True,
+              help="Serve HTTPS with a development certificate made under --dir/tls (localhost, 127.0.0.1, ::1); "
+                   "prints how to trust it")
+def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool, auth: str,
+       tls: bool) -> None:
     """Run a whole QSG on this machine; Ctrl-C stops everything."""
     from app.local_group import run_local_group
 
     sys.exit(run_local_group(qmgrs=qmgrs, qsg=qsg, base_port=base_port, redis_url=redis_url,
-                             workdir=Path(workdir), sample=sample, auth=auth))
+                             workdir=Path(workdir), sample=sample, auth=auth, tls=tls))
 
 
 

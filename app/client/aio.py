@@ -12,6 +12,7 @@ HTTP connections are pooled by one ``httpx.AsyncClient`` per queue manager objec
 
 from __future__ import annotations
 
+import os
 from typing import Any, TypeVar
 
 import httpx
@@ -28,6 +29,7 @@ from app.client.core import (
     MQMIError,
     PYIFError,
     credentials_of,
+    ssl_context,
     text,
     url_of,
 )
@@ -42,7 +44,8 @@ class QueueManager:
 
     def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
                  appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None) -> None:
+                 retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> None:
         self._conn = Connection()
         self._name = name
         self._url = url
@@ -51,6 +54,7 @@ class QueueManager:
         self._retry = retry or RetryPolicy()
         self._own_client = http_client is None
         self._http = http_client
+        self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
         self.disconnect_on_exit = disconnect_on_exit
 
@@ -68,7 +72,7 @@ class QueueManager:
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
         if self._http is None:
-            self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout,
+            self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout, verify=self._verify,
                                            limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
         try:

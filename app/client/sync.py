@@ -15,6 +15,7 @@ HTTP connections are pooled by one ``httpx.Client`` per queue manager object (pa
 
 from __future__ import annotations
 
+import os
 from typing import Any, TypeVar
 
 import httpx
@@ -31,6 +32,7 @@ from app.client.core import (
     MQMIError,
     PYIFError,
     credentials_of,
+    ssl_context,
     text,
     url_of,
 )
@@ -45,12 +47,14 @@ class QueueManager:
 
     ``QueueManager(None)`` makes an unconnected object (then ``connect_tcp_client``);
     ``QueueManager("QM1", url=...)`` connects at once. ``url`` (or a pymqi connection name
-    ``host(port)``) is the queue manager's REST address.
+    ``host(port)``) is the queue manager's REST address; for an ``https://`` one, ``ca_file`` is the
+    CA bundle to verify it with (default: QSG_CA_FILE, else httpx's trust: SSL_CERT_FILE or certifi).
     """
 
     def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
                  appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None) -> None:
+                 retry: RetryPolicy | None = None, http_client: httpx.Client | None = None,
+                 ca_file: str | os.PathLike[str] | None = None) -> None:
         self._conn = Connection()
         self._name = name
         self._url = url
@@ -59,6 +63,7 @@ class QueueManager:
         self._retry = retry or RetryPolicy()
         self._own_client = http_client is None
         self._http = http_client
+        self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
         self.disconnect_on_exit = disconnect_on_exit
         if name is not None or url is not None:
@@ -80,7 +85,7 @@ class QueueManager:
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
         if self._http is None:
-            self._http = httpx.Client(base_url=base, timeout=self._timeout,
+            self._http = httpx.Client(base_url=base, timeout=self._timeout, verify=self._verify,
                                       limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
         try:

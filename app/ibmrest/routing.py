@@ -72,7 +72,8 @@ class Forwarder:
         # life cycle in the application's lifespan.
         timeout = httpx.Timeout(wait_ms / 1000 + FORWARD_MARGIN_S, connect=5.0)
         try:
-            async with httpx.AsyncClient(timeout=timeout) as client:
+            # verify: members serving https are checked against the group's CA (QSG_TLS_CA)
+            async with httpx.AsyncClient(timeout=timeout, verify=self.qm.peer_tls) as client:
                 r = await client.request(method, f"{url}{path}" + (f"?{query}" if query else ""),
                                          headers=sent, content=body)
         except httpx.HTTPError as exc:
