@@ -167,7 +167,7 @@ def test_the_client_connects_over_https_with_its_ca_file(group, certs, no_ambien
 def test_the_client_without_the_ca_fails_with_an_mq_reason(group, no_ambient_trust):
     with pytest.raises(pymqi.MQMIError) as caught:
         pymqi.connect("QM1", "DEV.APP.SVRCONN", group.url("QM1"))
-    assert caught.value.comp == CMQC.MQCC_FAILED
+    assert caught.value.reason == CMQC.MQRC_HOST_NOT_AVAILABLE and "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
     with pytest.raises(pymqi.PYIFError, match="no-such-ca.pem"):
         pymqi.QueueManager(None, ca_file="/no-such-ca.pem")
 
