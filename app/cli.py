@@ -411,12 +411,10 @@ def mqsc(url: str | None, as_json: bool, api_key: str | None, ca_file: str | Non
 
 def _why(exc: httpx.HTTPError) -> str:
     """Why a call failed, with what to do when the cause is an untrusted TLS certificate."""
-    import ssl
+    from app.tls import certificate_not_trusted
 
-    cause: BaseException | None = exc
-    while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(cause, ssl.SSLCertVerificationError):
+    cause = certificate_not_trusted(exc)
+    if cause is not None:
         return (f"its TLS certificate is not trusted ({cause.verify_message}): give the CA that signed it "
                 "with --ca-file or QSG_CA_FILE")
     return str(exc) or type(exc).__name__

@@ -83,6 +83,18 @@ def peer_ssl_context(ca_file: str, own_cert: str) -> ssl.SSLContext:
     return context
 
 
+def certificate_not_trusted(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate verification failure behind ``exc`` (an httpx error wraps it), if any:
+    callers say "not trusted, give the CA" instead of a bare connection error."""
+    cause: BaseException | None = exc
+    seen = 0
+    while cause is not None and seen < 10:  # a bounded walk: chains can, in principle, loop
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return cause
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None
+
+
 # ---- qsg up --tls: a development CA and a server certificate it signs ---------------------------
 
 # Names every local client uses to reach the QMs of ``qsg up``.

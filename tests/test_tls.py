@@ -21,7 +21,7 @@ from click.testing import CliRunner
 import app.client as pymqi
 from app.cli import main as qsg
 from app.client import CMQC
-from app.tls import DevCertificate, dev_certificate
+from app.tls import DevCertificate, certificate_not_trusted, dev_certificate
 from tests.support.mq import MQ
 from tests.support.names import uniq
 from tests.test_qsg_up import _free_block
@@ -49,16 +49,6 @@ def no_ambient_trust(monkeypatch):
 
 def trusting(certs: DevCertificate) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(certs.ca))
-
-
-def untrusted(exc: BaseException) -> bool:
-    """Whether ``exc`` (or what caused it) is a failed certificate verification."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
 
 
 # ---- the development certificate ---------------------------------------------------------------
@@ -95,7 +85,7 @@ def test_a_queue_manager_answers_over_https_to_a_client_that_trusts_the_ca(group
 def test_a_client_that_does_not_trust_the_ca_is_refused(group, no_ambient_trust):
     with pytest.raises(httpx.ConnectError) as caught:
         httpx.get(f"{group.url('QM1')}/v1/qmgr", timeout=10)  # certifi's CAs only
-    assert untrusted(caught.value)
+    assert certificate_not_trusted(caught.value) is not None
     with pytest.raises(httpx.HTTPError):  # and plain HTTP is not served on the TLS port
         httpx.get(f"http://127.0.0.1:{group.qms['QM1'].port}/v1/qmgr", timeout=10)
 
@@ -237,3 +227,56 @@ def test_qsg_up_tls_prints_https_urls_and_how_to_trust_them(tmp_path, no_ambient
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
     assert Path(workdir / "tls" / "server.pem").is_file()
+
+
+# ---- a self-signed certificate shared by the group, no QSG_TLS_CA --------------------------------
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """One self-signed certificate for 127.0.0.1 (what an operator may make with openssl req -x509)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "qsg test self-signed")])
+    now = datetime.now(UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
+            .not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "self.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "self-key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                             serialization.PrivateFormat.PKCS8,
+                                                             serialization.NoEncryption()))
+    return folder / "self.pem", folder / "self-key.pem"
+
+
+def test_members_sharing_a_self_signed_certificate_trust_each_other_without_a_ca_setting(
+        make_cluster, tmp_path_factory):
+    """QSG_TLS_CA unset: a QM trusts its own self-signed certificate, so forwarding to a member
+    that serves the same one works; a client still needs it as its CA."""
+    cert, key = self_signed(tmp_path_factory.mktemp("self"))
+    g = make_cluster(["QM1", "QM2"], env={"QSG_TLS_CERT": str(cert), "QSG_TLS_KEY": str(key), "QSG_TLS_CA": ""})
+    q = uniq("SELF")
+    g.mqsc_ok("QM2", f"DEFINE QLOCAL({q})")
+    base = f"{g.url('QM1')}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/{q}/message"
+    with httpx.Client(verify=ssl.create_default_context(cafile=str(cert)), timeout=30) as http:
+        assert http.post(base, content="self-signed", headers=IBM_HEADERS).status_code == 201, "forwarded put"
+        r = http.delete(base, headers={"ibm-mq-rest-csrf-token": ""})
+    assert r.status_code == 200 and r.text == "self-signed"
+    # QM3 serves the development certificate and trusts only its CA: QM2's certificate is not
+    # trusted, and the forwarded call says so
+    certs = dev_certificate(tmp_path_factory.mktemp("tls"))
+    g.extra_env.update({"QSG_TLS_CERT": str(certs.cert), "QSG_TLS_KEY": str(certs.key), "QSG_TLS_CA": str(certs.ca)})
+    g.add("QM3")
+    via_qm3 = f"{g.url('QM3')}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/{q}/message"
+    r = httpx.delete(via_qm3, headers={"ibm-mq-rest-csrf-token": ""}, verify=trusting(certs), timeout=30)
+    assert r.status_code == 503, r.text
+    assert "TLS certificate is not trusted by QM3" in r.text and "QSG_TLS_CA" in r.text, r.text

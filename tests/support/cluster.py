@@ -61,8 +61,9 @@ class QmProcess:
 
     @property
     def verify(self) -> ssl.SSLContext | bool:
-        """What a test client trusts this QM with: the group's CA (QSG_TLS_CA) when it has one."""
-        ca = self.env.get("QSG_TLS_CA")
+        """What a test client trusts this QM with: the group's CA (QSG_TLS_CA), else its certificate
+        itself (a self-signed one is its own CA)."""
+        ca = self.env.get("QSG_TLS_CA") or self.env.get("QSG_TLS_CERT")
         return ssl.create_default_context(cafile=ca) if ca else True
 
     def start(self, wait: bool = True) -> None:
