@@ -163,8 +163,9 @@ def _credentials(user: str | None, password_stdin: bool, api_key: str | None) ->
 @click.option("--password-stdin", is_flag=True, help="Read the password of --user from standard input")
 @click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
               help="API key to authenticate with (qsg user key NAME), instead of --user")
+@_opt("ca-file", "CA bundle to verify an https:// queue manager with")
 def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, user: str | None,
-            password_stdin: bool, api_key: str | None) -> None:
+            password_stdin: bool, api_key: str | None, ca_file: str | None) -> None:
     """A trigger monitor: start the applications that trigger messages name.
 
     With authentication on, its user needs CONNECT, GET on the initiation queue and PUT on the
@@ -172,6 +173,7 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, us
     """
     import logging
 
+    from app.client.core import PYIFError
     from app.trigmon import TriggerMonitor
 
     credentials = _credentials(user, password_stdin, api_key)
@@ -179,9 +181,10 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, us
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not every MQGET of the initiation queue
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
     try:
-        monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials)
-    except (RuntimeError, httpx.HTTPError) as exc:
-        click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {exc}", err=True)
+        monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials,
+                                 ca_file=ca_file)
+    except (RuntimeError, httpx.HTTPError, PYIFError) as exc:
+        click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {_why(exc)}", err=True)
         sys.exit(2)
     click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")
     try:
@@ -409,7 +412,7 @@ def mqsc(url: str | None, as_json: bool, api_key: str | None, ca_file: str | Non
     sys.exit(10 if any(r["completion_code"] == 2 for r in body["results"]) else 0)
 
 
-def _why(exc: httpx.HTTPError) -> str:
+def _why(exc: BaseException) -> str:
     """Why a call failed, with what to do when the cause is an untrusted TLS certificate."""
     from app.tls import certificate_not_trusted
 

@@ -184,6 +184,13 @@ def test_a_certificate_that_cannot_be_read_stops_qsg_serve_with_one_line(certs, 
     assert done.returncode == 2 and "--tls-key (QSG_TLS_KEY) is missing" in done.stderr
     done = serve_with({"QSG_TLS_CERT": str(certs.cert), "QSG_TLS_KEY": str(certs.key), "QSG_TLS_CA": str(certs.key)})
     assert done.returncode == 2 and f"the CA bundle {certs.key} holds no usable certificate" in done.stderr
+    # the entry point checks its files the same way
+    done = subprocess.run([sys.executable, "-m", "app.cli", "gateway", "--upstreams", "QM1=https://127.0.0.1:1",
+                           "--tls-cert", str(tmp_path / "missing.pem"), "--tls-key", str(certs.key)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"qsg gateway: cannot read the TLS certificate {tmp_path / 'missing.pem'}: " \
+                                  "No such file or directory"
 
 
 # ---- qsg up --tls ------------------------------------------------------------------------------
