@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import platform
 import ssl
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -124,10 +125,10 @@ def dev_certificate(folder: Path) -> DevCertificate:
     its CA once keeps trusting it across restarts; made anew otherwise (the CA too when it ends)."""
     files = DevCertificate(folder / "ca.pem", folder / "ca-key.pem", folder / "server.pem", folder / "server-key.pem")
     folder.mkdir(parents=True, exist_ok=True)
-    if not _still_good(files.ca, files.ca_key) or not _covers_loopback(files.ca):
+    if not _still_good(files.ca, files.ca_key):
         _write_ca(files)
-        _write_server(files)
-    elif not _still_good(files.cert, files.key) or not _covers_loopback(files.cert, server=True):
+        _write_server(files)  # a new CA: the old server certificate is no longer trusted
+    elif not _still_good(files.cert, files.key) or not _names_loopback(files.cert):
         _write_server(files)
     return files
 
@@ -144,10 +145,9 @@ def _still_good(cert: Path, key: Path) -> bool:
     return loaded.not_valid_after_utc - datetime.now(UTC) > _RENEW_BEFORE
 
 
-def _covers_loopback(cert: Path, *, server: bool = False) -> bool:
-    """A CA is always fine; a server certificate must name every loopback name."""
-    if not server:
-        return True
+def _names_loopback(cert: Path) -> bool:
+    """Whether the server certificate names localhost, 127.0.0.1 and ::1 (an older or hand-made
+    one may not)."""
     from cryptography import x509
 
     loaded = x509.load_pem_x509_certificate(cert.read_bytes())
@@ -162,6 +162,7 @@ def _covers_loopback(cert: Path, *, server: bool = False) -> bool:
 def _write_private(path: Path, data: bytes) -> None:
     """Write a private key readable by its owner only (created so, never world-readable even briefly)."""
     tmp = path.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)  # O_CREAT keeps the mode of a file that already exists
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
@@ -176,7 +177,7 @@ def _write_ca(files: DevCertificate) -> None:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "qsg up development"),
-                      x509.NameAttribute(NameOID.COMMON_NAME, f"qsg up development CA ({os.uname().nodename})")])
+                      x509.NameAttribute(NameOID.COMMON_NAME, f"qsg up development CA ({platform.node()})")])
     now = datetime.now(UTC)
     ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
