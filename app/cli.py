@@ -48,16 +48,24 @@ def main() -> None:
 @_opt("idle-timeout-s", "Seconds before an idle connection ends (its unit of work is backed out)", type=float)
 @_opt("log-level", "Log level (debug, info, warning)")
 @_opt("auth", "Authentication and authorization: on (default) or off", type=click.Choice(["on", "off"]))
+@_opt("tls-cert", "Serve HTTPS with this PEM certificate (chain); needs --tls-key")
+@_opt("tls-key", "The PEM private key of --tls-cert")
+@_opt("tls-ca", "CA bundle to verify the other queue managers with when forwarding to them over https "
+                "[default: system trust, plus --tls-cert when self-signed]")
 def serve(**given: Any) -> None:
-    """Run one queue manager (what each container runs)."""
+    """Run one queue manager (what each container runs).
+
+    With --tls-cert and --tls-key it serves HTTPS and gives the group an https:// URL.
+    """
     import uvicorn
 
     from app.api.app import create_app
     from app.api.session import MAX_FRAME_BYTES
-    from app.startup import StartupError, check_dependencies
+    from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
     try:
+        check_tls(settings)
         check_dependencies(settings)
     except StartupError as exc:
         click.echo(f"qsg serve: {settings.qmgr}: {exc}", err=True)
@@ -80,7 +88,8 @@ def serve(**given: Any) -> None:
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                            timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES)
+                            timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES,
+                            ssl_certfile=settings.tls_cert or None, ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
 
 
@@ -89,18 +98,33 @@ def serve(**given: Any) -> None:
 @click.option("--port", envvar="QSG_GATEWAY_PORT", show_envvar=True, default=9440, show_default=True, type=int,
               help="Port of the entry point")
 @click.option("--upstreams", envvar="QSG_UPSTREAMS", show_envvar=True, required=True,
-              help="The queue managers: QM1=http://qm1:9441,QM2=http://qm2:9441")
-def gateway(host: str | None, port: int, upstreams: str) -> None:
+              help="The queue managers: QM1=http://qm1:9441,QM2=http://qm2:9441 (or https://)")
+@_opt("tls-cert", "Serve HTTPS with this PEM certificate (chain); needs --tls-key")
+@_opt("tls-key", "The PEM private key of --tls-cert")
+@_opt("tls-ca", "CA bundle to verify https upstreams with [default: system trust, plus --tls-cert when "
+                "self-signed]")
+def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, tls_key: str | None,
+            tls_ca: str | None) -> None:
     """One entry point for the group: connections spread over the QMs, calls follow their hconn."""
     import uvicorn
 
     from app.gateway import create_gateway, parse_upstreams
+    from app.tls import TlsError, check_ca_file, check_server_files, peer_ssl_context
 
     try:
         targets = parse_upstreams(upstreams)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    uvicorn.run(create_gateway(targets), host=host or "127.0.0.1", port=port, log_level="warning")
+    try:
+        check_server_files(tls_cert or "", tls_key or "")
+        if tls_ca:
+            check_ca_file(tls_ca)
+        verify = peer_ssl_context(tls_ca or "", tls_cert or "")
+    except TlsError as exc:
+        click.echo(f"qsg gateway: {exc}", err=True)
+        sys.exit(2)
+    uvicorn.run(create_gateway(targets, verify=verify), host=host or "127.0.0.1", port=port, log_level="warning",
+                ssl_certfile=tls_cert or None, ssl_keyfile=tls_key or None)
 
 
 def _credentials(user: str | None, password_stdin: bool, api_key: str | None) -> Credentials | None:
@@ -140,8 +164,9 @@ def _credentials(user: str | None, password_stdin: bool, api_key: str | None) ->
 @click.option("--password-stdin", is_flag=True, help="Read the password of --user from standard input")
 @click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
               help="API key to authenticate with (qsg user key NAME), instead of --user")
+@_opt("ca-file", "CA bundle to verify an https:// queue manager with")
 def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, user: str | None,
-            password_stdin: bool, api_key: str | None) -> None:
+            password_stdin: bool, api_key: str | None, ca_file: str | None) -> None:
     """A trigger monitor: start the applications that trigger messages name.
 
     With authentication on, its user needs CONNECT, GET on the initiation queue and PUT on the
@@ -149,6 +174,7 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, us
     """
     import logging
 
+    from app.client.core import PYIFError
     from app.trigmon import TriggerMonitor
 
     credentials = _credentials(user, password_stdin, api_key)
@@ -156,9 +182,10 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, us
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not every MQGET of the initiation queue
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
     try:
-        monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials)
-    except (RuntimeError, httpx.HTTPError) as exc:
-        click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {exc}", err=True)
+        monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials,
+                                 ca_file=ca_file)
+    except (RuntimeError, httpx.HTTPError, PYIFError) as exc:
+        click.echo(f"qsg trigmon: cannot serve {initq} on {url}: {_why(exc)}", err=True)
         sys.exit(2)
     click.echo(f"trigger monitor serving {initq} on {url}; Ctrl-C stops it")
     try:
@@ -347,24 +374,31 @@ def user_list(database_url: str | None) -> None:
 
 
 @main.command()
-@_opt("url", "A queue manager's REST URL", )
+@_opt("url", "A queue manager's REST URL (http:// or https://)", )
 @click.option("--json", "as_json", is_flag=True, help="Print the raw JSON responses")
 @click.option("--api-key", envvar="QSG_API_KEY", show_envvar=True, default=None,
               help="API key of a user with the ADMIN right (qsg user key NAME)")
+@_opt("ca-file", "CA bundle to verify an https:// queue manager with (qsg up --tls prints its own)")
 @click.argument("script_file", required=False, type=click.File("r"))
-def mqsc(url: str | None, as_json: bool, api_key: str | None, script_file) -> None:
+def mqsc(url: str | None, as_json: bool, api_key: str | None, ca_file: str | None, script_file) -> None:
     """Run MQSC commands from a file or standard input against a queue manager, like runmqsc.
 
     Exit status: 0 when every command completed, 10 when some failed, 20 when the queue
     manager could not be reached.
     """
+    from app.client.core import PYIFError, ssl_context
+
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
+    try:
+        verify = ssl_context(ca_file)
+    except PYIFError as exc:
+        raise click.UsageError(str(exc)) from None
     script = (script_file or sys.stdin).read()
     try:
         response = httpx.post(f"{url.rstrip('/')}/v1/admin/mqsc", json={"script": script}, timeout=120,
-                              headers={"X-API-Key": api_key} if api_key else None)
+                              headers={"X-API-Key": api_key} if api_key else None, verify=verify)
     except httpx.HTTPError as exc:
-        click.echo(f"qsg mqsc: cannot reach {url}: {exc}", err=True)
+        click.echo(f"qsg mqsc: cannot reach {url}: {_why(exc)}", err=True)
         sys.exit(20)
     body = response.json()
     if "error" in body:
@@ -377,6 +411,17 @@ def mqsc(url: str | None, as_json: bool, api_key: str | None, script_file) -> No
         for result in body["results"]:
             click.echo(format_result(result))
     sys.exit(10 if any(r["completion_code"] == 2 for r in body["results"]) else 0)
+
+
+def _why(exc: BaseException) -> str:
+    """Why a call failed, with what to do when the cause is an untrusted TLS certificate."""
+    from app.tls import certificate_not_trusted
+
+    cause = certificate_not_trusted(exc)
+    if cause is not None:
+        return (f"its TLS certificate is not trusted ({cause.verify_message}): give the CA that signed it "
+                "with --ca-file or QSG_CA_FILE")
+    return str(exc) or type(exc).__name__
 
 
 def format_result(result: dict[str, Any]) -> str:
@@ -403,12 +448,16 @@ def format_result(result: dict[str, Any]) -> str:
               help="Define CFSTRUCT(APPL1) and shared queue APP.SHARED.Q on first start")
 @click.option("--auth", type=click.Choice(["on", "off"]), default="off", show_default=True,
               help="Authentication of the local group (off: a loud warning is printed)")
-def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool, auth: str) -> None:
+@click.option("--tls", is_flag=True,
+              help="Serve HTTPS with a development certificate made under --dir/tls (localhost, 127.0.0.1, ::1); "
+                   "prints how to trust it")
+def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: str, sample: bool, auth: str,
+       tls: bool) -> None:
     """Run a whole QSG on this machine; Ctrl-C stops everything."""
     from app.local_group import run_local_group
 
     sys.exit(run_local_group(qmgrs=qmgrs, qsg=qsg, base_port=base_port, redis_url=redis_url,
-                             workdir=Path(workdir), sample=sample, auth=auth))
+                             workdir=Path(workdir), sample=sample, auth=auth, tls=tls))
 
 
 

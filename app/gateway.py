@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -28,12 +29,12 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"
 
 
 def parse_upstreams(text: str) -> dict[str, str]:
-    """``QM1=http://qm1:9441,QM2=http://qm2:9441`` -> {"QM1": "http://qm1:9441", ...}."""
+    """``QM1=http://qm1:9441,QM2=https://qm2:9441`` -> {"QM1": "http://qm1:9441", ...}."""
     out = {}
     for item in filter(None, (p.strip() for p in text.split(","))):
         name, sep, url = item.partition("=")
-        if not sep or not url.startswith("http"):
-            raise ValueError(f"upstream '{item}' is not NAME=http://host:port")
+        if not sep or not url.strip().startswith(("http://", "https://")):
+            raise ValueError(f"upstream '{item}' is not NAME=http://host:port or NAME=https://host:port")
         out[name.strip()] = url.strip().rstrip("/")
     if not out:
         raise ValueError("no upstream queue managers given")
@@ -47,8 +48,8 @@ def _error(reason: int, message: str, status: int = 503) -> Response:
                     media_type="application/json")
 
 
-def create_gateway(upstreams: dict[str, str]) -> Starlette:
-    """The entry point's ASGI app."""
+def create_gateway(upstreams: dict[str, str], verify: ssl.SSLContext | bool = True) -> Starlette:
+    """The entry point's ASGI app; ``verify`` checks https upstreams (app.tls.peer_ssl_context)."""
     names = list(upstreams)
     turn = itertools.cycle(range(len(names)))
     state: dict[str, httpx.AsyncClient] = {}
@@ -56,7 +57,7 @@ def create_gateway(upstreams: dict[str, str]) -> Starlette:
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         # Waiting gets may take minutes: no read timeout, bounded connect.
-        state["client"] = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=2.0))
+        state["client"] = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=2.0), verify=verify)
         yield
         await state["client"].aclose()
 

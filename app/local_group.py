@@ -2,7 +2,9 @@
 
 Starts a Redis (the installed ``redis-server``) unless one is given, migrates a SQLite
 repository, runs one ``qsg serve`` process per queue manager, prints their URLs, and stops
-everything cleanly on Ctrl-C (SIGTERM to each queue manager, so they quiesce).
+everything cleanly on Ctrl-C (SIGTERM to each queue manager, so they quiesce). With ``--tls``
+every queue manager and the entry point serve HTTPS with a development certificate made (once)
+under the group's folder, and how to trust it is printed.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -65,8 +68,34 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
+def _tls_env(workdir: Path) -> tuple[dict[str, str], ssl.SSLContext, Path]:
+    """The development certificate of the group under ``workdir/tls``: the QSG_TLS_* variables
+    every queue manager and the entry point get, the context to check them with, the CA file."""
+    from app.tls import TlsError, dev_certificate
+
+    try:
+        files = dev_certificate(workdir / "tls")
+    except (OSError, TlsError) as exc:
+        raise RuntimeError(f"cannot make the development certificate under {workdir / 'tls'}: {exc}") from None
+    env = {"QSG_TLS_CERT": str(files.cert.resolve()), "QSG_TLS_KEY": str(files.key.resolve()),
+           "QSG_TLS_CA": str(files.ca.resolve())}
+    return env, ssl.create_default_context(cafile=str(files.ca)), files.ca.resolve()
+
+
+def _print_trust(ca: Path, url: str) -> None:
+    """How each kind of client trusts the development CA (printed by ``qsg up --tls``)."""
+    print(f"TLS: development certificate for localhost, 127.0.0.1 and ::1, signed by the CA {ca}")
+    print("  trust it (nothing is added to the system's trust store):")
+    print(f"    curl --cacert {ca} {url}/v1/qmgr")
+    print(f"    qsg mqsc --url {url} --ca-file {ca}          (or export QSG_CA_FILE={ca})")
+    print(f"    pymqi-shaped client: QueueManager(..., ca_file='{ca}')   (or export QSG_CA_FILE={ca})")
+    print(f"    Python httpx / urllib: export SSL_CERT_FILE={ca}")
+    print(f"    Python requests: export REQUESTS_CA_BUNDLE={ca}")
+    print(f"    Node.js: export NODE_EXTRA_CA_CERTS={ca}")
+
+
 def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: Path,
-                    sample: bool, auth: str = "off") -> int:
+                    sample: bool, auth: str = "off", tls: bool = False) -> int:
     """Run the group until Ctrl-C; returns the exit status."""
     from app.repository.db import upgrade
 
@@ -74,6 +103,14 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
     procs: list[subprocess.Popen] = []
     redis_proc = None
     try:
+        # Empty values without --tls: a QSG_TLS_* of the caller's shell must not turn the group's
+        # printed http:// URLs into lies.
+        tls_env = {"QSG_TLS_CERT": "", "QSG_TLS_KEY": "", "QSG_TLS_CA": ""}
+        verify: ssl.SSLContext | bool = True
+        ca_file = None
+        if tls:
+            tls_env, verify, ca_file = _tls_env(workdir)
+        scheme = "https" if tls else "http"
         if redis_url is None:
             redis_proc, redis_url = _start_redis(workdir)
             print(f"coupling facility: redis-server at {redis_url} (data in {workdir / 'redis'})")
@@ -87,11 +124,11 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
                    "QSG_REDIS_URL": redis_url, "QSG_DATABASE_URL": database_url,
                    "QSG_ACTIVITY_DIR": str((workdir / "activity").resolve()), "QSG_LOG_LEVEL": "warning",
                    "QSG_MQLOG_DIR": str((workdir / "mqlog").resolve()),
-                   "QSG_AUTH": auth}
+                   "QSG_AUTH": auth, **tls_env}
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env))
-            urls.append((name, f"http://127.0.0.1:{port}"))
+            urls.append((name, f"{scheme}://127.0.0.1:{port}"))
         for (name, url), proc in zip(urls, procs, strict=True):
-            _wait_for(lambda url=url, proc=proc: _ready(url) or proc.poll() is not None, 60, name)
+            _wait_for(lambda url=url, proc=proc: _ready(url, verify) or proc.poll() is not None, 60, name)
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited with status {proc.returncode}")
         if auth == "off":
@@ -102,16 +139,18 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
                   f"--database-url {database_url} --redis-url {redis_url}")
             sample = False  # the sample definitions would need an administrator's credentials
         if sample:
-            httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30)
-        gateway_url = f"http://127.0.0.1:{base_port - 1}"
+            httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30, verify=verify)
+        gateway_url = f"{scheme}://127.0.0.1:{base_port - 1}"
         upstreams = ",".join(f"{name}={url}" for name, url in urls)
         procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(base_port - 1),
-                                       "--upstreams", upstreams]))
-        _wait_for(lambda: _ready(gateway_url), 30, "the entry point")
+                                       "--upstreams", upstreams], env={**os.environ, **tls_env}))
+        _wait_for(lambda: _ready(gateway_url, verify), 30, "the entry point")
         print(f"queue-sharing group {qsg} is up:")
         print(f"  any QM  {gateway_url}   (entry point: connections spread over the queue managers)")
         for name, url in urls:
             print(f"  {name}     {url}   (API docs: {url}/docs)")
+        if ca_file is not None:
+            _print_trust(ca_file, urls[0][1])
         if sample:
             print("sample shared queue APP.SHARED.Q on CFSTRUCT(APPL1) is defined; Ctrl-C stops the group")
         _wait_for_interrupt(procs)
@@ -126,9 +165,9 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
             redis_proc.wait(timeout=10)
 
 
-def _ready(url: str) -> bool:
+def _ready(url: str, verify: ssl.SSLContext | bool = True) -> bool:
     try:
-        return httpx.get(f"{url}/v1/ready", timeout=1).status_code == 200
+        return httpx.get(f"{url}/v1/ready", timeout=1, verify=verify).status_code == 200
     except httpx.HTTPError:
         return False
 

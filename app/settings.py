@@ -63,7 +63,23 @@ class Settings(BaseSettings):
                           "the operator says so)")
     auth_cache_s: float = Field(30.0, ge=0, description="How long a QM keeps a user or API key read from the "
                                                         "repository (REFRESH SECURITY empties it at once)")
+    tls_cert: str = Field("", description="PEM certificate (chain) to serve HTTPS with; empty = plain HTTP")
+    tls_key: str = Field("", description="PEM private key of tls_cert")
+    tls_ca: str = Field(
+        "", description="CA bundle this QM verifies the other members of its group with when it calls them over "
+                        "https; empty = the system's trust store plus tls_cert when it is self-signed")
     ltpa_expiry_s: float = Field(7200.0, gt=0, description="Lifetime of an IBM REST login token (LtpaToken2)")
+
+    @property
+    def scheme(self) -> str:
+        """``https`` when this queue manager serves TLS, else ``http``."""
+        return "https" if self.tls_cert else "http"
+
+    @property
+    def advertised_url(self) -> str:
+        """The URL this queue manager gives the group (membership record) for peers to forward to."""
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"{self.scheme}://{host}:{self.port}"
 
     @field_validator("auth", mode="before")
     @classmethod

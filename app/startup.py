@@ -1,15 +1,27 @@
-"""Checks ``qsg serve`` makes before it starts: Redis answers, the repository answers and its
-schema is current. Each failure is one clear line for the operator."""
+"""Checks ``qsg serve`` makes before it starts: its TLS files load, Redis answers, the repository
+answers and its schema is current. Each failure is one clear line for the operator."""
 
 from __future__ import annotations
 
 from app.cf.probe import CFUnreachable, heartbeat_holder
 from app.repository.db import RepositoryError, make_engine, schema_status
 from app.settings import Settings
+from app.tls import TlsError, check_ca_file, check_server_files
 
 
 class StartupError(Exception):
     """A dependency of the queue manager is missing; the message says which and what to do."""
+
+
+def check_tls(settings: Settings) -> None:
+    """Raise StartupError when the certificate, key or CA bundle given cannot be used (checked
+    first: it needs nothing else, and uvicorn would otherwise fail with a traceback)."""
+    try:
+        check_server_files(settings.tls_cert, settings.tls_key)
+        if settings.tls_ca:
+            check_ca_file(settings.tls_ca)
+    except TlsError as exc:
+        raise StartupError(str(exc)) from None
 
 
 def check_dependencies(settings: Settings) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from app.client.core import Credentials
+from app.client.core import Credentials, ssl_context
 
 log = logging.getLogger("qsg.trigmon")
 MQFB_APPL_CANNOT_BE_STARTED = 265
@@ -40,8 +40,10 @@ class TriggerMonitor:
     """One trigger monitor on one initiation queue."""
 
     def __init__(self, url: str, initq: str, *, deadq: str | None = None, timeout_s: float = 10.0,
-                 attempts: int = 3, wait_ms: int = 5000, credentials: Credentials | None = None) -> None:
-        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s + 60,
+                 attempts: int = 3, wait_ms: int = 5000, credentials: Credentials | None = None,
+                 ca_file: str | None = None) -> None:
+        # ca_file (else QSG_CA_FILE) verifies a queue manager served over https
+        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s + 60, verify=ssl_context(ca_file),
                                  headers=credentials.headers() if credentials is not None else None)
         self.initq = initq
         self.deadq = deadq

@@ -16,6 +16,8 @@ handing one over means HTTP).
 from __future__ import annotations
 
 import asyncio
+import os
+import ssl
 from typing import Any, TypeVar
 
 import httpx
@@ -35,6 +37,7 @@ from app.client.core import (
     MQMIError,
     PYIFError,
     credentials_of,
+    ssl_context,
     text,
     url_of,
 )
@@ -52,6 +55,7 @@ from app.client.session import (
     refusal,
     reply_of,
     session_broken,
+    session_tls,
     session_url,
     transport_error,
 )
@@ -73,11 +77,14 @@ class SessionSocket:
 
     @classmethod
     async def open(cls, base: str, headers: dict[str, str] | None, timeout: httpx.Timeout,
-                   retry: RetryPolicy) -> SessionSocket | None:
+                   retry: RetryPolicy, verify: ssl.SSLContext | bool = True) -> SessionSocket | None:
         """As the synchronous ``SessionSocket.open``: None when the server offers no session."""
 
+        url = session_url(base)
+
         async def once() -> ClientConnection:
-            return await ws_connect(session_url(base), additional_headers=headers, compression=None, max_size=None,
+            return await ws_connect(url, additional_headers=headers, compression=None, max_size=None,
+                                    **session_tls(url, verify),
                                     open_timeout=timeout.connect)
 
         try:
@@ -141,7 +148,7 @@ class QueueManager:
     def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
                  appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
                  retry: RetryPolicy | None = None, http_client: httpx.AsyncClient | None = None,
-                 transport: str | None = None) -> None:
+                 transport: str | None = None, ca_file: str | os.PathLike[str] | None = None) -> None:
         self._conn = Connection()
         self._transport = choose_transport(transport, http_client is not None)
         self._session: SessionSocket | None = None
@@ -152,6 +159,7 @@ class QueueManager:
         self._retry = retry or RetryPolicy()
         self._own_client = http_client is None
         self._http = http_client
+        self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
         self.disconnect_on_exit = disconnect_on_exit
 
@@ -169,9 +177,10 @@ class QueueManager:
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
         if self._transport == "session" and self._session is None:
-            self._session = await SessionSocket.open(base, self._auth_headers, self._timeout, self._retry)
+            self._session = await SessionSocket.open(base, self._auth_headers, self._timeout, self._retry,
+                                                        self._verify)
         if self._session is None and self._http is None:
-            self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout,
+            self._http = httpx.AsyncClient(base_url=base, timeout=self._timeout, verify=self._verify,
                                            limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
         try:

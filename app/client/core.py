@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import ssl
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -14,6 +15,22 @@ from typing import Any, Protocol
 import app.client.CMQC as CMQC
 
 DEFAULT_URL = "http://127.0.0.1:9441"
+CA_FILE_ENV = "QSG_CA_FILE"
+
+
+def ssl_context(ca_file: str | os.PathLike[str] | None = None) -> ssl.SSLContext | bool:
+    """How a client verifies a queue manager served over https (httpx's ``verify=``, and the
+    context for a wss:// session): the CA bundle ``ca_file``, else the one QSG_CA_FILE names
+    (``qsg up --tls`` prints it), else ``True`` - httpx's own defaults, which also honour
+    SSL_CERT_FILE. A CA file that cannot be read raises ``PYIFError`` here, naming it, rather
+    than as a handshake failure later."""
+    path = os.fspath(ca_file) if ca_file else os.environ.get(CA_FILE_ENV, "")
+    if not path:
+        return True
+    try:
+        return ssl.create_default_context(cafile=path)
+    except (OSError, ssl.SSLError) as exc:
+        raise PYIFError(f"cannot use the CA file {path}: {exc}") from None
 
 
 class Error(Exception):

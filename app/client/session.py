@@ -21,6 +21,7 @@ refused upgrade.
 from __future__ import annotations
 
 import os
+import ssl
 import sys
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -101,6 +102,12 @@ def session_url(base: str) -> str:
     """The WebSocket URL of the session of the queue manager at ``base`` (https -> wss)."""
     scheme, _, rest = base.partition("://")
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest.rstrip('/')}{SESSION_PATH}"
+
+
+def session_tls(url: str, verify: ssl.SSLContext | bool) -> dict[str, Any]:
+    """The ``ssl=`` argument of a WebSocket connect to ``url``: the context that verifies an
+    https queue manager (``core.ssl_context``) for wss, nothing for ws (websockets refuses one)."""
+    return {"ssl": verify} if url.startswith("wss:") and isinstance(verify, ssl.SSLContext) else {}
 
 
 def frame_of(frame_id: int, call: Call) -> str:

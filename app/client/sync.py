@@ -18,6 +18,8 @@ uses one HTTP request per call instead, pooled by one ``httpx.Client`` per queue
 
 from __future__ import annotations
 
+import os
+import ssl
 import threading
 from typing import Any, TypeVar
 
@@ -38,6 +40,7 @@ from app.client.core import (
     MQMIError,
     PYIFError,
     credentials_of,
+    ssl_context,
     text,
     url_of,
 )
@@ -55,6 +58,7 @@ from app.client.session import (
     refusal,
     reply_of,
     session_broken,
+    session_tls,
     session_url,
     transport_error,
 )
@@ -75,14 +79,17 @@ class SessionSocket:
 
     @classmethod
     def open(cls, base: str, headers: dict[str, str] | None, timeout: httpx.Timeout,
-             retry: RetryPolicy) -> SessionSocket | None:
+             retry: RetryPolicy, verify: ssl.SSLContext | bool = True) -> SessionSocket | None:
         """The session of the queue manager at ``base``, its upgrade carrying the credentials;
         None when the server offers none (then HTTP). Raises MQRC_NOT_AUTHORIZED when it refused
         the credentials, MQRC_HOST_NOT_AVAILABLE when it cannot be reached after the retries."""
 
+        url = session_url(base)
+
         def once() -> ClientConnection:
             # no compression: frames are small and the CPU matters more on loopback and LAN
-            return ws_connect(session_url(base), additional_headers=headers, compression=None, max_size=None,
+            return ws_connect(url, additional_headers=headers, compression=None, max_size=None,
+                              **session_tls(url, verify),
                               open_timeout=timeout.connect, legacy=True)
 
         try:
@@ -127,15 +134,16 @@ class QueueManager:
 
     ``QueueManager(None)`` makes an unconnected object (then ``connect_tcp_client``);
     ``QueueManager("QM1", url=...)`` connects at once. ``url`` (or a pymqi connection name
-    ``host(port)``) is the queue manager's REST address. ``transport``: ``"session"`` (the
-    default: one WebSocket) or ``"http"``; default from QSG_CLIENT_TRANSPORT, and HTTP when
-    ``http_client`` is given.
+    ``host(port)``) is the queue manager's REST address; for an ``https://`` one, ``ca_file`` is the
+    CA bundle to verify it with (default: QSG_CA_FILE, else httpx's trust: SSL_CERT_FILE or certifi).
+    ``transport``: ``"session"`` (the default: one WebSocket) or ``"http"``; default from
+    QSG_CLIENT_TRANSPORT, and HTTP when ``http_client`` is given.
     """
 
     def __init__(self, name: str | None = None, disconnect_on_exit: bool = True, *, url: str | None = None,
                  appl_name: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
                  retry: RetryPolicy | None = None, http_client: httpx.Client | None = None,
-                 transport: str | None = None) -> None:
+                 transport: str | None = None, ca_file: str | os.PathLike[str] | None = None) -> None:
         self._conn = Connection()
         self._transport = choose_transport(transport, http_client is not None)
         self._session: SessionSocket | None = None
@@ -146,6 +154,7 @@ class QueueManager:
         self._retry = retry or RetryPolicy()
         self._own_client = http_client is None
         self._http = http_client
+        self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
         self.disconnect_on_exit = disconnect_on_exit
         if name is not None or url is not None:
@@ -167,9 +176,10 @@ class QueueManager:
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
         if self._transport == "session" and self._session is None:
-            self._session = SessionSocket.open(base, self._auth_headers, self._timeout, self._retry)
+            self._session = SessionSocket.open(base, self._auth_headers, self._timeout, self._retry,
+                                                  self._verify)
         if self._session is None and self._http is None:
-            self._http = httpx.Client(base_url=base, timeout=self._timeout,
+            self._http = httpx.Client(base_url=base, timeout=self._timeout, verify=self._verify,
                                       limits=httpx.Limits(max_connections=20, max_keepalive_connections=10))
         self._name = name
         try:

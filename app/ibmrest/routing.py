@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from app.ibmrest.errors import qmgr_unavailable, unknown_qmgr
+from app.tls import certificate_not_trusted
 
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
@@ -72,11 +73,14 @@ class Forwarder:
         # life cycle in the application's lifespan.
         timeout = httpx.Timeout(wait_ms / 1000 + FORWARD_MARGIN_S, connect=5.0)
         try:
-            async with httpx.AsyncClient(timeout=timeout) as client:
+            # verify: members serving https are checked against the group's CA (QSG_TLS_CA)
+            async with httpx.AsyncClient(timeout=timeout, verify=self.qm.peer_tls) as client:
                 r = await client.request(method, f"{url}{path}" + (f"?{query}" if query else ""),
                                          headers=sent, content=body)
         except httpx.HTTPError as exc:
-            raise qmgr_unavailable(qmgr, self.qm.qsg, f"{qmgr} at {url} did not answer: {type(exc).__name__}",
-                                   admin=admin) from None
+            bad_cert = certificate_not_trusted(exc)
+            why = (f"its TLS certificate is not trusted by {self.qm.name} ({bad_cert.verify_message}): "
+                   "set QSG_TLS_CA to the group's CA" if bad_cert else f"did not answer: {type(exc).__name__}")
+            raise qmgr_unavailable(qmgr, self.qm.qsg, f"{qmgr} at {url} {why}", admin=admin) from None
         kept = [(k, v) for k, v in r.headers.multi_items() if k.lower() not in _RESPONSE_SKIP]
         return Forwarded(r.status_code, kept, r.content)

@@ -39,6 +39,7 @@ from app.qmgr.workflow import DefinitionWorkflow
 from app.repository.store import Repository
 from app.security.service import SECURITY_CHANGED, Security
 from app.settings import Settings
+from app.tls import peer_ssl_context
 
 if TYPE_CHECKING:
     from app.cf.redisconn import RedisClient
@@ -85,7 +86,7 @@ class QueueManager:
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
-            url=f"http://{settings.host}:{settings.port}", interval_s=settings.heartbeat_interval_s,
+            url=settings.advertised_url, interval_s=settings.heartbeat_interval_s,
             ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered,
             on_lease_lost=self.lease_lost)
         # Every script runs as this QM's current incarnation (none until it has joined).
@@ -94,6 +95,8 @@ class QueueManager:
         self.cf.lease_valid = self.membership.lease_valid
         self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
+        # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
+        self.peer_tls = peer_ssl_context(settings.tls_ca, settings.tls_cert)
 
     # ---- life cycle ---------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -55,7 +56,15 @@ class QmProcess:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """http, or https when the QM is started with a certificate (QSG_TLS_CERT)."""
+        return f"{'https' if self.env.get('QSG_TLS_CERT') else 'http'}://127.0.0.1:{self.port}"
+
+    @property
+    def verify(self) -> ssl.SSLContext | bool:
+        """What a test client trusts this QM with: the group's CA (QSG_TLS_CA), else its certificate
+        itself (a self-signed one is its own CA)."""
+        ca = self.env.get("QSG_TLS_CA") or self.env.get("QSG_TLS_CERT")
+        return ssl.create_default_context(cafile=ca) if ca else True
 
     def start(self, wait: bool = True) -> None:
         assert self.log_path is not None
@@ -71,7 +80,7 @@ class QmProcess:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{self.log()}")
             try:
-                r = httpx.get(f"{self.url}/v1/ready", timeout=1)
+                r = httpx.get(f"{self.url}/v1/ready", timeout=1, verify=self.verify)
                 if r.status_code == 200:
                     # this queue manager, not some other server that holds the port
                     expected = self.env.get("QSG_QMGR")
@@ -187,7 +196,8 @@ class Cluster:
 
     def mqsc(self, name: str, script: str) -> list[dict[str, Any]]:
         """Run MQSC on a QM; returns the per-command results."""
-        r = httpx.post(f"{self.url(name)}/v1/admin/mqsc", json={"script": script}, timeout=60)
+        r = httpx.post(f"{self.url(name)}/v1/admin/mqsc", json={"script": script}, timeout=60,
+                       verify=self.qms[name].verify)
         assert r.status_code == 200, r.text
         return r.json()["results"]
 

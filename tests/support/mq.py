@@ -4,6 +4,7 @@ for in-process apps; both send the same requests and raise ``MQFailed`` with the
 from __future__ import annotations
 
 import contextlib
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -99,8 +100,8 @@ class MQ(Requests):
     """One connection (hconn) to one queue manager, over real HTTP."""
 
     def __init__(self, base_url: str, appl_name: str = "PYTEST", connect: bool = True,
-                 auth: tuple[str, str] | None = None) -> None:
-        self.http = httpx.Client(base_url=base_url, timeout=60, auth=auth)
+                 auth: tuple[str, str] | None = None, verify: ssl.SSLContext | bool = True) -> None:
+        self.http = httpx.Client(base_url=base_url, timeout=60, auth=auth, verify=verify)
         self.hconn = ""
         if connect:
             self.hconn = self.call("POST", "/v1/connections", {"appl_name": appl_name})["hconn"]
