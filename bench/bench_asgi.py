@@ -1,10 +1,12 @@
-"""CPU per MQPUT and MQGET inside one process, below the HTTP server: the queue manager's ASGI
+"""CPU per MQPUT and MQGET (and per message of put-batch, get-batch) inside one process, below
+the HTTP server: the queue manager's ASGI
 application and the bare yardstick (bench/bare_app.py) are called directly with a request, one
 call after another, so the figure is the application's own cost (routing, MQI, Redis client)
 without uvicorn, the network or a load generator. A quick, low-noise loop for profiling work;
 the throughput figures come from bench/bench_wrk.py.
 
-    python bench/bench_asgi.py [--calls 5000] [--size 1024] [--activity on|off] [--profile FILE]
+    python bench/bench_asgi.py [--calls 5000] [--size 1024] [--batch 100] [--activity on|off]
+                               [--profile FILE [--profile-verb MQPUT|MQGET|put-batch|get-batch]]
 """
 
 from __future__ import annotations
@@ -91,20 +93,28 @@ async def run(args: argparse.Namespace) -> None:
                     {"object_name": "BENCH.Q", "options": opts})))[1])["hobj"]
             put_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"]})
             get_body = b'{"options": ["NO_SYNCPOINT"]}'
-            cases = [("bare", "MQPUT", bare_app.app, "/put", put_body),
-                     ("QM1", "MQPUT", app, f"/v1/connections/{hconn}/objects/{hobjs['put']}/put", put_body),
-                     ("bare", "MQGET", bare_app.app, "/get", b"{}"),
-                     ("QM1", "MQGET", app, f"/v1/connections/{hconn}/objects/{hobjs['get']}/get", get_body)]
-            for _target, _verb, a, path, body in cases:  # warm-up; puts first, so gets find messages
-                await timed(a, path, body, 200)
-            await timed(app, cases[1][3], put_body, args.calls)
+            n = args.batch
+            put_batch = orjson.dumps({"messages": [{"data": "x" * args.size}] * n, "options": ["NO_SYNCPOINT"]})
+            get_batch = orjson.dumps({"max_messages": n, "options": ["NO_SYNCPOINT"]})
+            base = f"/v1/connections/{hconn}/objects"
+            cases = [("bare", "MQPUT", bare_app.app, "/put", put_body, 1),
+                     ("QM1", "MQPUT", app, f"{base}/{hobjs['put']}/put", put_body, 1),
+                     ("bare", "MQGET", bare_app.app, "/get", b"{}", 1),
+                     ("QM1", "MQGET", app, f"{base}/{hobjs['get']}/get", get_body, 1),
+                     ("QM1", "put-batch", app, f"{base}/{hobjs['put']}/put-batch", put_batch, n),
+                     ("QM1", "get-batch", app, f"{base}/{hobjs['get']}/get-batch", get_batch, n)]
+            for _target, _verb, a, path, body, _n in cases:  # warm-up
+                await timed(a, path, body, 20)
+            # enough messages for every get below (puts come first in each pair, so gets never run dry)
+            await timed(app, cases[4][3], put_batch, args.calls // n * 2 + 10)
             await timed(bare_app.app, "/put", put_body, args.calls)
             results = {}
             profiler = cProfile.Profile() if args.profile else None
-            for target, verb, a, path, body in cases:
+            for target, verb, a, path, body, per_call in cases:
                 if profiler and target == "QM1" and verb == args.profile_verb:
                     profiler.enable()
-                results[(target, verb)] = await timed(a, path, body, args.calls)
+                calls = max(1, args.calls // per_call)
+                results[(target, verb)] = await timed(a, path, body, calls) / per_call
                 if profiler:
                     profiler.disable()
             if profiler:
@@ -114,6 +124,8 @@ async def run(args: argparse.Namespace) -> None:
         for verb in ("MQPUT", "MQGET"):
             bare, ours = results[("bare", verb)], results[("QM1", verb)]
             print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us")
+        for verb in ("put-batch", "get-batch"):
+            print(f"{verb} {n}: QM {results[('QM1', verb)]:6.1f} us per message")
     finally:
         server.cleanup()
 
@@ -124,7 +136,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--activity", choices=("on", "off"), default="on")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the queue manager's calls into FILE")
-    parser.add_argument("--profile-verb", choices=("MQPUT", "MQGET"), default="MQPUT")
+    parser.add_argument("--profile-verb", choices=("MQPUT", "MQGET", "put-batch", "get-batch"), default="MQPUT")
+    parser.add_argument("--batch", type=int, default=100, help="messages per put-batch / get-batch")
     import uvloop  # as uvicorn runs the servers
 
     uvloop.run(run(parser.parse_args()))

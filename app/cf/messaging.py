@@ -284,10 +284,11 @@ class Messaging(CFBase):
         structure failed)."""
         flat: list[str | bytes] = []
         logged = False
+        log_persistent = self._logs(loc.tag, True)  # the structure's persistent messages are logged
         for m in messages:
             if not 0 <= m.priority <= 9 or isinstance(m.priority, bool):
                 raise MQError(MQRC.PRIORITY_ERROR, f"priority {m.priority} is not 0-9")
-            logs = self._logs(loc.tag, m.persistent)
+            logs = log_persistent and m.persistent
             logged = logged or logs
             flat += (str(m.priority), "1" if m.persistent else "0", _hex_id(m.msg_id), _hex_id(m.correl_id),
                      m.md_json, m.body, str(m.expiry_at_ms), str(m.report), m.report_qmgr or qmgr,

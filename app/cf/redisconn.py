@@ -46,8 +46,12 @@ class HiredisPackingConnection(Connection):
         if isinstance(args[0], str) and " " in args[0]:  # "CONFIG RESETSTAT" style names
             args = (*args[0].split(), *args[1:])
         try:
-            packed: bytes = hiredis.pack_command(cast(Any, tuple(bytes(a) if isinstance(a, (bytearray, memoryview))
-                                                                 else a for a in args)))
+            return [hiredis.pack_command(cast(Any, args))]  # str, bytes, int, float: the usual case
+        except TypeError:
+            pass
+        try:  # bytearray / memoryview arguments: as bytes (a put-batch's arguments are many)
+            packed: bytes = hiredis.pack_command(cast(Any, tuple(
+                bytes(a) if isinstance(a, (bytearray, memoryview)) else a for a in args)))
             return [packed]
         except TypeError:
             return super().pack_command(*args)  # a type hiredis does not pack: redis-py's own rules
