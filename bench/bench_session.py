@@ -32,20 +32,11 @@ from websockets.sync.client import connect as ws_connect
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import cpu_seconds, pct  # noqa: E402
 from tests.support.cluster import Cluster  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 QUEUE = "BENCH.SESSION.Q"
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process so far (fields 14 and 15 of /proc/<pid>/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
 def open_handle(base: str) -> tuple[str, str]:
     """A connection and an output handle on the queue, made over HTTP."""
     hconn = httpx.post(f"{base}/v1/connections", json={"appl_name": "BENCH"}).json()["hconn"]
@@ -140,11 +131,6 @@ def phase(kind: str, base: str, clients: int, n: int, size: int, window: int, pi
     total = clients * n
     return {"msgs_per_s": total / elapsed, "p50_ms": pct(latencies, 50), "p99_ms": pct(latencies, 99),
             **{f"cpu_{name}_us": (cpu1[name] - cpu0[name]) / total * 1e6 for name in pids}}
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(p / 100 * len(values)))] * 1000
 
 
 def run(args: argparse.Namespace) -> None:

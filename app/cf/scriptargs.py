@@ -169,28 +169,9 @@ class PutBatchArgs(ScriptArgs):
 
 @script("get_batch", keys=3, fenced=True)
 @dataclass(slots=True)
-class GetBatchArgs(ScriptArgs):
-    """KEYS and ARGV of lua/get_batch.lua."""
+class GetBatchArgs(GetArgs):
+    """KEYS and ARGV of lua/get_batch.lua: get.lua's, then the most messages to return."""
 
-    ctl: str
-    uow: str
-    uow_registry: str
-    queue_prefix: str
-    queue: str
-    qmgr: str
-    hconn: str
-    gen: str
-    mode: str
-    syncpoint: str
-    match_msg_id: str
-    match_correl_id: str
-    cursor: str
-    buffer_length: str
-    accept_truncated: str
-    now_ms: str
-    register_ms: str
-    structure_prefix: str
-    perf: str
     max_messages: str
 
 

@@ -552,6 +552,16 @@ class Mqi:
         md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
         return now
 
+    def _ended_wait(self, exc: MQError, conn: Connection, wait_ms: int) -> MQError:
+        """What a get that found no message answers: 2161 when the queue manager is quiescing
+        (a waiting get ends with it), 2009 when its connection ended meanwhile, else ``exc``."""
+        if exc.reason == MQRC.NO_MSG_AVAILABLE:
+            if wait_ms and self.qm.status != "RUNNING":
+                return MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing")
+            if conn.hconn not in self.connections:
+                return MQError(MQRC.CONNECTION_BROKEN, f"connection {conn.hconn} ended while the get was in progress")
+        return exc
+
     @recorded(Verb.GET)  # a browse is recorded as BROWSE
     async def get(self, hconn: str, hobj: str, call: GetCall) -> GotMessage:
         """MQGET (destructive or browse) on an open handle."""
@@ -582,12 +592,7 @@ class Mqi:
                     accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
                     should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
             except MQError as exc:
-                if exc.reason == MQRC.NO_MSG_AVAILABLE and wait_ms and self.qm.status != "RUNNING":
-                    raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing") from None
-                if exc.reason == MQRC.NO_MSG_AVAILABLE and conn.hconn not in self.connections:
-                    raise MQError(MQRC.CONNECTION_BROKEN,
-                                  f"connection {conn.hconn} ended while the get was in progress") from None
-                raise
+                raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse:
                 handle.browse_cursor = result.cursor
         md = MQMD.from_dict(orjson.loads(result.md_json))
@@ -733,12 +738,7 @@ class Mqi:
                     accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
                     should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
             except MQError as exc:
-                if exc.reason == MQRC.NO_MSG_AVAILABLE and wait_ms and self.qm.status != "RUNNING":
-                    raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing") from None
-                if exc.reason == MQRC.NO_MSG_AVAILABLE and conn.hconn not in self.connections:
-                    raise MQError(MQRC.CONNECTION_BROKEN,
-                                  f"connection {conn.hconn} ended while the get was in progress") from None
-                raise
+                raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse and results:
                 handle.browse_cursor = results[-1].cursor
         now = self.qm.clock.now_ms()
