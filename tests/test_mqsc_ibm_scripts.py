@@ -101,3 +101,113 @@ def test_generic_authorities_and_display_authrec_filters(group):
     mqsc_ok(group, "QM2", "DELETE AUTHREC PROFILE('OPS.?') OBJTYPE(PROCESS) PRINCIPAL('ops')")
     (res,) = mqsc_ok(group, "QM1", "DISPLAY AUTHREC PRINCIPAL('ops')")
     assert res["objects"] == []
+
+
+# ---- DISPLAY as IBM shows it ------------------------------------------------------------------
+
+
+def test_display_returns_ibm_attributes_only_and_only_those_asked(group):
+    mqsc_ok(group, "QM1", "DEFINE QLOCAL(SHOW.Q) MAXDEPTH(7) REPLACE\n"
+                          "DEFINE PROCESS(SHOW.P) APPLICID('/bin/true') REPLACE")
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QLOCAL(SHOW.Q) CURDEPTH MAXDEPTH")
+    assert res["objects"] == [{"QUEUE": "SHOW.Q", "TYPE": "QLOCAL", "QSGDISP": "QMGR", "CURDEPTH": 0,
+                               "MAXDEPTH": 7}]
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QLOCAL(SHOW.Q) ALL")
+    assert {"DESCR", "CURDEPTH", "IPPROCS", "TRIGGER"} <= set(res["objects"][0])
+    (proc,) = mqsc_ok(group, "QM1", "DISPLAY PROCESS(SHOW.P)")[0]["objects"]
+    assert "TYPE" not in proc and proc["PROCESS"] == "SHOW.P" and proc["QSGDISP"] == "QMGR"
+    (qmgr,) = mqsc_ok(group, "QM1", "DISPLAY QMGR")[0]["objects"]
+    assert qmgr["QMNAME"] == "QM1" and qmgr["QSGNAME"] and "IGQAUT" in qmgr and "IGQUSER" in qmgr
+    assert not {"STATUS", "IGQAGENT", "IGQRETRIES", "IGQRESTARTS", "IGQRETRYREASON"} & set(qmgr)
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QMGR DEADQ TRIGINT")
+    assert set(res["objects"][0]) == {"QMNAME", "DEADQ", "TRIGINT"}
+    (status,) = mqsc_ok(group, "QM1", "DISPLAY QMSTATUS")[0]["objects"]
+    assert status["STATUS"] == "RUNNING" and status["IGQAGENT"] and status["CMDSERV"] == "RUNNING"
+    (res,) = mqsc(group, "QM1", "DISPLAY QLOCAL(SHOW.Q) CURDPTH")
+    assert res["reason"] == 3016 or res["completion_code"] == 2  # no such attribute: a syntax error
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY CMDSERV")
+    assert any("COMMAND SERVER STATUS IS RUNNING" in m for m in res["messages"])
+
+
+def _mq(group, qm: str, auth=ADMIN) -> tuple[str, httpx.Client]:
+    client = httpx.Client(base_url=group.url(qm), auth=auth, timeout=30)
+    r = client.post("/v1/connections", json={"appl_name": "PAYROLL"})
+    assert r.status_code == 201, r.text
+    return r.json()["hconn"], client
+
+
+def test_qstatus_handles_connections_and_clear_while_browsed(group):
+    mqsc_ok(group, "QM1", "DEFINE QLOCAL(STAT.Q) REPLACE")
+    hconn, c = _mq(group, "QM1")
+    browse = c.post(f"/v1/connections/{hconn}/objects", json={"object_name": "STAT.Q", "options": ["BROWSE",
+                                                                                                    "INQUIRE"]})
+    out = c.post(f"/v1/connections/{hconn}/objects", json={"object_name": "STAT.Q", "options": ["OUTPUT"]})
+    assert browse.status_code == out.status_code == 201
+    put = c.post(f"/v1/connections/{hconn}/objects/{out.json()['hobj']}/put", json={"data": "x",
+                                                                                      "options": ["SYNCPOINT"]})
+    assert put.status_code == 201
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QSTATUS(STAT.Q)")
+    (row,) = res["objects"]
+    assert "QMNAME" not in row and row["IPPROCS"] == 0 and row["OPPROCS"] == 1 and row["UNCOM"] == "YES"
+    assert row["LPUTDATE"] and row["LPUTTIME"] and row["LGETDATE"] == "" and row["MSGAGE"] == ""
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QSTATUS(STAT.Q) TYPE(HANDLE)")
+    rows = sorted(res["objects"], key=lambda r: r["OPENOPTS"])
+    assert [(r["BROWSE"], r["INQUIRE"], r["OUTPUT"], r["INPUT"], r["OPENOPTS"]) for r in rows] == [
+        ("NO", "NO", "YES", "NO", 16), ("YES", "YES", "NO", "NO", 40)]
+    assert all(r["CONN"] == hconn and r["USERID"] == "admin" and r["APPLTAG"] == "PAYROLL" for r in rows)
+    assert all(r["URTYPE"] == "QMGR" and r["URID"] == hconn for r in rows)  # a unit of work is in progress
+    # IBM: CLEAR fails while any handle has the queue open, even with IPPROCS(0); the error says which
+    (res,) = mqsc(group, "QM1", "CLEAR QLOCAL(STAT.Q)")
+    assert res["reason"] == 2042 and "browse 1" in res["messages"][0]
+    (res,) = mqsc_ok(group, "QM1", f"DISPLAY CONN({hconn}) TYPE(ALL)")
+    conn, *handles = res["objects"]
+    assert conn["TYPE"] == "CONN" and conn["UOWSTATE"] == "ACTIVE" and conn["APPLTAG"] == "PAYROLL"
+    assert sorted(h["OBJNAME"] for h in handles) == ["STAT.Q", "STAT.Q"]
+    assert c.post(f"/v1/connections/{hconn}/commit").status_code in (200, 204)
+    assert c.delete(f"/v1/connections/{hconn}").status_code in (200, 204)
+    assert mqsc_ok(group, "QM1", "DISPLAY QSTATUS(STAT.Q) TYPE(HANDLE)")[0]["objects"] == []
+    assert mqsc(group, "QM1", f"DISPLAY CONN({hconn})")[0]["reason"] == 2085
+    mqsc_ok(group, "QM1", "CLEAR QLOCAL(STAT.Q)")
+
+
+def test_cmdscope_runs_on_every_active_queue_manager(group):
+    hconn, c = _mq(group, "QM2")
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY CONN(*) CMDSCOPE(*)")
+    assert any(o["CONN"] == hconn and o["QMNAME"] == "QM2" for o in res["objects"])
+    assert any("responses from QM2" in m for m in res["messages"])
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QMSTATUS CMDSCOPE(*)")
+    assert [o["QMNAME"] for o in res["objects"]] == ["QM1", "QM2"]
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QMSTATUS CMDSCOPE(QM2)")
+    assert [o["QMNAME"] for o in res["objects"]] == ["QM2"]
+    (res,) = mqsc(group, "QM1", "DISPLAY QMSTATUS CMDSCOPE(QM9)")
+    assert res["reason"] == 2058
+    mqsc_ok(group, "QM1", "DEFINE QLOCAL(SCOPED.Q) REPLACE CMDSCOPE(*)")  # a private queue on each QM
+    (res,) = mqsc_ok(group, "QM2", "DISPLAY QLOCAL(SCOPED.Q) CMDSCOPE(*) MAXDEPTH")
+    assert sorted(o["QMNAME"] for o in res["objects"]) == ["QM1", "QM2"]
+    c.delete(f"/v1/connections/{hconn}")
+
+
+# ---- comments and the README's samples ----------------------------------------------------------
+
+
+def _readme_scripts() -> list[str]:
+    """The MQSC of the README: the heredoc of the MQSC section and the Security section's block."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    mqsc_part = text.split("## Administration with MQSC", 1)[1]
+    heredoc = mqsc_part.split("<<'EOF'\n", 1)[1].split("\nEOF", 1)[0]
+    security = text.split("## Security", 1)[1].split("```\nSET AUTHREC", 1)[1].split("```", 1)[0]
+    return [heredoc, "SET AUTHREC" + security]
+
+
+def test_inline_comments_are_refused_as_ibm_does_and_readme_samples_run(group):
+    from app.mqsc.parser import ParseFailure, parse_script
+
+    # IBM MQSC: only a line starting with * is a comment; text after a command is part of it
+    (failure,) = parse_script("DEFINE QLOCAL(X) * comment")
+    assert isinstance(failure, ParseFailure)
+    for script in _readme_scripts():
+        assert not [i for i in parse_script(script) if isinstance(i, ParseFailure)], script
+        results = mqsc(group, "QM1", script)
+        assert all(r["completion_code"] == 0 for r in results), results
