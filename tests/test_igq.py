@@ -81,7 +81,7 @@ def test_retry_state_entered_and_left(group):
     wait_until(lambda: agent(group, "QM3") == "RETRY", what="QM3's agent in retry")
     info = httpx.get(f"{group.url('QM3')}/v1/qmgr").json()
     assert info["IGQRETRIES"] >= 1
-    (res,) = group.mqsc_ok("QM3", "DISPLAY QMGR")
+    (res,) = group.mqsc_ok("QM3", "DISPLAY QMSTATUS")
     assert res["objects"][0]["IGQAGENT"] == "RETRY"
     group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) GET(ENABLED)")
     wait_until(lambda: agent(group, "QM3") == "RUNNING", what="QM3's agent leaving retry")

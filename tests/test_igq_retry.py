@@ -35,8 +35,8 @@ def group(make_cluster):
 
 
 def agent(group, qm: str) -> dict[str, Any]:
-    """The agent's state as DISPLAY QMGR shows it (answered without the coupling facility)."""
-    (res,) = group.mqsc_ok(qm, "DISPLAY QMGR")
+    """The agent's state as DISPLAY QMSTATUS shows it (answered without the coupling facility)."""
+    (res,) = group.mqsc_ok(qm, "DISPLAY QMSTATUS")
     return res["objects"][0]
 
 

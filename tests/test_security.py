@@ -109,8 +109,10 @@ def test_mqopen_and_mqput1_by_option_with_generic_profiles_and_groups(group):
     h2 = hconn_of(group, "QM2", ALICE)
     assert_2035(open_q(group, "QM2", h2, q, ["OUTPUT"], ALICE))
     assert open_q(group, "QM2", h2, q, ["INQUIRE", "BROWSE"], ALICE).status_code == 201  # INQ: alice, BROWSE: clerks
-    (res,) = mqsc_ok(group, "QM2", f"DISPLAY AUTHREC PROFILE('{q}') PRINCIPAL('alice')")
+    (res,) = mqsc_ok(group, "QM2", f"DISPLAY AUTHREC PROFILE('{q}') PRINCIPAL('alice') MATCH(EXACT)")
     assert [(o["PROFILE"], o["AUTHLIST"]) for o in res["objects"]] == [(q, "INQ")]
+    (res,) = mqsc_ok(group, "QM2", f"DISPLAY AUTHREC PROFILE('{q}') PRINCIPAL('alice')")  # MATCH(PROFILE)
+    assert sorted((o["PROFILE"], o["AUTHLIST"]) for o in res["objects"]) == [("PAYROLL.*", "PUT"), (q, "INQ")]
     mqsc_ok(group, "QM2", f"DELETE AUTHREC PROFILE('{q}') OBJTYPE(QUEUE) PRINCIPAL('alice')")
     assert open_q(group, "QM1", h, q, ["OUTPUT"], ALICE).status_code == 201
 

@@ -24,6 +24,7 @@ from app.ibmrest.headers import RESPONSE_CONTENT_TYPE, VERSIONS
 from app.ibmrest.messaging import Messaging
 from app.ibmrest.mqsc import run_command
 from app.ibmrest.routing import Forwarder
+from app.mqsc.executor import CREDENTIAL_HEADERS
 
 # IBM: "When you use HTTP POST, PATCH, or DELETE methods, you must provide extra authentication"
 # - the ibm-mq-rest-csrf-token header, whose value can be anything, including blank.
@@ -134,7 +135,8 @@ def _admin_routes(version: str) -> None:
             data = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             raise ibm_errors.bad_body(f"invalid JSON: {exc}") from None
-        return json_response(await run_command(request.app.state.qm, data))
+        credentials = {k: v for k, v in request.headers.items() if k.lower() in CREDENTIAL_HEADERS}
+        return json_response(await run_command(request.app.state.qm, data, credentials))
 
     json_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
         "type": "object", "example": {"type": "runCommand", "parameters": {"command": "DISPLAY QLOCAL(*)"}}}}}}}

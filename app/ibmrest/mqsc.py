@@ -16,6 +16,7 @@ item per object a DISPLAY returns, attribute names in lower case) or, on failure
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.reasons import MQRC, CompCode
@@ -31,8 +32,9 @@ _BARE = re.compile(r"[A-Za-z0-9./_%*]+")
 _IDENTITY = frozenset({"TYPE", "QSGDISP", "QMNAME"})
 
 
-async def run_command(qm: QueueManager, body: Any) -> dict[str, Any]:
-    """Run a runCommand or runCommandJSON request body; IBM's response body."""
+async def run_command(qm: QueueManager, body: Any, credentials: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run a runCommand or runCommandJSON request body; IBM's response body. ``credentials``: the
+    caller's authentication headers, for the parts of a command CMDSCOPE sends to other QMs."""
     if not isinstance(body, dict) or body.get("type") not in ("runCommand", "runCommandJSON"):
         raise bad_body("the body must be a JSON object whose type is runCommand or runCommandJSON")
     if body["type"] == "runCommand":
@@ -40,10 +42,10 @@ async def run_command(qm: QueueManager, body: Any) -> dict[str, Any]:
         command = parameters.get("command") if isinstance(parameters, dict) else None
         if not isinstance(command, str) or not command.strip():
             raise bad_body("runCommand needs parameters.command, an MQSC command")
-        results = await run_script(qm, command)
+        results = await run_script(qm, command, credentials)
         return _overall([_text_item(qm, r) for r in results])
     command, wanted = mqsc_of(body)
-    results = await run_script(qm, command)
+    results = await run_script(qm, command, credentials)
     items: list[dict[str, Any]] = []
     for r in results:
         if r["completion_code"] != CompCode.OK:

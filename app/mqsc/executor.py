@@ -10,12 +10,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+
+import httpx
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.mqsc.commands.base import DEFINABLE, MqscHost
+from app.mqsc.commands.base import DEFINABLE, MqscHost, select_attributes
 from app.mqsc.commands.cfstruct import StructureCommands
 from app.mqsc.commands.display import DisplayCommands
 from app.mqsc.commands.objects import ObjectCommands
@@ -27,8 +31,15 @@ from app.security.rights import current_principal
 MAX_SCRIPT_CHARS = 1_000_000
 
 
-async def run_script(qm: MqscHost, script: Any) -> list[dict[str, Any]]:
-    """Run every command of an MQSC script in order; one result per command."""
+# The caller's credentials, sent on with a command that CMDSCOPE sends to other queue managers.
+CREDENTIAL_HEADERS = ("authorization", "x-api-key", "cookie")
+_CMDSCOPE = re.compile(r"\bCMDSCOPE\s*\([^)]*\)", re.IGNORECASE)
+_SCOPE_TIMEOUT_S = 60.0
+
+
+async def run_script(qm: MqscHost, script: Any, credentials: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Run every command of an MQSC script in order; one result per command. ``credentials``:
+    the caller's authentication headers, sent with commands that CMDSCOPE runs on other QMs."""
     if not isinstance(script, str):
         raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "script must be a string of MQSC commands")
     if len(script) > MAX_SCRIPT_CHARS:
@@ -41,6 +52,10 @@ async def run_script(qm: MqscHost, script: Any) -> list[dict[str, Any]]:
             continue
         try:
             qm.security.check_qmgr(principal, "ADMIN")  # every MQSC command needs ADMIN
+            scope = (item.value("CMDSCOPE") or "").strip().upper()
+            if scope and scope != qm.name:
+                results.append(await _run_scoped(qm, item, scope, credentials or {}))
+                continue
             objects, messages = await Executor(qm).run(item)
         except MQError as exc:
             results.append(_failed(qm, item.text, exc))
@@ -49,6 +64,57 @@ async def run_script(qm: MqscHost, script: Any) -> list[dict[str, Any]]:
         results.append({"command": item.text, "completion_code": 0, "reason": 0,
                         "messages": [*messages, done], "objects": objects})
     return results
+
+
+async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mapping[str, str]) -> dict[str, Any]:
+    """CMDSCOPE(*) or CMDSCOPE(qmgr): the command runs on every active queue manager of the
+    group, or on the one named, and the responses are merged as z/OS merges them: each QM's
+    messages (which name it), its objects tagged with QMNAME, completion the worst of them, then
+    CSQN122I. Each QM receives the command with CMDSCOPE naming itself, so it runs it locally."""
+    members = {m["QMNAME"]: m for m in await qm.group_info()}
+    if scope == "*":
+        targets = sorted(name for name, m in members.items() if m.get("STATUS") == "ACTIVE")
+    elif scope not in members:
+        raise MQError(MQRC.Q_MGR_NAME_ERROR, f"CMDSCOPE({scope}): {scope} is not a queue manager of {qm.qsg}")
+    elif members[scope].get("STATUS") != "ACTIVE":
+        raise MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"CMDSCOPE({scope}): {scope} is not active in {qm.qsg}")
+    else:
+        targets = [scope]
+
+    async def one(target: str) -> dict[str, Any]:
+        text = _CMDSCOPE.sub(f"CMDSCOPE({target})", cmd.text)
+        if target == qm.name:
+            return (await run_script(qm, text))[0]
+        url = str(members[target].get("URL") or "")
+        try:
+            async with httpx.AsyncClient(timeout=_SCOPE_TIMEOUT_S, verify=getattr(qm, "peer_tls", True)) as client:
+                r = await client.post(f"{url}/v1/admin/mqsc", json={"script": text}, headers=dict(credentials))
+            body = r.json()
+            if r.status_code == 200:
+                return body["results"][0]
+            error = body.get("error", {})
+            raise MQError(int(error.get("reason", MQRC.Q_MGR_NOT_AVAILABLE)), str(error.get("message", r.text)))
+        except MQError as exc:
+            return _failed(qm, text, exc)
+        except (httpx.HTTPError, ValueError, KeyError, IndexError) as exc:
+            return _failed(qm, text, MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"{target} at {url} did not answer: "
+                                                                      f"{type(exc).__name__}"))
+
+    answers = await asyncio.gather(*(one(t) for t in targets))
+    verb = f"{cmd.verb} {cmd.objtype or ''}".strip()
+    messages: list[str] = []
+    objects: list[dict[str, Any]] = []
+    worst = max(answers, key=lambda a: a["completion_code"])
+    for target, answer in zip(targets, answers, strict=True):
+        messages.append(f"CSQN137I {qm.name} '{verb}' command responses from {target}")
+        messages += answer.get("messages", [])
+        objects += [obj if "QMNAME" in obj else {**obj, "QMNAME": target} for obj in answer.get("objects", [])]
+    messages.append(f"CSQN122I {qm.name} '{verb}' command for CMDSCOPE({scope}) normal completion")
+    merged = {"command": cmd.text, "completion_code": worst["completion_code"], "reason": worst["reason"],
+              "messages": messages, "objects": objects}
+    if worst.get("reason_name"):
+        merged["reason_name"] = worst["reason_name"]
+    return merged
 
 
 def _failed(qm: MqscHost, text: str, exc: MQError) -> dict[str, Any]:
@@ -74,10 +140,14 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
                   ("SET", "AUTHREC"): self.set_authrec, ("DELETE", "AUTHREC"): self.delete_authrec,
                   ("DISPLAY", "AUTHREC"): self.display_authrec, ("REFRESH", "SECURITY"): self.refresh_security,
                   ("BACKUP", "CFSTRUCT"): self.backup_cfstruct, ("RECOVER", "CFSTRUCT"): self.recover_cfstruct,
-                  ("RESET", "CFSTRUCT"): self.reset_cfstruct, ("DISPLAY", "CFSTATUS"): self.display_cfstatus}
+                  ("RESET", "CFSTRUCT"): self.reset_cfstruct, ("DISPLAY", "CFSTATUS"): self.display_cfstatus,
+                  ("DISPLAY", "QMSTATUS"): self.display_qmstatus, ("DISPLAY", "CONN"): self.display_conn,
+                  ("DISPLAY", "CMDSERV"): self.display_cmdserv}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
                           f"{cmd.verb} {cmd.objtype or ''} is not supported by this queue manager".strip())
-        objects = await handler(cmd)
-        return objects or [], self.messages
+        objects = await handler(cmd) or []
+        if cmd.verb == "DISPLAY":
+            objects = select_attributes(cmd, objects)
+        return objects, self.messages

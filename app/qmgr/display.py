@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 def display_object(obj) -> dict[str, Any]:
     """An object definition keyed by MQSC attribute names, as DISPLAY and MQINQ show it."""
     key = {"PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}.get(obj.objtype, "QUEUE")
-    out: dict[str, Any] = {key: obj.name, "TYPE": obj.objtype}
+    out: dict[str, Any] = {key: obj.name}
+    if key == "QUEUE":
+        out["TYPE"] = obj.objtype  # IBM shows TYPE for queues only (not PROCESS or CFSTRUCT)
     if obj.objtype != "CFSTRUCT":
         out["QSGDISP"] = obj.qsgdisp
     for spec in attributes.specs(obj.objtype).values():

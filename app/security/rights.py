@@ -1,25 +1,63 @@
-"""Rights, authority records and the access decision (pure: no I/O).
+"""Authorities, authority records and the access decision (pure: no I/O).
 
-Like ``setmqaut`` / RACF profiles: an authority record grants rights on a profile (a name, or a
-generic name ending in ``*`` as in MQSC) to a principal (user) or a group. For each entity (the
-user and each of its groups) the most specific matching profile applies (an exact name before
-the longest generic prefix); the user has the union over its entities. An administrator
-(``qsg user add --admin``) has every right.
+IBM MQ's object authority manager as ``SET AUTHREC`` / ``setmqaut`` define it (IBM MQ
+"SET AUTHREC on Multiplatforms", "Authorities you can set on IBM MQ objects"): an authority
+record grants IBM authorities (CONNECT, GET, PUT, DSP, ...) on a profile of one object type to a
+principal (user) or a group. A profile is a name or a generic profile, with IBM's wildcards
+("Using OAM generic profiles"): ``?`` is one character, ``*`` any string within one qualifier
+(qualifiers are separated by ``.``), ``**`` zero or more whole qualifiers. For each entity (the
+user and each of its groups) only the most specific matching profile applies ("Profile
+priorities": compare left to right; a plain character beats ``?``, which beats ``*``, which
+beats ``**``); the user has the union over its entities. An administrator
+(``qsg user add --admin``) has every authority.
+
+Two QMGR rights of this emulator stand for what z/OS checks through RACF profiles: ADMIN (may
+issue every MQSC command) and CTX (may choose PutApplName). They can be granted by name, and
+follow from IBM authorities: ADMIN from the administration authorities of the queue manager
+(ALLADM: CHG, DLT and DSP on OBJTYPE(QMGR)), CTX from SETALL on OBJTYPE(QMGR) (the authority
+that lets an application set all context, PutApplName included).
 """
 
 from __future__ import annotations
 
 import contextvars
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 
-# Rights on a queue manager (OBJTYPE(QMGR), profile matched against the QM's name) and on queues.
-QMGR_RIGHTS = ("CONNECT", "ADMIN", "CTX")
-QUEUE_RIGHTS = ("GET", "BROWSE", "PUT", "INQ", "SET")
-RIGHTS_BY_OBJTYPE = {"QMGR": QMGR_RIGHTS, "QUEUE": QUEUE_RIGHTS}
+# IBM's authorities, in the order of the SET AUTHREC syntax diagram (AUTHLIST shows this order).
+AUTHORITY_ORDER = ("ALTUSR", "BROWSE", "CHG", "CLR", "CONNECT", "CRT", "DLT", "DSP", "GET", "INQ", "PUT",
+                   "PASSALL", "PASSID", "SET", "SETALL", "SETID", "SUB", "RESUME", "PUB", "SYSTEM", "CTRL",
+                   "CTRLX", "ADMIN", "CTX")
+# Which authorities apply to which object type (IBM's "Authorities you can set on IBM MQ objects").
+_ADM = ("CHG", "CRT", "DLT", "DSP")
+AUTHORITIES_BY_OBJTYPE: dict[str, tuple[str, ...]] = {
+    "QMGR": ("ALTUSR", "CONNECT", "INQ", "SET", "SETALL", "SETID", "SYSTEM", *_ADM, "ADMIN", "CTX"),
+    "QUEUE": ("BROWSE", "GET", "INQ", "PUT", "PASSALL", "PASSID", "SET", "SETALL", "SETID", "CLR", *_ADM),
+    "TOPIC": ("PUB", "SUB", "RESUME", "PASSALL", "PASSID", "SETALL", "SETID", "CLR", "CTRL", *_ADM),
+    "PROCESS": ("INQ", *_ADM),
+    "NAMELIST": ("INQ", *_ADM),
+    "AUTHINFO": ("INQ", *_ADM),
+    "CHANNEL": ("CTRL", "CTRLX", *_ADM),
+    "CLNTCONN": _ADM,
+    "COMMINFO": _ADM,
+    "LISTENER": ("CTRL", *_ADM),
+    "SERVICE": ("CTRL", *_ADM),
+    "RQMNAME": ("PUT",),
+}
+# The generic authorities, each restricted to the object type it is granted on:
+# ALLMQI every MQI authority, ALLADM every administration authority, ALL both plus CRT and SYSTEM.
+_MQI = frozenset({"ALTUSR", "BROWSE", "CONNECT", "GET", "INQ", "PASSALL", "PASSID", "PUB", "PUT", "RESUME",
+                  "SET", "SETALL", "SETID", "SUB"})
+_ADMIN_OPS = frozenset({"CHG", "CLR", "CTRL", "CTRLX", "DLT", "DSP"})
 ALL = "ALL"
+# Kept for callers that list the object types whose authorities this emulator enforces.
+RIGHTS_BY_OBJTYPE = AUTHORITIES_BY_OBJTYPE
+# The QMGR authorities that together make an MQSC administrator (ALLADM on the queue manager).
+_ADMIN_FROM = frozenset({"CHG", "DLT", "DSP"})
 
 # MQOPEN option -> right needed (MQOO_ names of docs/api.md).
 RIGHT_FOR_OPEN_OPTION = {"INPUT_AS_Q_DEF": "GET", "INPUT_SHARED": "GET", "INPUT_EXCLUSIVE": "GET",
@@ -53,38 +91,101 @@ class AuthRec:
 
 
 def parse_rights(objtype: str, values: list[str]) -> set[str]:
-    """The rights of an AUTHADD/AUTHRMV list (``ALL`` = every right of the object type)."""
-    allowed = RIGHTS_BY_OBJTYPE[objtype]
+    """The authorities of an AUTHADD/AUTHRMV list: IBM's names, ALLMQI / ALLADM / ALL expanded to
+    the authorities of the object type, NONE nothing."""
+    allowed = AUTHORITIES_BY_OBJTYPE[objtype]
     out: set[str] = set()
     for value in values:
         v = value.strip().upper()
         if v == ALL:
-            out.update(allowed)
+            out.update(allowed)  # every authority of the type: ALLMQI + ALLADM + CRT + SYSTEM
+        elif v == "ALLMQI":
+            out.update(a for a in allowed if a in _MQI)
+        elif v == "ALLADM":
+            out.update(a for a in allowed if a in _ADMIN_OPS)
         elif v in allowed:
             out.add(v)
         elif v in ("", "NONE"):
             continue
         else:
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                          f"{v} is not a right of OBJTYPE({objtype}); use {', '.join(allowed)} or ALL")
+                          f"{v} is not an authority of OBJTYPE({objtype}); use {', '.join(allowed)}, "
+                          "ALLMQI, ALLADM, ALL or NONE")
     return out
 
 
+def authlist(rights: frozenset[str] | set[str]) -> list[str]:
+    """Authorities in IBM's display order."""
+    rank = {a: i for i, a in enumerate(AUTHORITY_ORDER)}
+    return sorted(rights, key=lambda a: (rank.get(a, len(rank)), a))
+
+
+_PROFILE = re.compile(r"[A-Za-z0-9./_%*?]{1,48}")
+
+
+def check_profile(profile: str) -> str:
+    """A valid profile: an object name with IBM's wildcards ``?``, ``*`` and ``**``."""
+    if not _PROFILE.fullmatch(profile):
+        raise MQError(MQRC.OBJECT_NAME_ERROR,
+                      f"'{profile}' is not a valid profile (1-48 of A-Z a-z 0-9 . / _ % and the wildcards ? * **)")
+    return profile
+
+
+@lru_cache(maxsize=4096)
+def _qualifier_regex(qualifier: str) -> re.Pattern[str]:
+    """One qualifier of a profile: ``?`` one character, ``*`` (or ``**`` inside a qualifier) any
+    string; the qualifier never spans a ``.``."""
+    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in qualifier.replace("**", "*"))
+    return re.compile(body, re.DOTALL)
+
+
+def _match_qualifiers(profile: tuple[str, ...], name: tuple[str, ...]) -> bool:
+    if not profile:
+        return not name
+    head = profile[0]
+    if head == "**":  # zero or more whole qualifiers
+        return any(_match_qualifiers(profile[1:], name[i:]) for i in range(len(name) + 1))
+    return bool(name) and bool(_qualifier_regex(head).fullmatch(name[0])) and _match_qualifiers(profile[1:], name[1:])
+
+
 def profile_matches(profile: str, name: str) -> bool:
-    if profile.endswith("*"):
-        return name.startswith(profile[:-1])
-    return profile == name
+    """Whether ``profile`` (a name or an IBM generic profile) applies to object ``name``."""
+    if not any(c in profile for c in "*?"):
+        return profile == name
+    return _match_qualifiers(tuple(profile.split(".")), tuple(name.split(".")))
 
 
-def _specificity(profile: str) -> tuple[int, int]:
-    """Exact names first, then the longest generic prefix."""
-    return (0, len(profile)) if profile.endswith("*") else (1, len(profile))
+def _specificity(profile: str) -> tuple[int, ...]:
+    """IBM's profile priority as a sort key: compared left to right, a plain character (3) is more
+    specific than ``?`` (2), than ``*`` (1), than ``**`` (0); a name without wildcards beats all."""
+    if not any(c in profile for c in "*?"):
+        return (4,)
+    key: list[int] = []
+    i = 0
+    while i < len(profile):
+        if profile.startswith("**", i):
+            key.append(0)
+            i += 2
+            continue
+        key.append({"?": 2, "*": 1}.get(profile[i], 3))
+        i += 1
+    return tuple(key)
+
+
+def implied(objtype: str, rights: set[str]) -> set[str]:
+    """``rights`` plus the emulator's ADMIN and CTX where IBM authorities imply them."""
+    if objtype == "QMGR":
+        if _ADMIN_FROM <= rights:
+            rights.add("ADMIN")
+        if "SETALL" in rights:
+            rights.add("CTX")
+    return rights
 
 
 def rights_of(principal: Principal, objtype: str, name: str, records: list[AuthRec]) -> frozenset[str]:
-    """The rights ``principal`` has on object ``name`` of ``objtype``."""
+    """The authorities ``principal`` has on object ``name`` of ``objtype``."""
     if principal.admin:
-        return frozenset(RIGHTS_BY_OBJTYPE[objtype])
+        return frozenset(AUTHORITIES_BY_OBJTYPE.get(objtype, ()))
     entities = {("PRINCIPAL", principal.name), *(("GROUP", g) for g in principal.groups)}
     best: dict[tuple[str, str], AuthRec] = {}
     for rec in records:
@@ -96,7 +197,7 @@ def rights_of(principal: Principal, objtype: str, name: str, records: list[AuthR
     out: set[str] = set()
     for rec in best.values():
         out |= rec.rights
-    return frozenset(out)
+    return frozenset(implied(objtype, out))
 
 
 # IGQAUT of the receiving queue manager -> whose PUT right on the destination queue its IGQ

@@ -67,6 +67,11 @@ class ExpiryAdmin(Protocol):
 
 
 class IgqSwitch(Protocol):
+    """The MQI layer as MQSC uses it: IGQ invalidation, and the connection table that DISPLAY
+    CONN and DISPLAY QSTATUS TYPE(HANDLE) show (hconn -> app.qmgr.connection.Connection)."""
+
+    connections: dict[str, Any]
+
     def invalidate_igq(self) -> None: ...
 
 
@@ -145,6 +150,33 @@ class CommandBase:
 
     async def _find(self, objtype: str, name: str, location: str) -> ObjectDef | None:
         return await self.qm.db(self.qm.repo.find, OBJECT_CLASS[objtype], name, location)
+
+
+# Keywords of DISPLAY commands that filter rather than name an attribute to show.
+_NOT_ATTRIBUTES = COMMAND_KEYWORDS | {"MATCH", "OBJTYPE", "PROFILE", "PRINCIPAL", "GROUP", "OPENTYPE"}
+# Attributes IBM returns whatever was asked: the object's name (the row's first key) and these.
+_ALWAYS_SHOWN = ("TYPE", "QSGDISP", "QMNAME")
+
+
+def select_attributes(cmd: Command, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """DISPLAY ... attr attr: IBM returns the object's name, its TYPE and QSGDISP where the object
+    has them, and only the attributes asked for (plus the one WHERE tests); ALL or no attribute
+    names return every attribute. An attribute no row has is a syntax error, as in MQSC."""
+    asked = [k.name for k in cmd.keywords if k.value is None and k.name not in _NOT_ATTRIBUTES]
+    if not asked or cmd.has("ALL") or not rows:
+        return rows
+    known = set().union(*(row.keys() for row in rows))
+    unknown = [name for name in asked if name not in known]
+    if unknown:
+        raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                      f"{', '.join(unknown)} is not an attribute {cmd.verb} {cmd.objtype} returns")
+    where = cmd.value("WHERE").split()
+    wanted = set(asked) | set(_ALWAYS_SHOWN) | ({where[0].upper()} if where else set())
+    out = []
+    for row in rows:
+        first = next(iter(row))
+        out.append({k: v for k, v in row.items() if k == first or k in wanted})
+    return out
 
 
 def open_handles(status: QueueStatus) -> int:

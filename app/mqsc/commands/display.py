@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from app.core.errors import MQError
@@ -59,30 +60,132 @@ class DisplayCommands(CommandBase):
         return choices[value]
 
     async def display_qstatus(self, cmd: Command) -> list[dict[str, Any]]:
-        """DISPLAY QSTATUS: per local queue, one object per QM that has it open (at least this QM)."""
+        """DISPLAY QSTATUS TYPE(QUEUE): per local queue, one row per QM that has it open (at least
+        this QM); TYPE(HANDLE): one row per handle this QM has open on it (IBM's per-handle
+        attributes; the handles live in this QM's memory - CMDSCOPE(*) gathers every QM's)."""
         pattern = self._name(cmd, generic=True)
         kind = (cmd.value("TYPE") or "QUEUE").upper()
         if kind not in ("QUEUE", "HANDLE"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not QUEUE or HANDLE")
-        out = []
+        out: list[dict[str, Any]] = []
+        found = False
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
             if queue_location(self.qm.qsg, d).tag in self.qm.cf.failed and "*" in pattern:
                 continue  # a generic DISPLAY shows what it can; a named queue answers 2373
+            found = True
+            if kind == "HANDLE":
+                out += self._handle_rows(d, cmd.value("OPENTYPE").upper() or "ALL")
+                continue
             status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, d))
             per_qm = status.opens
             holders = [q for q, c in per_qm.items() if int(c.get("handles", 0))] or [self.qm.name]
             for qmgr in sorted(holders):
                 counts = per_qm.get(qmgr, {})
-                out.append({
-                    "QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp, "QMNAME": qmgr,
+                row: dict[str, Any] = {"QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp}
+                if d.qsgdisp == "SHARED":
+                    # the z/OS response to a shared queue's QSTATUS is tagged by the QM it describes;
+                    # API.md gives a row per QM that has it open, so the row carries that tag
+                    row["QMNAME"] = qmgr
+                stats = status.stats.get(qmgr)
+                row.update({
                     "CURDEPTH": status.depth, "IPPROCS": int(counts.get("ipprocs", 0)),
                     "OPPROCS": int(counts.get("opprocs", 0)), "UNCOM": "YES" if status.uncommitted else "NO",
+                    **_last_use("LPUT", stats.last_put_ms if stats else 0),
+                    **_last_use("LGET", stats.last_get_ms if stats else 0),
+                    # IBM shows these blank while queue monitoring (MONQ) is off, which it is here
+                    "MSGAGE": "", "QTIME": "",
                 })
-        if not out and "*" not in pattern:
+                out.append(row)
+        if not found and "*" not in pattern:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
         return out
+
+    def _handle_rows(self, d: Any, opentype: str) -> list[dict[str, Any]]:
+        """DISPLAY QSTATUS TYPE(HANDLE) rows of this QM's handles on queue ``d`` (opened by its
+        name or through an alias that resolves to it). OPENTYPE(INPUT|OUTPUT|ALL) as IBM."""
+        if opentype not in ("ALL", "INPUT", "OUTPUT"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"OPENTYPE({opentype}) is not ALL, INPUT or OUTPUT")
+        rows = []
+        for conn in list(self.qm.mqi.connections.values()):
+            for handle in list(conn.handles.values()):
+                base = handle.resolved.base
+                if base.name != d.name or base.qsgdisp != d.qsgdisp:
+                    continue
+                o = handle.options
+                if (opentype == "INPUT" and not o.any_input) or (opentype == "OUTPUT" and not o.output):
+                    continue
+                rows.append({
+                    "QUEUE": d.name, "TYPE": "HANDLE", "QSGDISP": d.qsgdisp, "APPLTAG": conn.appl_name,
+                    "APPLTYPE": "USER", "USERID": conn.user_id, "CONN": conn.hconn, "HANDLE": handle.hobj,
+                    "OPENOPTS": open_options_value(o), "INPUT": {"SHARED": "SHARED", "EXCLUSIVE": "EXCL"}.get(
+                        o.input or "", "NO"),
+                    "OUTPUT": _yes(o.output), "BROWSE": _yes(o.browse), "INQUIRE": _yes(o.inquire),
+                    "SET": _yes(o.set), "HSTATE": "ACTIVE" if conn.busy else "INACTIVE",
+                    **unit_of_work(conn), "QMURID": conn.hconn if conn.uow_tags else "0",
+                })
+        return rows
+
+    async def display_conn(self, cmd: Command) -> list[dict[str, Any]]:
+        """DISPLAY CONN(generic) TYPE(CONN|HANDLE|ALL): this QM's connections (IBM's connection
+        attributes; the connection id is the hconn), and with HANDLE or ALL one row per open
+        handle of each (OBJNAME, OBJTYPE, OPENOPTS)."""
+        pattern = (cmd.name or "").strip()
+        if not pattern:
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "DISPLAY CONN needs a connection id or * in parentheses")
+        kind = (cmd.value("TYPE") or "CONN").upper()
+        if kind not in ("CONN", "HANDLE", "ALL"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not CONN, HANDLE or ALL")
+        rows: list[dict[str, Any]] = []
+        for conn in sorted(self.qm.mqi.connections.values(), key=lambda c: c.hconn):
+            if not matches(pattern.upper(), conn.hconn.upper()):  # an unquoted id is folded to upper case
+                continue
+            if kind in ("CONN", "ALL"):
+                rows.append({"CONN": conn.hconn, "TYPE": "CONN", "APPLTAG": conn.appl_name, "APPLTYPE": "USER",
+                             "USERID": conn.user_id, "CONNOPTS": "MQCNO_NONE", **unit_of_work(conn),
+                             "UOWSTATE": "ACTIVE" if conn.uow_tags else "NONE"})
+            if kind in ("HANDLE", "ALL"):
+                for handle in list(conn.handles.values()):
+                    rows.append({"CONN": conn.hconn, "TYPE": "HANDLE", "OBJNAME": handle.resolved.opened.name,
+                                 "OBJTYPE": "QUEUE", "QSGDISP": handle.resolved.base.qsgdisp,
+                                 "OPENOPTS": open_options_value(handle.options), "HANDLE": handle.hobj,
+                                 "HSTATE": "ACTIVE" if conn.busy else "INACTIVE"})
+        if not rows and "*" not in pattern:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CONN({pattern}) not found on {self.qm.name}")
+        return rows
+
+
+# MQOO_ values (IBM MQ cmqc.h) that make up OPENOPTS.
+_MQOO = {"INPUT_AS_Q_DEF": 1, "INPUT_SHARED": 2, "INPUT_EXCLUSIVE": 4, "BROWSE": 8, "OUTPUT": 16, "INQUIRE": 32,
+         "SET": 64, "FAIL_IF_QUIESCING": 8192}
+
+
+def open_options_value(o: Any) -> int:
+    """A handle's open options as IBM's OPENOPTS integer (the sum of its MQOO_ values)."""
+    value = _MQOO["INPUT_AS_Q_DEF"] if o.input_as_q_def else _MQOO.get(f"INPUT_{o.input}", 0) if o.input else 0
+    for name, on in (("BROWSE", o.browse), ("OUTPUT", o.output), ("INQUIRE", o.inquire), ("SET", o.set),
+                     ("FAIL_IF_QUIESCING", o.fail_if_quiescing)):
+        value += _MQOO[name] if on else 0
+    return value
+
+
+def unit_of_work(conn: Any) -> dict[str, Any]:
+    """URTYPE and URID of a connection's unit of work: the queue manager's own units of work
+    (URTYPE(QMGR)); URID is the connection's id while a unit of work is in progress, else 0s."""
+    return {"URTYPE": "QMGR", "URID": conn.hconn if conn.uow_tags else "0" * 16}
+
+
+def _yes(flag: bool) -> str:
+    return "YES" if flag else "NO"
+
+
+def _last_use(prefix: str, ms: int) -> dict[str, str]:
+    """LPUTDATE/LPUTTIME or LGETDATE/LGETTIME (IBM: blank when there has been none)."""
+    if not ms:
+        return {f"{prefix}DATE": "", f"{prefix}TIME": ""}
+    when = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return {f"{prefix}DATE": when.strftime("%Y-%m-%d"), f"{prefix}TIME": when.strftime("%H.%M.%S")}
 
 
 _WHERE = re.compile(r"^\s*([A-Z0-9]+)\s+(EQ|NE|GT|LT|GE|LE|LK|NL)\s+(.+?)\s*$", re.IGNORECASE)

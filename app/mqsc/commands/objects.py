@@ -215,5 +215,18 @@ class ObjectCommands(CommandBase):
         found = [d for d in self.qm.cache.usable("QUEUE", name) if (d.qsgdisp == "SHARED") == (qsgdisp == "SHARED")]
         if not found or found[0].objtype != "QLOCAL":
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({name}) QSGDISP({qsgdisp}) not found")
-        removed = await self.qm.cf.clear_queue(queue_location(self.qm.qsg, found[0]))
+        loc = queue_location(self.qm.qsg, found[0])
+        try:
+            removed = await self.qm.cf.clear_queue(loc)
+        except MQError as exc:
+            if exc.reason != MQRC.OBJECT_IN_USE:
+                raise
+            # IBM: CLEAR QLOCAL fails while any handle has the queue open - browse, inquire and
+            # set handles too, which IPPROCS / OPPROCS do not count; name what holds it
+            held = "; ".join(
+                f"{qmgr}: {c.get('handles', 0)} handle(s) (input {c.get('ipprocs', 0)}, output "
+                f"{c.get('opprocs', 0)}, browse {c.get('browse', 0)}, inquire {c.get('inq', 0)}, set {c.get('set', 0)})"
+                for qmgr, c in sorted((await self.qm.cf.queue_status(loc)).opens.items()) if int(c.get("handles", 0)))
+            raise MQError(MQRC.OBJECT_IN_USE, f"QLOCAL({name}) is open - {held or 'by a handle'}; "
+                                              f"DISPLAY QSTATUS({name}) TYPE(HANDLE) shows this QM's handles") from None
         self.messages.append(f"{removed} message(s) cleared from {name}")

@@ -3,6 +3,7 @@ REFRESH QMGR TYPE(EXPIRY)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from app.core import attributes
@@ -58,5 +59,27 @@ class QmgrCommands(CommandBase):
         return [{"QSGNAME": self.qm.qsg, **m} for m in await self.qm.group_info()]
 
     async def display_qmgr(self, cmd: Command) -> list[dict[str, Any]]:
+        """DISPLAY QMGR: QMNAME, QSGNAME and the queue manager's attributes - what IBM's DISPLAY
+        QMGR returns, nothing of this emulator's own (those are in DISPLAY QMSTATUS)."""
+        shown = {spec.name: attributes.display_value(spec, self.qm.attrs.get(spec.name, spec.default))
+                 for spec in attributes.specs("QMGR").values()}
+        return [{"QMNAME": self.qm.name, "QSGNAME": self.qm.qsg, **shown}]
+
+    async def display_qmstatus(self, cmd: Command) -> list[dict[str, Any]]:
+        """DISPLAY QMSTATUS (IBM MQ on Multiplatforms: QMNAME, STATUS, STARTDA, STARTTI, CONNS,
+        CMDSERV), plus this emulator's IGQ agent state (IGQAGENT, IGQRETRIES, IGQRESTARTS,
+        IGQRETRYREASON), which z/OS reports only in console messages. Answered from memory:
+        it works while the coupling facility cannot be reached."""
         info = self.qm.info()
-        return [{"QMNAME": info.pop("name"), "QSGNAME": info.pop("qsg"), "STATUS": info.pop("status"), **info}]
+        started = datetime.fromtimestamp(self.qm.started_ms / 1000, tz=UTC)
+        row: dict[str, Any] = {"QMNAME": self.qm.name, "STATUS": info.get("status", "RUNNING"),
+                               "STARTDA": started.strftime("%Y-%m-%d"), "STARTTI": started.strftime("%H.%M.%S"),
+                               "CONNS": len(self.qm.mqi.connections), "CMDSERV": "RUNNING"}
+        row.update({k: v for k, v in info.items() if k.startswith("IGQ") and k not in attributes.specs("QMGR")})
+        return [row]
+
+    async def display_cmdserv(self, cmd: Command) -> None:
+        """DISPLAY CMDSERV: the command server is the HTTP endpoint, running while the QM runs
+        (z/OS answers with messages only: CSQN207I / CSQN206I)."""
+        self.messages += [f"CSQN207I {self.qm.name} COMMAND SERVER ENABLED",
+                          f"CSQN206I {self.qm.name} COMMAND SERVER STATUS IS RUNNING"]

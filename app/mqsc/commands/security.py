@@ -1,16 +1,16 @@
-"""Security commands (issue 11): authority records, as IBM's distributed SET/DELETE/DISPLAY
-AUTHREC, and REFRESH SECURITY."""
+"""Security commands: authority records as IBM MQ's SET / DELETE / DISPLAY AUTHREC on
+Multiplatforms (IBM's authority names, OBJTYPEs and generic profiles; app/security/rights.py),
+and REFRESH SECURITY."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from app.core.errors import MQError
-from app.core.names import check_generic_name, matches
 from app.core.reasons import MQRC
 from app.mqsc.commands.base import CommandBase
 from app.mqsc.parser import Command
-from app.security.rights import RIGHTS_BY_OBJTYPE, parse_rights
+from app.security.rights import AUTHORITIES_BY_OBJTYPE, AuthRec, authlist, check_profile, parse_rights, profile_matches
 
 
 class SecurityCommands(CommandBase):
@@ -18,16 +18,16 @@ class SecurityCommands(CommandBase):
 
     def _authrec_target(self, cmd: Command, *, need_entity: bool = True) -> tuple[str, str, str | None, str | None]:
         """(OBJTYPE, PROFILE, entity type, entity) of an AUTHREC command."""
-        objtype = cmd.value("OBJTYPE").upper()
-        if objtype not in RIGHTS_BY_OBJTYPE:
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, "OBJTYPE must be QUEUE or QMGR")
+        objtype = _objtype(cmd.value("OBJTYPE").upper())
+        if not objtype:
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} AUTHREC needs OBJTYPE(...)")
         profile_kw = cmd.get("PROFILE")
         profile = (profile_kw.value or "").strip() if profile_kw else ""
         if not profile:
             if objtype != "QMGR" and need_entity:
                 raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"{cmd.verb} AUTHREC needs PROFILE(name or generic name)")
             profile = "*"  # OBJTYPE(QMGR): every queue manager of the group
-        check_generic_name(profile) if objtype == "QUEUE" else None
+        check_profile(profile)
         principal, group = cmd.get("PRINCIPAL"), cmd.get("GROUP")
         if principal and group:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "give PRINCIPAL or GROUP, not both")
@@ -65,19 +65,31 @@ class SecurityCommands(CommandBase):
     async def display_authrec(self, cmd: Command) -> list[dict[str, Any]]:
         """DISPLAY AUTHREC [PROFILE(p)] [OBJTYPE(t)] [PRINCIPAL(u) | GROUP(g)]: the records whose
         profile is the one named (a generic PROFILE selects records whose profile matches it)."""
-        objtype_kw = cmd.get("OBJTYPE")
-        objtype = (objtype_kw.value or "").upper() if objtype_kw else ""
+        objtype = _objtype(cmd.value("OBJTYPE").upper())
         profile = cmd.value("PROFILE").strip()
+        match = (cmd.value("MATCH") or "PROFILE").upper()
+        if match not in ("PROFILE", "EXACT", "MEMBERSHIP"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"MATCH({match}) is not PROFILE, EXACT or MEMBERSHIP")
         principal, group = cmd.get("PRINCIPAL"), cmd.get("GROUP")
+        if principal and group:
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "give PRINCIPAL or GROUP, not both")
+        entities: set[tuple[str, str]] | None = None
+        if principal:
+            entities = {("PRINCIPAL", principal.value or "")}
+            if match == "MEMBERSHIP":  # the principal's records and those of the groups it is in
+                user = await self.qm.db(self.qm.security.store.user, principal.value or "")
+                entities |= {("GROUP", g) for g in (user.groups if user else ())}
+        elif group:
+            entities = {("GROUP", group.value or "")}
         rows = []
         for rec in await self.qm.db(self.qm.security.store.authrecs):
             if objtype and rec.objtype != objtype:
                 continue
-            if profile and not (rec.profile == profile or matches(profile, rec.profile)):
+            # MATCH(PROFILE): the profile named and every generic profile that applies to it
+            # (IBM's MQAUTHOPT_NAME_ALL_MATCHING); MATCH(EXACT): only the profile named.
+            if profile and rec.profile != profile and (match == "EXACT" or not profile_matches(rec.profile, profile)):
                 continue
-            if principal and (rec.entity_type, rec.entity) != ("PRINCIPAL", principal.value):
-                continue
-            if group and (rec.entity_type, rec.entity) != ("GROUP", group.value):
+            if entities is not None and (rec.entity_type, rec.entity) not in entities:
                 continue
             rows.append(_authrec_row(rec))
         return rows
@@ -87,6 +99,15 @@ class SecurityCommands(CommandBase):
         await self.qm.security.announce()
 
 
-def _authrec_row(rec) -> dict[str, Any]:
+def _objtype(value: str) -> str:
+    """An OBJTYPE of SET/DELETE/DISPLAY AUTHREC (IBM's values), or "" when not given."""
+    if value and value not in AUTHORITIES_BY_OBJTYPE:
+        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                      f"OBJTYPE({value}) is not one of {', '.join(sorted(AUTHORITIES_BY_OBJTYPE))}")
+    return value
+
+
+def _authrec_row(rec: AuthRec) -> dict[str, Any]:
+    """A DISPLAY AUTHREC row with IBM's attributes: PROFILE, ENTITY, ENTTYPE, OBJTYPE, AUTHLIST."""
     return {"PROFILE": rec.profile, "ENTITY": rec.entity, "ENTTYPE": rec.entity_type, "OBJTYPE": rec.objtype,
-            "AUTHLIST": ",".join(sorted(rec.rights)) or "NONE"}
+            "AUTHLIST": ",".join(authlist(rec.rights)) or "NONE"}
