@@ -167,6 +167,8 @@ class QueueManager:
         self._http = http_client
         self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
+        # Handles of Queue objects collected while open, closed before the next call (see Queue.__del__)
+        self._orphans: list[str] = []
         self.disconnect_on_exit = disconnect_on_exit
 
     async def connect(self, name: str | None, user: str | bytes | None = None, password: str | bytes | None = None,
@@ -281,6 +283,15 @@ class QueueManager:
     async def _run(self, plan: Plan[T]) -> T:
         if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        while self._orphans:
+            hobj = self._orphans.pop()
+            try:
+                await self._drive(self._conn.close(hobj))
+            except MQMIError:
+                pass  # already gone (the queue deleted, the handle ended): nothing left to close
+        return await self._drive(plan)
+
+    async def _drive(self, plan: Plan[T]) -> T:
         try:
             call = next(plan)
             while True:
@@ -372,6 +383,14 @@ class Queue:
 
     def get_handle(self) -> str:
         return self._handle()
+
+    def __del__(self) -> None:
+        # pymqi closes a Queue object that is collected while open, and programs rely on it (a
+        # Queue(qmgr, name).get() per message). Closing here could block inside a call of the same
+        # thread, so the handle is handed to the connection, which closes it before its next call.
+        hobj = getattr(self, "_hobj", None)
+        if hobj is not None and self._qmgr.is_connected:
+            self._qmgr._orphans.append(hobj)
 
     def _handle(self) -> str:
         if self._hobj is None:

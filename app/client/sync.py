@@ -162,6 +162,8 @@ class QueueManager:
         self._http = http_client
         self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
+        # Handles of Queue objects collected while open, closed before the next call (see Queue.__del__)
+        self._orphans: list[str] = []
         self.disconnect_on_exit = disconnect_on_exit
         if name is not None or url is not None:
             self.connect(name, url=url)
@@ -305,6 +307,15 @@ class QueueManager:
     def _run(self, plan: Plan[T]) -> T:
         if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        while self._orphans:
+            hobj = self._orphans.pop()
+            try:
+                self._drive(self._conn.close(hobj))
+            except MQMIError:
+                pass  # already gone (the queue deleted, the handle ended): nothing left to close
+        return self._drive(plan)
+
+    def _drive(self, plan: Plan[T]) -> T:
         try:
             call = next(plan)
             while True:
@@ -404,6 +415,14 @@ class Queue:
 
     def get_handle(self) -> str:
         return self._handle()
+
+    def __del__(self) -> None:
+        # pymqi closes a Queue object that is collected while open, and programs rely on it (a
+        # Queue(qmgr, name).get() per message). Closing here could block inside a call of the same
+        # thread, so the handle is handed to the connection, which closes it before its next call.
+        hobj = getattr(self, "_hobj", None)
+        if hobj is not None and self._qmgr.is_connected:
+            self._qmgr._orphans.append(hobj)
 
     def _opened(self, options: int) -> str:
         """The object handle, opening the queue with ``options`` first when the open was deferred."""
