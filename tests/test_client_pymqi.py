@@ -157,6 +157,10 @@ def test_tutorial_start_sequence_connects(group):
     old_style.connect_with_options("QM2", cd, sco)  # pymqi's positional form
     assert old_style.qmgr_name == "QM2"
     old_style.disconnect()
+    csp = pymqi.CSP(CSPUserId=b"app", CSPPassword=b"passw0rd")
+    ibmmq_style = pymqi.connect("QM2", cd=cd, csp=csp, cno=pymqi.CNO(Options=CMQC.MQCNO_CLIENT_BINDING))
+    assert ibmmq_style.qmgr_name == "QM2"  # IBM's ibmmq: the CD carries the address
+    ibmmq_style.disconnect()
 
 
 def test_request_reply_through_a_reply_to_queue(group, connect):

@@ -407,9 +407,13 @@ class Queue:
 
 async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None,
                   user: str | bytes | None = None, password: str | bytes | None = None, disconnect_on_exit: bool = True,
-                  *, api_key: str | None = None, csp: CSP | None = None, **kwargs: Any) -> QueueManager:
+                  *, api_key: str | None = None, csp: CSP | None = None, cd: CD | None = None,
+                  sco: Any = None, cno: Any = None, **kwargs: Any) -> QueueManager:
     """A connected asyncio QueueManager (``conn_info``: ``host(port)`` or a URL)."""
+    kwargs.pop("bytes_encoding", None)
+    kwargs.pop("default_ccsid", None)
     qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
-    await qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password, api_key=api_key,
-                                  csp=csp)
+    # IBM's ibmmq: connect(name, cd=, csp=, cno=, sco=); the CD carries channel and address
+    await qmgr.connect_tcp_client(queue_manager, cd if cd is not None else CD(), channel, conn_info, user,
+                                  password, api_key=api_key, csp=csp)
     return qmgr

@@ -447,13 +447,15 @@ class Queue:
 
 def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None,
             user: str | bytes | None = None, password: str | bytes | None = None, disconnect_on_exit: bool = True,
-            *, api_key: str | None = None, csp: CSP | None = None, **kwargs: Any) -> QueueManager:
+            *, api_key: str | None = None, csp: CSP | None = None, cd: CD | None = None,
+            sco: Any = None, cno: Any = None, **kwargs: Any) -> QueueManager:
     """pymqi's ``connect``: a connected QueueManager. ``conn_info`` is ``host(port)`` or a URL;
     without it (pymqi's bindings mode) the address comes from MQSERVER, else the local QM1. The
     channel is not used. ``bytes_encoding`` and ``default_ccsid`` are accepted: text is UTF-8."""
     kwargs.pop("bytes_encoding", None)
     kwargs.pop("default_ccsid", None)
     qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
-    qmgr.connect_tcp_client(queue_manager, CD(), channel, conn_info, user, password, api_key=api_key,
-                            csp=csp)
+    # IBM's ibmmq: connect(name, cd=, csp=, cno=, sco=); the CD carries channel and address
+    qmgr.connect_tcp_client(queue_manager, cd if cd is not None else CD(), channel, conn_info, user, password,
+                            api_key=api_key, csp=csp)
     return qmgr
