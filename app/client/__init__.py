@@ -8,15 +8,32 @@ failures raise ``MQMIError`` with ``comp`` and ``reason``. Against queue manager
 authentication on, connect with pymqi's ``user``/``password`` (or an MQCSP ``csp``) or with
 ``api_key``; wrong credentials fail with MQRC_NOT_AUTHORIZED (2035).
 
+``import qsg_pymqi as pymqi`` (a top-level alias of this package) does the same in one line.
+
 Differences from pymqi worth knowing: a connection name ``host(port)`` is the queue manager's
-REST address; message properties, message handles, distribution lists, PCF and XA are not
+REST address and the channel is not used; message properties, message handles, distribution lists, PCF and XA are not
 offered; MQGMO_CONVERT is accepted and does nothing (bodies come back as they were put).
 """
 
-from app.client import CMQC, aio
-from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, Error, MQMIError, PYIFError
+from typing import Any
+
+from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
+from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
 from app.client.session import RetryPolicy
 from app.client.sync import Queue, QueueManager, connect
 
-__all__ = ["CD", "CMQC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "Error", "MQMIError", "PYIFError", "Queue",
-           "QueueManager", "RetryPolicy", "aio", "connect"]
+__version__ = "1.12.11"  # the pymqi release whose interface this client follows
+# pymqi's lower-case aliases of the structures, still used by older programs
+md, gmo, pmo, od, cd, sco, cno, csp = MD, GMO, PMO, OD, CD, SCO, CNO, CSP
+
+
+def get_versions() -> dict[str, Any]:
+    """What pymqi's and ibmmq's ``get_versions`` report: this client's interface level and the
+    MQ level it emulates (the queue managers are IBM MQ for z/OS 9.3 to their clients)."""
+    return {"pymqi": __version__, "ibmmq": "2.0.0", "mqlevels": "9.3.0.0", "mqbuild": "qsg-emulator",
+            "client": "app.client"}
+
+
+__all__ = ["CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "Error",
+           "MQMIError", "PYIFError", "Queue", "QueueManager", "RetryPolicy", "aio", "cd", "cno", "connect", "csp",
+           "get_versions", "gmo", "md", "od", "pmo", "sco"]

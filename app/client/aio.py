@@ -34,10 +34,16 @@ from app.client.core import (
     MD,
     OD,
     PMO,
+    SHARE_OPTIONS,
     MQMIError,
     PYIFError,
+    already_connected,
+    connect_arguments,
     credentials_of,
+    qmgr_inquire_value,
+    selectors_of,
     ssl_context,
+    string_message,
     text,
     url_of,
 )
@@ -161,6 +167,8 @@ class QueueManager:
         self._http = http_client
         self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
+        # Handles of Queue objects collected while open, closed before the next call (see Queue.__del__)
+        self._orphans: list[str] = []
         self.disconnect_on_exit = disconnect_on_exit
 
     async def connect(self, name: str | None, user: str | bytes | None = None, password: str | bytes | None = None,
@@ -172,7 +180,7 @@ class QueueManager:
         fail with MQRC_NOT_AUTHORIZED (2035), as MQCONN does.
         """
         if self._conn.connected:
-            raise PYIFError(f"already connected to {self._conn.qmgr_name}")
+            raise already_connected(self._conn.qmgr_name)
         credentials = credentials_of(user, password, api_key, csp)
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
@@ -197,7 +205,9 @@ class QueueManager:
 
     async def connect_with_options(self, name: str | None, *args: Any, **kwargs: Any) -> None:
         """As the synchronous ``connect_with_options``: ``cd=``, ``user=``/``password=``, ``csp=``, ``api_key=``."""
-        cd = kwargs.get("cd") or next((a for a in args if isinstance(a, CD)), None)
+        cd, _sco, opts = connect_arguments(args, kwargs)
+        if self._conn.connected and opts & SHARE_OPTIONS:
+            return  # as the synchronous client: the connection stays, no 2002
         await self.connect_tcp_client(name, cd, conn_name=cd.ConnectionName if cd is not None else None,
                                       user=kwargs.get("user"), password=kwargs.get("password"),
                                       api_key=kwargs.get("api_key"), csp=kwargs.get("csp"))
@@ -258,20 +268,30 @@ class QueueManager:
         await self._run(self._conn.backout())
 
     async def put1(self, q_desc: OD | str, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
-        """MQPUT1; ``md`` receives the MsgId and put time."""
-        await self._run(self._conn.put(None, msg, md if md is not None else MD(), opts or PMO(), q_desc))
+        """MQPUT1; ``md`` receives the MsgId and put time (a ``str`` message goes as MQFMT_STRING)."""
+        md = md if md is not None else MD()
+        string_message(msg, md)
+        await self._run(self._conn.put(None, msg, md, opts or PMO(), q_desc))
 
-    async def inquire(self, selector: int) -> Any:
+    async def inquire(self, selector: int | list[int]) -> Any:
+        """MQINQ of the queue manager (see ``app.client.sync.QueueManager.inquire``)."""
         info = await self._run(self._conn.qmgr_info())
-        if selector == CMQC.MQCA_Q_MGR_NAME:
-            return info["name"].encode().ljust(48)
-        if selector == CMQC.MQCA_QSG_NAME:
-            return info["qsg"].encode().ljust(4)
-        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
+        selectors, many = selectors_of(selector)
+        values = {s: qmgr_inquire_value(info, s) for s in selectors}
+        return values if many else values[selectors[0]]
 
     async def _run(self, plan: Plan[T]) -> T:
         if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        while self._orphans:
+            hobj = self._orphans.pop()
+            try:
+                await self._drive(self._conn.close(hobj))
+            except MQMIError:
+                pass  # already gone (the queue deleted, the handle ended): nothing left to close
+        return await self._drive(plan)
+
+    async def _drive(self, plan: Plan[T]) -> T:
         try:
             call = next(plan)
             while True:
@@ -310,37 +330,67 @@ class Queue:
     @classmethod
     async def opened(cls, qmgr: QueueManager, q_desc: OD | str, open_opts: int | None = None) -> Queue:
         queue = cls(qmgr, q_desc)
-        await queue.open(q_desc, open_opts)
+        # opened means opened: without options, pymqi's explicit default (input as defined, output)
+        await queue.open(q_desc, open_opts if open_opts is not None else CMQC.MQOO_INPUT_AS_Q_DEF | CMQC.MQOO_OUTPUT)
         return queue
 
     async def open(self, q_desc: OD | str, open_opts: int | None = None) -> None:
-        """MQOPEN (default options: MQOO_INPUT_AS_Q_DEF | MQOO_OUTPUT, as pymqi)."""
+        """MQOPEN with ``open_opts``; without them the open waits for the first put, get, inquire
+        or set, as in pymqi (see ``app.client.sync.Queue``)."""
         if self._hobj is not None:
             raise PYIFError(f"the queue {text(self._desc)} is already open")
-        options = open_opts if open_opts is not None else CMQC.MQOO_INPUT_AS_Q_DEF | CMQC.MQOO_OUTPUT
         self._desc = q_desc
-        self._hobj = await self._qmgr._run(self._qmgr._conn.open(q_desc, options))
+        if open_opts is not None:
+            self._hobj = await self._qmgr._run(self._qmgr._conn.open(q_desc, open_opts))
 
     async def close(self, options: int | None = None) -> None:
-        await self._qmgr._run(self._qmgr._conn.close(self._handle()))
+        """MQCLOSE; the object forgets its queue, as in pymqi."""
+        if self._hobj is None:
+            raise PYIFError("not open")
+        await self._qmgr._run(self._qmgr._conn.close(self._hobj))
         self._hobj = None
+        self._desc = None
 
     async def put(self, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
-        await self._qmgr._run(self._qmgr._conn.put(self._handle(), msg, md if md is not None else MD(), opts or PMO()))
+        """MQPUT (opens with MQOO_OUTPUT first if the open was deferred)."""
+        md = md if md is not None else MD()
+        string_message(msg, md)
+        hobj = await self._opened(CMQC.MQOO_OUTPUT)
+        await self._qmgr._run(self._qmgr._conn.put(hobj, msg, md, opts or PMO()))
 
     async def get(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
-        return await self._qmgr._run(self._qmgr._conn.get(self._handle(), max_length,
-                                                          md if md is not None else MD(),
+        """MQGET (opens with MQOO_INPUT_AS_Q_DEF first if the open was deferred)."""
+        hobj = await self._opened(CMQC.MQOO_INPUT_AS_Q_DEF)
+        return await self._qmgr._run(self._qmgr._conn.get(hobj, max_length, md if md is not None else MD(),
                                                           opts if opts is not None else GMO()))
 
     async def inquire(self, selector: int) -> Any:
-        return await self._qmgr._run(self._qmgr._conn.inquire(self._handle(), selector))
+        """MQINQ of one attribute (opens with MQOO_INQUIRE first if the open was deferred)."""
+        hobj = await self._opened(CMQC.MQOO_INQUIRE)
+        return await self._qmgr._run(self._qmgr._conn.inquire(hobj, selector))
 
     async def set(self, selector: int, value: Any) -> None:
-        await self._qmgr._run(self._qmgr._conn.set(self._handle(), selector, value))
+        """MQSET of one attribute (opens with MQOO_SET first if the open was deferred)."""
+        hobj = await self._opened(CMQC.MQOO_SET)
+        await self._qmgr._run(self._qmgr._conn.set(hobj, selector, value))
+
+    async def _opened(self, options: int) -> str:
+        if self._hobj is None:
+            if self._desc is None:
+                raise PYIFError("The Queue Descriptor has not been set.")
+            self._hobj = await self._qmgr._run(self._qmgr._conn.open(self._desc, options))
+        return self._hobj
 
     def get_handle(self) -> str:
         return self._handle()
+
+    def __del__(self) -> None:
+        # pymqi closes a Queue object that is collected while open, and programs rely on it (a
+        # Queue(qmgr, name).get() per message). Closing here could block inside a call of the same
+        # thread, so the handle is handed to the connection, which closes it before its next call.
+        hobj = getattr(self, "_hobj", None)
+        if hobj is not None and self._qmgr.is_connected:
+            self._qmgr._orphans.append(hobj)
 
     def _handle(self) -> str:
         if self._hobj is None:
@@ -357,9 +407,13 @@ class Queue:
 
 async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None,
                   user: str | bytes | None = None, password: str | bytes | None = None, disconnect_on_exit: bool = True,
-                  *, api_key: str | None = None, csp: CSP | None = None, **kwargs: Any) -> QueueManager:
+                  *, api_key: str | None = None, csp: CSP | None = None, cd: CD | None = None,
+                  sco: Any = None, cno: Any = None, **kwargs: Any) -> QueueManager:
     """A connected asyncio QueueManager (``conn_info``: ``host(port)`` or a URL)."""
+    kwargs.pop("bytes_encoding", None)
+    kwargs.pop("default_ccsid", None)
     qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
-    await qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password, api_key=api_key,
-                                  csp=csp)
+    # IBM's ibmmq: connect(name, cd=, csp=, cno=, sco=); the CD carries channel and address
+    await qmgr.connect_tcp_client(queue_manager, cd if cd is not None else CD(), channel, conn_info, user,
+                                  password, api_key=api_key, csp=csp)
     return qmgr

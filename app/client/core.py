@@ -158,15 +158,55 @@ class OD(MQOpts):
 
 
 class CD(MQOpts):
-    """Channel definition (MQCD): only ``ConnectionName`` (``host(port)`` or a URL) is used."""
+    """Channel definition (MQCD) with pymqi's fields and MQ's defaults, so that a program that
+    fills one in (channel name, type, transport, cipher spec, ...) runs unchanged. Only
+    ``ConnectionName`` is used: ``host(port)`` (the first of a list) is the queue manager's REST
+    address, or a URL. The channel itself does not exist here: the REST API is the way in."""
 
-    _fields = {"ChannelName": b"", "ConnectionName": b"", "ChannelType": 6, "TransportType": 2}
+    _fields = {
+        "ChannelName": b"", "Version": 6, "ChannelType": CMQC.MQCHT_CLNTCONN, "TransportType": CMQC.MQXPT_TCP,
+        "Desc": b"", "QMgrName": b"", "XmitQName": b"", "ShortConnectionName": b"", "MCAName": b"",
+        "ModeName": b"", "TpName": b"", "BatchSize": 50, "DiscInterval": 6000, "ShortRetryCount": 10,
+        "ShortRetryInterval": 60, "LongRetryCount": 999999999, "LongRetryInterval": 1200,
+        "SecurityExit": b"", "MsgExit": b"", "SendExit": b"", "ReceiveExit": b"", "SeqNumberWrap": 999999999,
+        "MaxMsgLength": 4194304, "PutAuthority": CMQC.MQPA_DEFAULT,
+        "DataConversion": CMQC.MQCDC_NO_SENDER_CONVERSION, "SecurityUserData": b"", "MsgUserData": b"",
+        "SendUserData": b"", "ReceiveUserData": b"", "UserIdentifier": b"", "Password": b"",
+        "MCAUserIdentifier": b"", "MCAType": CMQC.MQMCAT_PROCESS, "ConnectionName": b"",
+        "RemoteUserIdentifier": b"", "RemotePassword": b"", "MsgRetryExit": b"", "MsgRetryUserData": b"",
+        "MsgRetryCount": 10, "MsgRetryInterval": 1000, "HeartbeatInterval": 300, "BatchInterval": 0,
+        "NonPersistentMsgSpeed": CMQC.MQNPMS_FAST, "StrucLength": 0, "ExitNameLength": CMQC.MQ_EXIT_NAME_LENGTH,
+        "ExitDataLength": CMQC.MQ_EXIT_DATA_LENGTH, "MsgExitsDefined": 0, "SendExitsDefined": 0,
+        "ReceiveExitsDefined": 0, "ClustersDefined": 0, "NetworkPriority": 0, "LongMCAUserIdLength": 0,
+        "LongRemoteUserIdLength": 0, "MCASecurityId": b"", "RemoteSecurityId": b"", "SSLCipherSpec": b"",
+        "SSLPeerName": b"", "SSLPeerNameLength": 0, "SSLClientAuth": 0, "KeepAliveInterval": -1,
+        "LocalAddress": b"", "BatchHeartbeat": 0, "HdrCompList": [0, -1], "MsgCompList": [0] + 15 * [-1],
+        "CLWLChannelRank": 0, "CLWLChannelPriority": 0, "CLWLChannelWeight": 50, "ChannelMonitoring": 0,
+        "ChannelStatistics": 0, "SharingConversations": 10, "PropertyControl": 0, "MaxInstances": 999999999,
+        "MaxInstancesPerClient": 999999999, "ClientChannelWeight": 0, "ConnectionAffinity": 1,
+        "BatchDataLimit": 5000, "UseDLQ": 2, "DefReconnect": 0, "CertificateLabel": b"", "SPLProtection": 0,
+    }
+
+
+class SCO(MQOpts):
+    """TLS options (MQSCO) with pymqi's fields: accepted so that TLS programs run as written.
+    The key repository and certificate label do not apply: give the queue manager an
+    ``https://`` address and the CA file as ``ca_file`` / QSG_CA_FILE (README "TLS")."""
+
+    _fields = {
+        "StrucId": CMQC.MQSCO_STRUC_ID, "Version": CMQC.MQSCO_VERSION_5, "KeyRepository": b"",
+        "CryptoHardware": b"", "AuthInfoRecCount": 0, "AuthInfoRecOffset": 0, "AuthInfoRecPtr": 0,
+        "KeyResetCount": 0, "FipsRequired": 0, "EncryptionPolicySuiteB": [1, 0, 0, 0],
+        "CertificateValPolicy": 0, "CertificateLabel": b"",
+    }
 
 
 class CNO(MQOpts):
-    """Connect options (MQCNO): accepted for pymqi compatibility, not used."""
+    """Connect options (MQCNO): accepted for pymqi compatibility; of the options only the
+    handle-sharing ones mean something here (see ``QueueManager.connect_with_options``)."""
 
-    _fields = {"StrucId": b"CNO ", "Version": 1, "Options": 0}
+    _fields = {"StrucId": b"CNO ", "Version": 1, "Options": 0, "ConnTag": b"\0" * 128,
+               "ApplName": b""}
 
 
 class CSP(MQOpts):
@@ -287,7 +327,10 @@ OPEN_OPTIONS = {
     CMQC.MQOO_INQUIRE: "INQUIRE", CMQC.MQOO_SET: "SET", CMQC.MQOO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
 }
 # Bits with no meaning here (binding of cluster queues): accepted and ignored.
-OPEN_IGNORED = CMQC.MQOO_BIND_ON_OPEN | CMQC.MQOO_BIND_NOT_FIXED
+# Read-ahead is a client-side optimisation of non-persistent gets; saving the context of a
+# message only matters to a later put passing it, which this client does not offer: both harmless.
+OPEN_IGNORED = (CMQC.MQOO_BIND_ON_OPEN | CMQC.MQOO_BIND_NOT_FIXED | CMQC.MQOO_BIND_ON_GROUP
+                | CMQC.MQOO_READ_AHEAD | CMQC.MQOO_NO_READ_AHEAD | CMQC.MQOO_SAVE_ALL_CONTEXT)
 PUT_OPTIONS = {
     CMQC.MQPMO_SYNCPOINT: "SYNCPOINT", CMQC.MQPMO_NO_SYNCPOINT: "NO_SYNCPOINT",
     CMQC.MQPMO_NEW_MSG_ID: "NEW_MSG_ID", CMQC.MQPMO_NEW_CORREL_ID: "NEW_CORREL_ID",
@@ -302,7 +345,10 @@ GET_OPTIONS = {
     CMQC.MQGMO_ACCEPT_TRUNCATED_MSG: "ACCEPT_TRUNCATED_MSG", CMQC.MQGMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
 }
 # MQGMO_CONVERT: bodies are stored as sent, text is UTF-8; there is nothing to convert.
-GET_IGNORED = CMQC.MQGMO_CONVERT | CMQC.MQGMO_COMPLETE_MSG
+# Properties options: messages here carry no properties, so every choice gives the same body
+# (pymqi's get_no_jms asks for MQGMO_NO_PROPERTIES).
+GET_IGNORED = (CMQC.MQGMO_CONVERT | CMQC.MQGMO_COMPLETE_MSG | CMQC.MQGMO_NO_PROPERTIES
+               | CMQC.MQGMO_PROPERTIES_COMPATIBILITY | CMQC.MQGMO_PROPERTIES_FORCE_MQRFH2)
 
 
 def option_names(options: int, table: dict[int, str], ignored: int, what: str, reason: int) -> list[str]:
@@ -388,6 +434,17 @@ def md_from_api(md: MD, api: dict[str, Any]) -> None:
 
 
 # ---- request and response bodies --------------------------------------------------------------
+
+
+def string_message(msg: Any, md: MD) -> None:
+    """As pymqi does: a ``str`` message is put as text, its MD saying so (MQFMT_STRING, CCSID 1208,
+    UTF-8), so that a receiver - or IBM's REST API - reads it as text."""
+    if isinstance(msg, str):
+        md.Format = CMQC.MQFMT_STRING
+        md.CodedCharSetId = UTF8_CCSID
+
+
+UTF8_CCSID = 1208
 
 
 def message_bytes(msg: Any) -> bytes:
@@ -537,6 +594,74 @@ def set_request(selector: int, value: Any) -> dict[str, Any]:
     if selector == CMQC.MQCA_TRIGGER_DATA:
         return {"TRIGDATA": text(value)}
     raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} cannot be set by MQSET")
+
+
+# ---- pymqi's connection and inquiry conventions ------------------------------------------------
+
+# MQCONNX options under which a thread may connect again without MQRC_ALREADY_CONNECTED.
+SHARE_OPTIONS = CMQC.MQCNO_HANDLE_SHARE_BLOCK | CMQC.MQCNO_HANDLE_SHARE_NO_BLOCK
+# What the queue manager says of itself to MQINQ (the emulated level, IBM MQ for z/OS 9.3).
+QMGR_VERSION = b"09030000"
+
+
+def already_connected(qmgr_name: str) -> MQMIError:
+    """MQCONN on a connected object: a warning (MQCC_WARNING, 2002) and the connection stays,
+    as pymqi raises it from MQCONNX."""
+    return MQMIError(CMQC.MQCC_WARNING, CMQC.MQRC_ALREADY_CONNECTED, f"already connected to {qmgr_name}")
+
+
+def connect_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[CD | None, SCO | None, int]:
+    """(cd, sco, opts) of pymqi's ``connect_with_options(name, cd, sco)`` or its keywords
+    (``opts`` an int or an MQCNO)."""
+    if len(args) > 2:
+        raise TypeError(f"Invalid options: {args}")
+    cd = args[0] if args else kwargs.get("cd")
+    sco = args[1] if len(args) > 1 else kwargs.get("sco")
+    opts = kwargs.get("opts", CMQC.MQCNO_NONE)
+    if isinstance(opts, CNO):
+        opts = opts.Options
+    if cd is not None and not isinstance(cd, CD):
+        raise PYIFError("cd must be a CD")
+    return cd, sco, int(opts or 0)
+
+
+def selectors_of(selector: int | list[int] | tuple[int, ...]) -> tuple[list[int], bool]:
+    """The selectors of an MQINQ and whether several were asked (a list gives a dict back)."""
+    if isinstance(selector, (list, tuple)):
+        if not selector:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_COUNT_ERROR, "no selectors")
+        return [int(s) for s in selector], True
+    return [int(selector)], False
+
+
+def qmgr_inquire_value(info: dict[str, Any], selector: int) -> Any:
+    """One queue manager attribute for MQINQ, from ``GET /v1/qmgr``: strings blank-padded to
+    MQ's lengths, as pymqi returns them."""
+    attrs = {str(k).upper(): v for k, v in info.items()}
+    if selector == CMQC.MQCA_Q_MGR_NAME:
+        return padded(str(info.get("name", "")), CMQC.MQ_Q_MGR_NAME_LENGTH)
+    if selector == CMQC.MQCA_QSG_NAME:
+        return padded(str(info.get("qsg", "")), CMQC.MQ_QSG_NAME_LENGTH)
+    if selector == CMQC.MQCA_Q_MGR_DESC:
+        return padded(str(attrs.get("DESCR", "")), 64)
+    if selector == CMQC.MQCA_DEAD_LETTER_Q_NAME:
+        return padded(str(attrs.get("DEADQ", "")), CMQC.MQ_Q_NAME_LENGTH)
+    if selector == CMQC.MQCA_VERSION:
+        return QMGR_VERSION
+    if selector == CMQC.MQIA_COMMAND_LEVEL:
+        return CMQC.MQCMDL_LEVEL_930
+    if selector == CMQC.MQIA_PLATFORM:
+        return CMQC.MQPL_ZOS
+    if selector == CMQC.MQIA_CODED_CHAR_SET_ID:
+        return UTF8_CCSID  # bodies and names are UTF-8 here, not EBCDIC
+    if selector == CMQC.MQIA_SYNCPOINT:
+        return CMQC.MQSP_AVAILABLE
+    if selector == CMQC.MQIA_MAX_PRIORITY:
+        return 9
+    for sel, name in ((CMQC.MQIA_TRIGGER_INTERVAL, "TRIGINT"), (CMQC.MQIA_EXPIRY_INTERVAL, "EXPRYINT")):
+        if selector == sel and name in attrs:
+            return int(attrs[name])
+    raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
 
 
 def open_request(desc: Any, options: int) -> dict[str, Any]:

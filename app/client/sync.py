@@ -37,10 +37,16 @@ from app.client.core import (
     MD,
     OD,
     PMO,
+    SHARE_OPTIONS,
     MQMIError,
     PYIFError,
+    already_connected,
+    connect_arguments,
     credentials_of,
+    qmgr_inquire_value,
+    selectors_of,
     ssl_context,
+    string_message,
     text,
     url_of,
 )
@@ -156,6 +162,8 @@ class QueueManager:
         self._http = http_client
         self._verify = ssl_context(ca_file)  # https: the CA file, else QSG_CA_FILE, else httpx's default
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
+        # Handles of Queue objects collected while open, closed before the next call (see Queue.__del__)
+        self._orphans: list[str] = []
         self.disconnect_on_exit = disconnect_on_exit
         if name is not None or url is not None:
             self.connect(name, url=url)
@@ -171,7 +179,7 @@ class QueueManager:
         fail with MQRC_NOT_AUTHORIZED (2035), as MQCONN does.
         """
         if self._conn.connected:
-            raise PYIFError(f"already connected to {self._conn.qmgr_name}")
+            raise already_connected(self._conn.qmgr_name)
         credentials = credentials_of(user, password, api_key, csp)
         self._auth_headers = credentials.headers() if credentials is not None else None
         base = url_of(url or self._url)
@@ -191,18 +199,33 @@ class QueueManager:
     def connect_tcp_client(self, name: str | None, cd: CD | None, channel: Any = None, conn_name: Any = None,
                            user: str | bytes | None = None, password: str | bytes | None = None, *,
                            api_key: str | None = None, csp: CSP | None = None) -> None:
-        """pymqi's client connection: ``conn_name`` (or ``cd.ConnectionName``) is ``host(port)``."""
+        """pymqi's client connection: ``conn_name`` (or ``cd.ConnectionName``) is ``host(port)``;
+        the channel is recorded in ``cd`` as pymqi does, and otherwise unused."""
+        if cd is not None:
+            if channel:
+                cd.ChannelName = channel
+            if conn_name:
+                cd.ConnectionName = conn_name
         target = conn_name or (cd.ConnectionName if cd is not None else None)
         self.connect(name, user, password, url=url_of(target) if target else None, api_key=api_key, csp=csp)
 
     def connect_with_options(self, name: str | None, *args: Any, **kwargs: Any) -> None:
-        """pymqi's ``connect_with_options``: the ``cd`` keyword (or an MQCD argument) gives the
-        address; ``user=`` and ``password=`` (pymqi), ``csp=`` (an MQCSP, as IBM's ibmmq) or
-        ``api_key=`` the credentials."""
-        cd = kwargs.get("cd") or next((a for a in args if isinstance(a, CD)), None)
+        """pymqi's ``connect_with_options(name, cd, sco)`` or ``(name, opts=, cd=, sco=, user=,
+        password=)``: the CD gives the address; ``user``/``password`` (pymqi), ``csp`` (an MQCSP,
+        as IBM's ibmmq) or ``api_key`` the credentials; ``sco`` is accepted (TLS comes from the
+        address and ``ca_file``). Connecting a connected object raises MQMIError with MQCC_WARNING
+        and MQRC_ALREADY_CONNECTED (2002), as MQCONNX does, and the connection stays; with
+        MQCNO_HANDLE_SHARE_BLOCK or _NO_BLOCK in ``opts`` it returns quietly - real MQ would hand
+        out a second, shareable handle; this object keeps its one."""
+        cd, _sco, opts = connect_arguments(args, kwargs)
+        if self._conn.connected and opts & SHARE_OPTIONS:
+            return
         self.connect_tcp_client(name, cd, conn_name=cd.ConnectionName if cd is not None else None,
                                 user=kwargs.get("user"), password=kwargs.get("password"),
                                 api_key=kwargs.get("api_key"), csp=kwargs.get("csp"))
+
+    connectWithOptions = connect_with_options  # noqa: N815 - pymqi's older names
+    connectTCPClient = connect_tcp_client  # noqa: N815
 
     def disconnect(self) -> None:
         """MQDISC: the unit of work is committed, open queues are closed."""
@@ -250,6 +273,12 @@ class QueueManager:
 
     # ---- unit of work and MQPUT1 ------------------------------------------------------
 
+    def begin(self) -> None:
+        """MQBEGIN: nothing to do. As on z/OS, the first put or get in syncpoint starts the unit
+        of work; there is no global (XA) unit of work to begin. Fails only when not connected."""
+        if not self._conn.connected:
+            raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+
     def commit(self) -> None:
         """MQCMIT."""
         self._run(self._conn.commit())
@@ -259,23 +288,34 @@ class QueueManager:
         self._run(self._conn.backout())
 
     def put1(self, q_desc: OD | str, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
-        """MQPUT1 (open, put, close as one call); ``md`` receives the MsgId and put time."""
-        self._run(self._conn.put(None, msg, md if md is not None else MD(), opts or PMO(), q_desc))
+        """MQPUT1 (open, put, close as one call); ``md`` receives the MsgId and put time. A
+        ``str`` message is put as MQFMT_STRING in UTF-8, as pymqi does."""
+        md = md if md is not None else MD()
+        string_message(msg, md)
+        self._run(self._conn.put(None, msg, md, opts or PMO(), q_desc))
 
-    def inquire(self, selector: int) -> Any:
-        """MQINQ of the queue manager: its name (MQCA_Q_MGR_NAME) or QSG name (MQCA_QSG_NAME)."""
+    def inquire(self, selector: int | list[int]) -> Any:
+        """MQINQ of the queue manager: name, QSG name, version, command level, platform, CCSID,
+        dead-letter queue and the like. A list of selectors gives a dict (as IBM's ibmmq does)."""
         info = self._run(self._conn.qmgr_info())
-        if selector == CMQC.MQCA_Q_MGR_NAME:
-            return info["name"].encode().ljust(48)
-        if selector == CMQC.MQCA_QSG_NAME:
-            return info["qsg"].encode().ljust(4)
-        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_SELECTOR_ERROR, f"selector {selector} is not supported")
+        selectors, many = selectors_of(selector)
+        values = {s: qmgr_inquire_value(info, s) for s in selectors}
+        return values if many else values[selectors[0]]
 
     # ---- driver -------------------------------------------------------------------------
 
     def _run(self, plan: Plan[T]) -> T:
         if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        while self._orphans:
+            hobj = self._orphans.pop()
+            try:
+                self._drive(self._conn.close(hobj))
+            except MQMIError:
+                pass  # already gone (the queue deleted, the handle ended): nothing left to close
+        return self._drive(plan)
+
+    def _drive(self, plan: Plan[T]) -> T:
         try:
             call = next(plan)
             while True:
@@ -305,8 +345,10 @@ class QueueManager:
 
 
 class Queue:
-    """An object handle on a queue (pymqi's ``Queue``): opened at once when given a name and
-    options, else by ``open``."""
+    """An object handle on a queue (pymqi's ``Queue``). As in pymqi, it opens at once only when
+    given a queue and options; given only the queue it opens on first use - MQOO_OUTPUT for a
+    put, MQOO_INPUT_AS_Q_DEF for a get, MQOO_INQUIRE for an inquire, MQOO_SET for a set -
+    and stays open with those options until ``close``."""
 
     def __init__(self, qmgr: QueueManager, q_desc: OD | str | None = None, open_opts: int | None = None) -> None:
         self._qmgr = qmgr
@@ -316,42 +358,79 @@ class Queue:
             self.open(q_desc, open_opts)
 
     def open(self, q_desc: OD | str, open_opts: int | None = None) -> None:
-        """MQOPEN (default options: MQOO_INPUT_AS_Q_DEF | MQOO_OUTPUT, as pymqi)."""
+        """MQOPEN with ``open_opts``; without them only the queue is noted and the open is left
+        to the first put, get, inquire or set (pymqi's deferred open)."""
         if self._hobj is not None:
             raise PYIFError(f"the queue {text(self._desc)} is already open")
-        options = open_opts if open_opts is not None else CMQC.MQOO_INPUT_AS_Q_DEF | CMQC.MQOO_OUTPUT
         self._desc = q_desc
-        self._hobj = self._qmgr._run(self._qmgr._conn.open(q_desc, options))
+        if open_opts is not None:
+            self._hobj = self._qmgr._run(self._qmgr._conn.open(q_desc, open_opts))
 
     def close(self, options: int | None = None) -> None:
-        """MQCLOSE."""
-        self._qmgr._run(self._qmgr._conn.close(self._handle()))
+        """MQCLOSE. As in pymqi the object forgets its queue: open it again to use it."""
+        if self._hobj is None:
+            raise PYIFError("not open")
+        self._qmgr._run(self._qmgr._conn.close(self._hobj))
         self._hobj = None
+        self._desc = None
 
     def put(self, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
-        """MQPUT; ``md`` receives the MsgId, CorrelId and put date/time the queue manager set."""
-        self._qmgr._run(self._qmgr._conn.put(self._handle(), msg, md if md is not None else MD(), opts or PMO()))
+        """MQPUT; ``md`` receives the MsgId, CorrelId and put date/time the queue manager set.
+        A ``str`` message is put as MQFMT_STRING in UTF-8, as pymqi does."""
+        md = md if md is not None else MD()
+        string_message(msg, md)
+        self._qmgr._run(self._qmgr._conn.put(self._opened(CMQC.MQOO_OUTPUT), msg, md, opts or PMO()))
 
     def get(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
         """MQGET: the message body (whole when ``max_length`` is None); ``md`` and
         ``opts.ReturnedLength`` are updated. Raises MQMIError 2033 when no message is available."""
-        return self._qmgr._run(self._qmgr._conn.get(self._handle(), max_length, md if md is not None else MD(),
+        hobj = self._opened(CMQC.MQOO_INPUT_AS_Q_DEF)
+        return self._qmgr._run(self._qmgr._conn.get(hobj, max_length, md if md is not None else MD(),
                                                     opts if opts is not None else GMO()))
 
-    def get_no_jmsprops(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
-        """pymqi's variant that skips JMS properties: messages here carry none."""
-        return self.get(max_length, md, opts)
+    def get_no_jms(self, max_length: int | None = None, md: MD | None = None, opts: GMO | None = None) -> bytes:
+        """pymqi's get without JMS properties (MQGMO_NO_PROPERTIES): messages here carry none."""
+        gmo = opts if opts is not None else GMO()
+        gmo.Options |= CMQC.MQGMO_NO_PROPERTIES | CMQC.MQGMO_FAIL_IF_QUIESCING
+        return self.get(max_length, md, gmo)
 
-    def inquire(self, selector: int) -> Any:
-        """MQINQ of one attribute by MQIA_* / MQCA_* selector (needs MQOO_INQUIRE)."""
-        return self._qmgr._run(self._qmgr._conn.inquire(self._handle(), selector))
+    get_no_rfh2 = get_no_jms
+    get_no_jmsprops = get_no_jms
 
-    def set(self, selector: int, value: Any) -> None:
-        """MQSET of one attribute (inhibit get/put, trigger settings; needs MQOO_SET)."""
-        self._qmgr._run(self._qmgr._conn.set(self._handle(), selector, value))
+    def inquire(self, selector: int | list[int]) -> Any:
+        """MQINQ by MQIA_* / MQCA_* selector (needs MQOO_INQUIRE; opens with it if not open). A
+        list of selectors gives a dict (as IBM's ibmmq does)."""
+        hobj = self._opened(CMQC.MQOO_INQUIRE)
+        selectors, many = selectors_of(selector)
+        values = {s: self._qmgr._run(self._qmgr._conn.inquire(hobj, s)) for s in selectors}
+        return values if many else values[selectors[0]]
+
+    def set(self, selector: int | dict[int, Any], value: Any = None) -> None:
+        """MQSET of an attribute (inhibit get/put, trigger settings; needs MQOO_SET, opens with
+        it if not open); a dict sets several (as IBM's ibmmq does)."""
+        hobj = self._opened(CMQC.MQOO_SET)
+        pairs = selector.items() if isinstance(selector, dict) else [(selector, value)]
+        for sel, val in pairs:
+            self._qmgr._run(self._qmgr._conn.set(hobj, sel, val))
 
     def get_handle(self) -> str:
         return self._handle()
+
+    def __del__(self) -> None:
+        # pymqi closes a Queue object that is collected while open, and programs rely on it (a
+        # Queue(qmgr, name).get() per message). Closing here could block inside a call of the same
+        # thread, so the handle is handed to the connection, which closes it before its next call.
+        hobj = getattr(self, "_hobj", None)
+        if hobj is not None and self._qmgr.is_connected:
+            self._qmgr._orphans.append(hobj)
+
+    def _opened(self, options: int) -> str:
+        """The object handle, opening the queue with ``options`` first when the open was deferred."""
+        if self._hobj is None:
+            if self._desc is None:
+                raise PYIFError("The Queue Descriptor has not been set.")
+            self._hobj = self._qmgr._run(self._qmgr._conn.open(self._desc, options))
+        return self._hobj
 
     def _handle(self) -> str:
         if self._hobj is None:
@@ -368,9 +447,15 @@ class Queue:
 
 def connect(queue_manager: str | None, channel: Any = None, conn_info: Any = None,
             user: str | bytes | None = None, password: str | bytes | None = None, disconnect_on_exit: bool = True,
-            *, api_key: str | None = None, csp: CSP | None = None, **kwargs: Any) -> QueueManager:
-    """pymqi's ``connect``: a connected QueueManager. ``conn_info`` is ``host(port)`` or a URL."""
+            *, api_key: str | None = None, csp: CSP | None = None, cd: CD | None = None,
+            sco: Any = None, cno: Any = None, **kwargs: Any) -> QueueManager:
+    """pymqi's ``connect``: a connected QueueManager. ``conn_info`` is ``host(port)`` or a URL;
+    without it (pymqi's bindings mode) the address comes from MQSERVER, else the local QM1. The
+    channel is not used. ``bytes_encoding`` and ``default_ccsid`` are accepted: text is UTF-8."""
+    kwargs.pop("bytes_encoding", None)
+    kwargs.pop("default_ccsid", None)
     qmgr = QueueManager(None, disconnect_on_exit, **kwargs)
-    qmgr.connect_tcp_client(queue_manager, None, channel, conn_info, user, password, api_key=api_key,
-                            csp=csp)
+    # IBM's ibmmq: connect(name, cd=, csp=, cno=, sco=); the CD carries channel and address
+    qmgr.connect_tcp_client(queue_manager, cd if cd is not None else CD(), channel, conn_info, user, password,
+                            api_key=api_key, csp=csp)
     return qmgr
