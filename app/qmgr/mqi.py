@@ -500,15 +500,21 @@ class Mqi:
         if handle.resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_closed(self.qm.name, handle.resolved.opened.name, key)
         base = handle.resolved.base
-        if handle.creator and deftype(base) == "TEMPDYN":
-            # IBM: a temporary dynamic queue goes, with its messages, when the handle that created
-            # it is closed - by MQCLOSE, MQDISC, or the end of the application or queue manager
-            await self._delete_dynamic(base)
-            return
-        if deftype(base) != PREDEFINED and (handle.deleted or self.qm.cache.queue(base.name) is None):
-            # a logically deleted dynamic queue: the last handle's close removes it
-            await self.qm.dynamic.remove_state(handle.resolved.location)
-            return
+        if deftype(base) != PREDEFINED:
+            try:
+                if handle.creator and deftype(base) == "TEMPDYN":
+                    # IBM: a temporary dynamic queue goes, with its messages, when the handle that
+                    # created it is closed - by MQCLOSE, MQDISC, or the end of the application
+                    await self._delete_dynamic(base)
+                    return
+                if handle.deleted or not self.qm.cache.usable("QUEUE", base.name):
+                    # a logically deleted dynamic queue: the last handle's close removes it
+                    await self.qm.dynamic.remove_state(handle.resolved.location)
+                    return
+            except MQError as exc:
+                # the handle is closed all the same; what is left goes at the next start (TEMPDYN)
+                log.warning("dynamic queue %s not deleted at close: %s", base.name, exc)
+                return
         if handle.options.input:
             # condition 12: the last server of the queue on this QM closed it with messages left
             try:
