@@ -246,3 +246,22 @@ def test_temporary_dynamic_queues_do_not_survive_a_restart(make_fresh_cluster):
     assert display(g, "QM1", temp) is None
     assert display(g, "QM1", perm) is not None
     m.http.close()
+
+
+def test_deleted_while_open_elsewhere_is_logically_deleted(group, connect):
+    m, other = connect(), connect()
+    opened = open_model(m, model(group, "PERMDYN"), "APP.LOGICAL.*")
+    name = opened["object_name"]
+    hobj = other.open(name, ["OUTPUT"])
+    other.put(hobj, "left behind")
+    close(m, opened["hobj"], ["DELETE_PURGE"])
+    # no longer defined, but the other handle keeps it until its close (IBM: MQRC_Q_DELETED)
+    assert display(group, "QM1", name) is None
+    with mq_reason(2052):
+        other.put(hobj, "too late")
+    other.close(hobj)
+    with mq_reason(2085):
+        other.open(name, ["OUTPUT"])
+    # the last close removed it with its messages: a queue defined again under the name is empty
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({name})")
+    assert display(group, "QM1", name)["CURDEPTH"] == 0
