@@ -16,7 +16,6 @@ IBM's rules followed here (MQOD DynamicQName, MQCLOSE Options):
 from __future__ import annotations
 
 import itertools
-import re
 import time
 from collections.abc import Iterable
 
@@ -29,7 +28,6 @@ DEFAULT_DYNAMIC_Q_NAME = "CSQ.*"
 MAX_NAME = 48
 CLOSE_OPTIONS = frozenset({"NONE", "DELETE", "DELETE_PURGE"})
 _SUFFIX_LEN = 16
-_HEX = re.compile(r"[0-9A-F]+")
 
 
 class DynamicNames:
