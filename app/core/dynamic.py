@@ -66,8 +66,10 @@ class DynamicNames:
             raise MQError(MQRC.DYNAMIC_Q_NAME_ERROR, "dynamic_q_name is blank")
         if star == -1:
             return prefix, False
-        # the generated part fills the name up to 48 characters at most (IBM: the whole name <= 48)
-        return prefix + self.suffix()[: MAX_NAME - len(prefix)], True
+        # the generated part fills the name up to 48 characters at most (IBM: the whole name <= 48);
+        # cut from the left, so that what is kept of a short suffix is the part that changes most
+        suffix = self.suffix()
+        return prefix + suffix[max(0, len(suffix) - (MAX_NAME - len(prefix))):], True
 
 
 def parse_close_options(options: Iterable[object] | None) -> frozenset[str]:
