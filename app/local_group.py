@@ -24,7 +24,12 @@ import httpx
 SAMPLE_MQSC = """\
 DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES) DESCR('Application structure of qsg up')
 DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) DESCR('Sample shared queue')
+DEFINE QLOCAL(SYSTEM.DEAD.LETTER.QUEUE) QSGDISP(GROUP) MAXDEPTH(999999999) DESCR('Dead-letter queue')
 """
+
+# DEADQ is an attribute of each queue manager (ALTER QMGR acts on the QM it is sent to): sent to
+# every QM of the group, naming the dead-letter queue that the GROUP definition gives each a COPY of.
+SAMPLE_QMGR_MQSC = "ALTER QMGR DEADQ(SYSTEM.DEAD.LETTER.QUEUE)\n"
 
 
 def _free_port() -> int:
@@ -140,6 +145,8 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
             sample = False  # the sample definitions would need an administrator's credentials
         if sample:
             httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30, verify=verify)
+            for _, url in urls:
+                httpx.post(f"{url}/v1/admin/mqsc", json={"script": SAMPLE_QMGR_MQSC}, timeout=30, verify=verify)
         gateway_url = f"{scheme}://127.0.0.1:{base_port - 1}"
         upstreams = ",".join(f"{name}={url}" for name, url in urls)
         procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(base_port - 1),
@@ -152,7 +159,8 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
         if ca_file is not None:
             _print_trust(ca_file, urls[0][1])
         if sample:
-            print("sample shared queue APP.SHARED.Q on CFSTRUCT(APPL1) is defined; Ctrl-C stops the group")
+            print("sample shared queue APP.SHARED.Q on CFSTRUCT(APPL1) and dead-letter queue "
+                  "SYSTEM.DEAD.LETTER.QUEUE (each QM's DEADQ) are defined; Ctrl-C stops the group")
         _wait_for_interrupt(procs)
         return 0
     except RuntimeError as exc:

@@ -40,8 +40,8 @@ def reason_of(objtype: str, *keywords: tuple[str, str | None]) -> MQError:
 # ---------------------------------------------------------------------------------------------
 
 def test_object_types_and_queue_types() -> None:
-    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT", "QMGR")
-    assert QUEUE_TYPES == ("QLOCAL", "QALIAS", "QREMOTE")
+    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR")
+    assert QUEUE_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL")
 
 
 @pytest.mark.parametrize("objtype", OBJECT_TYPES)
@@ -78,9 +78,19 @@ def test_no_qsgdisp_or_command_keywords_in_catalogue(objtype: str) -> None:
 
 def test_unknown_object_type_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
-        specs("QMODEL")
+        specs("NAMELIST")
     with pytest.raises(ValueError):
         apply_keywords("CHANNEL", {}, [])
+
+
+def test_qmodel_takes_the_local_queue_attributes_and_deftype() -> None:
+    d = defaults("QMODEL")
+    assert d["DEFTYPE"] == "TEMPDYN"  # IBM's default
+    assert set(defaults("QLOCAL")) == set(d)  # the same attributes as a local queue
+    assert apply_keywords("QMODEL", d, [("DEFTYPE", "sharedyn")])["DEFTYPE"] == "SHAREDYN"
+    with pytest.raises(MQError) as info:
+        apply_keywords("QLOCAL", defaults("QLOCAL"), [("DEFTYPE", "PERMDYN")])
+    assert info.value.reason == SYNTAX  # read-only on a local queue: MQOPEN of a model sets it
 
 
 def test_qremote_has_no_get_attribute_and_takes_rname_rqmname_xmitq() -> None:

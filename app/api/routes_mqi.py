@@ -12,6 +12,7 @@ from app.api import wire
 from app.api.body import documented, parse_body
 from app.api.errors import json_response, validation_error
 from app.api.schemas import (
+    CloseRequest,
     ConnectRequest,
     GetBatchRequest,
     GetRequest,
@@ -56,7 +57,8 @@ async def backout(request: Request, hconn: str) -> Response:
 
 @router.post("/{hconn}/objects", status_code=201, summary="MQOPEN")
 async def open_object(request: Request, hconn: str, body: OpenRequest) -> Response:
-    handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options)
+    handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options,
+                                      body.dynamic_q_name)
     resolved = handle.resolved
     return json_response({"hobj": handle.hobj, "object_name": resolved.opened.name,
                           "resolved_q_name": resolved.base.name,
@@ -65,9 +67,11 @@ async def open_object(request: Request, hconn: str, body: OpenRequest) -> Respon
                           "qsgdisp": resolved.base.qsgdisp}, 201)
 
 
-@router.delete("/{hconn}/objects/{hobj}", summary="MQCLOSE")
+@router.delete("/{hconn}/objects/{hobj}", summary="MQCLOSE (optional body: close options)",
+               openapi_extra=documented(CloseRequest, required=False))
 async def close_object(request: Request, hconn: str, hobj: str) -> Response:
-    await _mqi(request).close(hconn, hobj)
+    body = await parse_body(request, CloseRequest)  # no body: MQCO_NONE
+    await _mqi(request).close(hconn, hobj, body.options)
     return json_response({"completion_code": 0, "reason": 0})
 
 

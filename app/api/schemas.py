@@ -24,6 +24,14 @@ class OpenRequest(_Body):
     object_name: StrictStr = Field(..., max_length=48, examples=["APP.Q"])
     object_qmgr: StrictStr = Field("", max_length=48, description="Empty for this QM")
     options: list[StrictStr] = Field(..., max_length=16, examples=[["INPUT_SHARED", "OUTPUT"]])
+    dynamic_q_name: StrictStr = Field("", max_length=48, examples=["APP.REPLY.*"],
+                                      description="MQOD DynamicQName, used when object_name is a model queue: a "
+                                                  "trailing * is replaced by a unique suffix (default CSQ.*)")
+
+
+class CloseRequest(_Body):
+    options: list[StrictStr] = Field(default_factory=list, max_length=4, examples=[["DELETE"]],
+                                     description="MQCO_ options: NONE, DELETE or DELETE_PURGE (a dynamic queue)")
 
 
 class PutRequest(_Body):

@@ -57,6 +57,7 @@ from app.core.reasons import MQRC
 
 __all__ = [
     "AttrSpec",
+    "DYNAMIC_DEFTYPES",
     "MQSET_ATTRS",
     "OBJECT_TYPES",
     "QUEUE_TYPES",
@@ -67,8 +68,13 @@ __all__ = [
     "validate_cross",
 ]
 
-OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT", "QMGR")
-QUEUE_TYPES = ("QLOCAL", "QALIAS", "QREMOTE")
+OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR")
+QUEUE_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL")
+
+# DefinitionType (MQQDT_*) by its MQSC word. A model queue's DEFTYPE says what MQOPEN of it
+# creates (TEMPDYN is IBM's default); a local queue shows how it came to be, read-only:
+# PREDEFINED by DEFINE, or one of the dynamic types when an MQOPEN of a model created it.
+DYNAMIC_DEFTYPES = ("TEMPDYN", "PERMDYN", "SHAREDYN")
 
 # Attributes an application may change with MQSET (InhibitGet, InhibitPut and the trigger
 # attributes), by their MQSC names.
@@ -196,6 +202,14 @@ _QLOCAL_ONLY: tuple[AttrSpec, ...] = (
     _enum("TRIGTYPE", "FIRST", ("FIRST", "EVERY", "DEPTH", "NONE"), mqset=True),
     _enum("USAGE", "NORMAL", ("NORMAL", "XMITQ")),
 )
+
+# DEFINE QMODEL takes the local queue attributes plus DEFTYPE (z/OS: TEMPDYN, PERMDYN, SHAREDYN).
+_QMODEL_ONLY: tuple[AttrSpec, ...] = (
+    _enum("DEFTYPE", "TEMPDYN", DYNAMIC_DEFTYPES),
+)
+
+# A local queue's DefinitionType: not settable by DEFINE/ALTER QLOCAL (MQOPEN of a model sets it).
+_QLOCAL_DEFTYPE = _enum("DEFTYPE", "PREDEFINED", ("PREDEFINED", *DYNAMIC_DEFTYPES), settable=False)
 
 _QALIAS_ONLY: tuple[AttrSpec, ...] = (
     _str("TARGET", 48, synonyms=("TARGQ",)),
@@ -369,7 +383,8 @@ def _table(*groups: Iterable[AttrSpec]) -> dict[str, AttrSpec]:
 
 
 _SPECS: dict[str, dict[str, AttrSpec]] = {
-    "QLOCAL": _table(_COMMON_QUEUE, _QLOCAL_ONLY),
+    "QLOCAL": _table(_COMMON_QUEUE, _QLOCAL_ONLY, (_QLOCAL_DEFTYPE,)),
+    "QMODEL": _table(_COMMON_QUEUE, _QLOCAL_ONLY, _QMODEL_ONLY),
     "QALIAS": _table(_COMMON_QUEUE, _QALIAS_ONLY),
     "QREMOTE": _table(tuple(a for a in _COMMON_QUEUE if a.name not in ("GET", "PROPCTL", "DEFREADA", "CAPEXPRY")),
                       _QREMOTE_ONLY),

@@ -150,9 +150,9 @@ QUEUE_STATUS: tuple[Attr, ...] = (
 )
 _TIMESTAMP = Attr(("timestamps", "altered"), "ALTDATE")
 
-QUEUE_TYPES = {"QLOCAL": "local", "QALIAS": "alias", "QREMOTE": "remote"}
-_MQSC_TYPE = {"all": "ALL", "local": "QLOCAL", "alias": "QALIAS", "remote": "QREMOTE"}
-_NO_SUCH_TYPE = frozenset({"cluster", "model"})  # IBM types this queue manager has no objects of
+QUEUE_TYPES = {"QLOCAL": "local", "QALIAS": "alias", "QREMOTE": "remote", "QMODEL": "model"}
+_MQSC_TYPE = {"all": "ALL", "local": "QLOCAL", "alias": "QALIAS", "remote": "QREMOTE", "model": "QMODEL"}
+_NO_SUCH_TYPE = frozenset({"cluster"})  # IBM types this queue manager has no objects of
 _DISPOSITIONS = frozenset({"live", "all", "copy", "group", "private", "qmgr", "shared"})
 _FILTER_OPS: dict[str, Callable[[Any, Any], bool]] = {
     "lessThan": lambda a, b: a < b, "greaterThan": lambda a, b: a > b,

@@ -131,8 +131,8 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
         table = {("DEFINE", t): self.define for t in DEFINABLE}
         table |= {("ALTER", t): self.alter for t in DEFINABLE}
         table |= {("DELETE", t): self.delete for t in DEFINABLE}
-        table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QREMOTE", "QUEUE", "PROCESS",
-                                                            "CFSTRUCT")}
+        table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "QUEUE",
+                                                            "PROCESS", "CFSTRUCT")}
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
                   ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
                   ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,

@@ -30,6 +30,10 @@ class Handle:
     gen: int
     browse_cursor: str = ""
     changed: bool = False
+    # This handle's MQOPEN created the (dynamic) queue: closing it deletes a TEMPDYN queue.
+    creator: bool = False
+    # The dynamic queue was deleted while this handle had it open: MQRC_Q_DELETED but for MQCLOSE.
+    deleted: bool = False
 
 
 @dataclass

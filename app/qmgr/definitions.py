@@ -124,6 +124,10 @@ class DefinitionCache:
         opened = self.queue(name)
         if opened is None:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"queue '{name}' is not defined on {self.qmgr}")
+        if opened.objtype == "QMODEL":
+            # a model queue holds no messages: MQOPEN of it creates a dynamic queue (Mqi.open)
+            raise MQError(MQRC.OBJECT_TYPE_ERROR,
+                          f"{name} is a model queue: MQOPEN it to create a dynamic queue, then use that queue")
         base = opened
         if opened.objtype == "QALIAS":
             target = str(opened.attrs.get("TARGET", "")).strip()

@@ -22,16 +22,19 @@ from app.cf.engine import BatchMessage, FencedError, GetResult
 from app.cf.keys import structure_name
 from app.core import attributes
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
+from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate_put_md
 from app.core.names import check_object_name, is_object_name
+from app.core.objects import ObjectDef
 from app.core.options import PutOptions, parse_open_options, parse_put_options, resolve_open_options
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection, Handle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
 from app.qmgr.display import display_object, live_counts
+from app.qmgr.dynamic import PREDEFINED, deftype
 from app.security.rights import current_principal
 
 if TYPE_CHECKING:
@@ -377,21 +380,53 @@ class Mqi:
                     handle.changed = True
 
     @recorded(Verb.OPEN)
-    async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
-        """MQOPEN of a queue (local or alias)."""
+    async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any,
+                   dynamic_q_name: Any = "") -> Handle:
+        """MQOPEN of a queue (local or alias), or of a model queue, which creates a dynamic
+        queue named from ``dynamic_q_name`` (app/qmgr/dynamic.py)."""
         conn = self.connection(hconn)
         # In progress from here (no await before): MQDISC, or the end of the connection's session,
         # waits for the open and then closes its handle too, so no open count is left to nobody.
         with self._in_call(conn):
-            return await self._open(conn, object_name, object_qmgr, options)
+            return await self._open(conn, object_name, object_qmgr, options, dynamic_q_name)
 
-    async def _open(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any) -> Handle:
+    def _model(self, object_name: Any, object_qmgr: Any) -> ObjectDef | None:
+        """The model queue an MQOPEN names, if it names one of this queue manager."""
+        if not isinstance(object_name, str) or not isinstance(object_qmgr, str) or not is_object_name(object_name):
+            return None
+        if object_qmgr.strip() not in ("", self.qm.name, self.qm.qsg):
+            return None
+        named = self.qm.cache.queue(object_name)
+        return named if named is not None and named.objtype == "QMODEL" else None
+
+    async def _open(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any,
+                    dynamic_q_name: Any = "") -> Handle:
         if not isinstance(options, list):
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)
         self._check_running("FAIL_IF_QUIESCING" in chosen)
+        model = self._model(object_name, object_qmgr)
+        created: ObjectDef | None = None
+        if model is not None:
+            # the authority to open is checked against the model queue's name, before anything is made
+            self.qm.security.check_open(conn.principal, model.name, chosen)
+            created = await self.qm.dynamic.create(model, dynamic_q_name)
+            try:
+                return await self._open_resolved(conn, self.qm.cache.resolve_queue(created.name), chosen,
+                                                 creator=True)
+            except BaseException:
+                # the open failed after the queue was made: nobody holds it, so it goes again
+                if created.attrs.get("DEFTYPE") == "TEMPDYN":
+                    with contextlib.suppress(MQError):
+                        await self.qm.dynamic.delete(created)
+                raise
         resolved = await self.resolve_target(object_name, object_qmgr)
         self.qm.security.check_open(conn.principal, str(object_name), chosen)
+        return await self._open_resolved(conn, resolved, chosen)
+
+    async def _open_resolved(self, conn: Connection, resolved: ResolvedQueue, chosen: frozenset[str], *,
+                             creator: bool = False) -> Handle:
+        object_name = resolved.opened.name
         if resolved.remote and chosen & {"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "SET"}:
             raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
                           f"{object_name} at {resolved.remote[1]} is a remote queue: open it for OUTPUT (or INQUIRE)")
@@ -405,7 +440,7 @@ class Mqi:
         conn.next_hobj += 1
         if resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_opened(self.qm.name, resolved.opened.name, f"{conn.hconn}:{hobj}")
-        handle = Handle(hobj, resolved, opts, opened.gen)
+        handle = Handle(hobj, resolved, opts, opened.gen, creator=creator)
         if opts.input and int(opened.ipprocs) == 1:
             # condition 13: a trigger monitor opening an initiation queue nobody else reads
             await self.qm.triggers.initq_opened(resolved.base)
@@ -416,18 +451,47 @@ class Mqi:
         handle = conn.handles.get(hobj)
         if handle is None:
             raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is not valid for this connection")
+        if handle.deleted:
+            raise MQError(MQRC.Q_DELETED, f"dynamic queue {handle.resolved.base.name} was deleted: close the handle")
         if handle.changed:
             raise MQError(MQRC.OBJECT_CHANGED, f"{handle.resolved.opened.name} was changed since it was opened")
         return handle
 
     @recorded(Verb.CLOSE)
-    async def close(self, hconn: str, hobj: str) -> None:
-        """MQCLOSE."""
+    async def close(self, hconn: str, hobj: str, options: Any = None) -> None:
+        """MQCLOSE, with the close options MQCO_DELETE / MQCO_DELETE_PURGE for a dynamic queue."""
+        if options is not None and not isinstance(options, list):
+            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQCO_ names")
+        chosen = parse_close_options(options)
         conn = self.connection(hconn)
         handle = conn.handles.get(hobj)
         if handle is None:
             raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is not valid for this connection")
+        delete_now: ObjectDef | None = None
+        if chosen and not handle.deleted:
+            base = self._current(handle.resolved.base)
+            kind = deftype(base)
+            # IBM (MQCLOSE Options): DELETE/DELETE_PURGE delete a permanent dynamic queue, or the
+            # temporary dynamic queue this handle's MQOPEN created; anything else is 2045.
+            through_alias = handle.resolved.opened.objtype != "QLOCAL" or handle.resolved.remote is not None
+            if through_alias or kind == PREDEFINED or (kind == "TEMPDYN" and not handle.creator):
+                raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
+                              f"{handle.resolved.opened.name} is not a permanent dynamic queue (or a temporary "
+                              f"one this handle created): it cannot be deleted by MQCLOSE")
+            if kind != "TEMPDYN":
+                await self.qm.dynamic.check_deletable(base, purge="DELETE_PURGE" in chosen)
+                delete_now = base
         await self._close_handle(conn, handle)
+        if delete_now is not None:
+            await self._delete_dynamic(delete_now)
+
+    async def _delete_dynamic(self, obj: ObjectDef) -> None:
+        """Delete a dynamic queue; this QM's other handles on it answer MQRC_Q_DELETED from now."""
+        for other in self.connections.values():
+            for handle in other.handles.values():
+                if handle.resolved.base.name == obj.name and handle.resolved.base.qsgdisp == obj.qsgdisp:
+                    handle.deleted = True
+        await self.qm.dynamic.delete(obj)
 
     async def _close_handle(self, conn: Connection, handle: Handle) -> None:
         conn.handles.pop(handle.hobj, None)
@@ -435,6 +499,22 @@ class Mqi:
         await self.qm.cf.close_queue(handle.resolved.location, self.qm.name, key)
         if handle.resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_closed(self.qm.name, handle.resolved.opened.name, key)
+        base = handle.resolved.base
+        if deftype(base) != PREDEFINED:
+            try:
+                if handle.creator and deftype(base) == "TEMPDYN":
+                    # IBM: a temporary dynamic queue goes, with its messages, when the handle that
+                    # created it is closed - by MQCLOSE, MQDISC, or the end of the application
+                    await self._delete_dynamic(base)
+                    return
+                if handle.deleted or not self.qm.cache.usable("QUEUE", base.name):
+                    # a logically deleted dynamic queue: the last handle's close removes it
+                    await self.qm.dynamic.remove_state(handle.resolved.location)
+                    return
+            except MQError as exc:
+                # the handle is closed all the same; what is left goes at the next start (TEMPDYN)
+                log.warning("dynamic queue %s not deleted at close: %s", base.name, exc)
+                return
         if handle.options.input:
             # condition 12: the last server of the queue on this QM closed it with messages left
             try:
@@ -535,6 +615,10 @@ class Mqi:
             md.priority = int(defaults.get("DEFPRTY", 0))
         if md.persistence == "AS_Q_DEF":
             md.persistence = "PERSISTENT" if defaults.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
+        if md.persistent and deftype(resolved.base) == "TEMPDYN":
+            # IBM: a temporary dynamic queue holds non-persistent messages only
+            raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
+                          f"{resolved.base.name} is a temporary dynamic queue: it holds non-persistent messages only")
         if md.persistent and resolved.base.qsgdisp == "SHARED":
             cfstruct = self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))
             if not recoverable(cfstruct):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from app.activity import ActivityLog
     from app.cf.engine import CouplingFacility
+    from app.cf.keys import QueueLocation
     from app.core.calls import PutOutcome
     from app.core.clock import Clock
     from app.core.mqmd import MsgIdGenerator
@@ -100,6 +101,18 @@ class StructureFailures(Protocol):
     def structure_failed(self, tag: str) -> None: ...
 
 
+class DynamicQueueAdmin(Protocol):
+    """Dynamic queues (app.qmgr.dynamic.DynamicQueues) as the MQI uses them."""
+
+    async def create(self, model: ObjectDef, dynamic_q_name: object) -> ObjectDef: ...
+
+    async def check_deletable(self, obj: ObjectDef, *, purge: bool) -> None: ...
+
+    async def delete(self, obj: ObjectDef) -> bool: ...
+
+    async def remove_state(self, loc: QueueLocation) -> bool: ...
+
+
 class DefinitionChanges(Protocol):
     """The definition-change workflow (app.qmgr.workflow.DefinitionWorkflow)."""
 
@@ -143,6 +156,8 @@ class MqiHost(QmgrContext, Protocol):
     def triggers(self) -> TriggerHooks: ...
     @property
     def workflow(self) -> DefinitionChanges: ...
+    @property
+    def dynamic(self) -> DynamicQueueAdmin: ...
 
 
 class EventsHost(QmgrContext, Protocol):

@@ -29,11 +29,13 @@ from app.core.objects import ObjectDef
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.cfstruct import StructureService
 from app.qmgr.definitions import DefinitionCache, queue_location
+from app.qmgr.dynamic import DynamicQueues
 from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.igq import IgqAgent
 from app.qmgr.membership import Membership, NameInUse
 from app.qmgr.mqi import Mqi
+from app.qmgr.sysobjects import ensure_default_objects
 from app.qmgr.triggers import TriggerService
 from app.qmgr.workflow import DefinitionWorkflow
 from app.repository.store import Repository
@@ -77,6 +79,7 @@ class QueueManager:
             qsg=self.qsg, repo=repo, db=self.db, cf=self.cf, cache=self.cache, clock=self.clock,
             broadcaster=self.broadcaster, retrigger=self._definition_changed)
         self.mqi = Mqi(self)
+        self.dynamic = DynamicQueues(self)
         self.expiry = ExpiryService(self)
         self.events = EventService(self)
         self.triggers = TriggerService(self)
@@ -117,6 +120,9 @@ class QueueManager:
         await self._recover_previous_incarnation(previous_failed)
         await self._refresh_group_copies()
         await self.events.ensure_event_queue()
+        await ensure_default_objects(self)
+        # temporary dynamic queues never outlive the queue manager run that made them
+        await self.dynamic.purge_temporary()
         await self.reconcile_queue_state()
         self.mqi.start()
         await self._serve()
@@ -175,6 +181,8 @@ class QueueManager:
                     await self.reload_definitions()
                     await self.structures.connect_all()
                     await self._recover_previous_incarnation(previous_failed)
+                    # every connection ended: the temporary dynamic queues they made go too
+                    await self.dynamic.purge_temporary()
                     await self.reconcile_queue_state()
                     break
                 except _REJOIN_FAILURES as exc:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "PROCESS", "CFSTRUCT")
+DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT")
 # Keywords of the commands themselves rather than of the object's attributes.
 COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
                     "ALL", "TYPE", "WHERE", "NAME", "EXCLINT", "ACTION"}
@@ -32,6 +32,9 @@ QSGDISP_FOR = {
     "QLOCAL": ("QMGR", "COPY", "GROUP", "SHARED"),
     "QALIAS": ("QMGR", "COPY", "GROUP"),
     "QREMOTE": ("QMGR", "COPY", "GROUP"),
+    # A model queue is never SHARED itself (DEFINE QMODEL allows QMGR, COPY, GROUP on z/OS);
+    # a SHAREDYN model makes shared dynamic queues.
+    "QMODEL": ("QMGR", "COPY", "GROUP"),
     "PROCESS": ("QMGR", "COPY", "GROUP"),
 }
 

@@ -22,14 +22,16 @@ class DisplayCommands(CommandBase):
     async def display(self, cmd: Command) -> list[dict[str, Any]]:
         objtype = cmd.objtype or ""
         pattern = self._name(cmd, generic=True)
-        objclass = "QUEUE" if objtype in ("QLOCAL", "QALIAS", "QREMOTE", "QUEUE") else objtype
+        queue_types = {"QLOCAL", "QALIAS", "QREMOTE", "QMODEL"}
+        objclass = "QUEUE" if objtype in (*queue_types, "QUEUE") else objtype
         types = {"QLOCAL": {"QLOCAL"}, "QALIAS": {"QALIAS"}, "PROCESS": {"PROCESS"}, "CFSTRUCT": {"CFSTRUCT"},
-                 "QREMOTE": {"QREMOTE"}, "QUEUE": {"QLOCAL", "QALIAS", "QREMOTE"}}[objtype]
+                 "QREMOTE": {"QREMOTE"}, "QMODEL": {"QMODEL"}, "QUEUE": queue_types}[objtype]
         if objtype == "QUEUE" and cmd.get("TYPE"):
             wanted = cmd.value("TYPE").upper()
-            if wanted not in ("QLOCAL", "QALIAS", "QREMOTE", "ALL"):
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({wanted}) is not QLOCAL, QALIAS, QREMOTE or ALL")
-            types = {"QLOCAL", "QALIAS", "QREMOTE"} if wanted == "ALL" else {wanted}
+            if wanted not in (*queue_types, "ALL"):
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                              f"TYPE({wanted}) is not QLOCAL, QALIAS, QREMOTE, QMODEL or ALL")
+            types = queue_types if wanted == "ALL" else {wanted}
         dispositions = self._display_dispositions(cmd, objtype)
         defs = await self.qm.db(self.qm.repo.visible_to, self.qm.name, objclass)
         where = _parse_where(cmd)

@@ -18,13 +18,17 @@ from app.qmgr.definitions import EVENT_SWITCHES, queue_location
 
 
 class ObjectCommands(CommandBase):
-    """DEFINE, ALTER, DELETE (QLOCAL, QALIAS, QREMOTE, PROCESS, CFSTRUCT) and CLEAR QLOCAL."""
+    """DEFINE, ALTER, DELETE (QLOCAL, QALIAS, QREMOTE, QMODEL, PROCESS, CFSTRUCT) and CLEAR QLOCAL."""
 
     def _check_shared_queue(self, objtype: str, qsgdisp: str, attrs: dict) -> None:
-        if objtype == "QLOCAL" and qsgdisp == "SHARED":
+        # z/OS: a shared queue, and a model whose DEFTYPE(SHAREDYN) makes shared dynamic queues,
+        # needs the CF structure its messages live in (CFSTRUCT cannot be blank for SHAREDYN).
+        sharedyn = objtype == "QMODEL" and attrs.get("DEFTYPE") == "SHAREDYN"
+        if (objtype == "QLOCAL" and qsgdisp == "SHARED") or sharedyn:
             cfname = str(attrs.get("CFSTRUCT", "")).strip()
             if not cfname:
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, "a shared queue needs CFSTRUCT(name)")
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, "a shared queue (or a DEFTYPE(SHAREDYN) model) "
+                                                            "needs CFSTRUCT(name)")
             if self.qm.cache.cfstruct(cfname) is None:
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"CFSTRUCT({cfname}) is not defined: DEFINE CFSTRUCT first")
 

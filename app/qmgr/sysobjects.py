@@ -1,0 +1,65 @@
+"""The default objects every queue manager of the group has, as z/OS's CSQ4INSG sample defines
+them with QSGDISP(QMGR): SYSTEM.DEFAULT.LOCAL.QUEUE, SYSTEM.DEFAULT.MODEL.QUEUE (DEFTYPE(TEMPDYN),
+the model an application opens for a temporary reply queue), SYSTEM.DEFAULT.ALIAS.QUEUE,
+SYSTEM.DEFAULT.REMOTE.QUEUE and SYSTEM.DEFAULT.PROCESS.
+
+They are made at queue manager start when missing, the way SYSTEM.ADMIN.PERFM.EVENT is
+(app/qmgr/events.py): an operator's own definition (QMGR or COPY) is left as it is, so the
+start is idempotent and an ALTER of a default object survives restarts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from app.core import attributes
+from app.core.errors import MQError
+from app.core.objects import OBJECT_CLASS, ObjectDef
+
+if TYPE_CHECKING:
+    from app.qmgr.definitions import DefinitionCache
+    from app.repository.store import Repository
+
+T = TypeVar("T")
+
+#: (object type, name, attributes besides the IBM defaults) of each default object
+DEFAULT_OBJECTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("QLOCAL", "SYSTEM.DEFAULT.LOCAL.QUEUE", {"DESCR": "Default local queue"}),
+    ("QMODEL", "SYSTEM.DEFAULT.MODEL.QUEUE", {"DESCR": "Default model queue", "DEFTYPE": "TEMPDYN"}),
+    ("QALIAS", "SYSTEM.DEFAULT.ALIAS.QUEUE", {"DESCR": "Default alias queue"}),
+    ("QREMOTE", "SYSTEM.DEFAULT.REMOTE.QUEUE", {"DESCR": "Default remote queue"}),
+    ("PROCESS", "SYSTEM.DEFAULT.PROCESS", {"DESCR": "Default process"}),
+)
+
+
+class SystemObjectsHost(Protocol):
+    """What making the default objects uses of the queue manager."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def repo(self) -> Repository: ...
+    @property
+    def cache(self) -> DefinitionCache: ...
+
+    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
+
+    async def reload_definitions(self) -> None: ...
+
+
+async def ensure_default_objects(qm: SystemObjectsHost) -> int:
+    """Define each missing default object on this queue manager; returns how many were made."""
+    made = 0
+    for objtype, name, extra in DEFAULT_OBJECTS:
+        if any(d.qsgdisp in ("QMGR", "COPY") for d in qm.cache.usable(OBJECT_CLASS[objtype], name)):
+            continue
+        attrs = {**attributes.defaults(objtype), **extra}
+        try:
+            await qm.db(qm.repo.insert, ObjectDef(objtype, name, "QMGR", qm.name, attrs))
+            made += 1
+        except MQError:
+            pass  # defined meanwhile (another start of this QM's name cannot run: only a DEFINE)
+    if made:
+        await qm.reload_definitions()
+    return made
