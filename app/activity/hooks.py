@@ -264,14 +264,19 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
     before, after = _DESCRIBERS[verb]
     n = len(done) + (failed is not None)
     latency_us = (perf_counter_ns() - started_ns) // 1000 // max(n, 1)
-    now = activity.clock.now_ms()
+    # What the verb's describer takes from the arguments (connection, queue, syncpoint) is the
+    # batch's, the same for every message: described once, copied into each message's record.
+    common = activity.new_record(verb.value)
+    first = done[0][0] if done else (failed[0] if failed is not None else None)
+    try:
+        before(mqi, common, (*args, first), {}, None)
+    except Exception:  # describing never fails a call
+        log.debug("activity: describing %s failed", verb, exc_info=True)
+    common["latency_us"] = latency_us
+    common["ts"] = activity.clock.now_ms()
 
     def one(arg: Any, result: Any, noted: dict[str, Any], error: MQError | None) -> None:
-        rec = activity.new_record(verb.value)
-        try:
-            before(mqi, rec, (*args, arg), {}, None)
-        except Exception:  # describing never fails a call
-            log.debug("activity: describing %s failed", verb, exc_info=True)
+        rec = dict(common)
         noted = dict(noted)
         resolved = noted.pop("resolved", None)
         if resolved is not None:
@@ -285,8 +290,6 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
                 after(mqi, rec, (*args, arg), {}, result)
             except Exception:
                 log.debug("activity: describing the result of %s failed", verb, exc_info=True)
-        rec["latency_us"] = latency_us
-        rec["ts"] = now
         if rec.get("syncpoint", False) is None:
             del rec["syncpoint"]
         activity.submit(rec)
