@@ -15,8 +15,7 @@ import app.client as pymqi
 from app.client import CMQC, aio
 from app.client.core import url_of
 from tests.support.mqsc import shared_q
-
-NO_SYNC_GET = CMQC.MQGMO_NO_SYNCPOINT
+from tests.support.pymqi_group import conn_name, connections, reason_of
 
 
 @pytest.fixture(scope="module")
@@ -26,32 +25,12 @@ def group(make_cluster):
     return g
 
 
-def conn_name(group, qm: str = "QM1") -> str:
-    """The pymqi connection name (host(port)) of a queue manager."""
-    return f"127.0.0.1({group.qms[qm].port})"
-
-
 @pytest.fixture
 def connect(group):
-    made: list[pymqi.QueueManager] = []
-
-    def factory(qm: str = "QM1") -> pymqi.QueueManager:
-        qmgr = pymqi.connect(qm, "DEV.APP.SVRCONN", conn_name(group, qm))
-        made.append(qmgr)
-        return qmgr
-
-    yield factory
-    for qmgr in made:
-        if qmgr.is_connected:
-            qmgr.disconnect()
+    yield from connections(group)
 
 
-def reason_of(call) -> pymqi.MQMIError:
-    with pytest.raises(pymqi.MQMIError) as caught:
-        call()
-    return caught.value
-
-
+NO_SYNC_GET = CMQC.MQGMO_NO_SYNCPOINT
 
 
 # ---- connection -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import app.client as pymqi
 import qsg_pymqi
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
 from tests.support.mqsc import shared_q
+from tests.support.pymqi_group import conn_name, connections, reason_of
 
 
 @pytest.fixture(scope="module")
@@ -24,31 +25,9 @@ def group(make_cluster):
     return g
 
 
-def conn_info(group, qm: str = "QM1") -> str:
-    """A pymqi connection name, host(port), of a queue manager's REST port."""
-    return f"127.0.0.1({group.qms[qm].port})"
-
-
 @pytest.fixture
 def connect(group):
-    made: list[pymqi.QueueManager] = []
-
-    def factory(qm: str = "QM1") -> pymqi.QueueManager:
-        qmgr = pymqi.connect(qm, "DEV.APP.SVRCONN", conn_info(group, qm))
-        made.append(qmgr)
-        return qmgr
-
-    yield factory
-    for qmgr in made:
-        if qmgr.is_connected:
-            qmgr.disconnect()
-
-
-def raised(call) -> pymqi.MQMIError:
-    with pytest.raises(pymqi.MQMIError) as caught:
-        call()
-    return caught.value
-
+    yield from connections(group)
 
 # ---- the commonest program: Queue(qmgr, name).put(text) -----------------------------------------
 
@@ -60,7 +39,7 @@ def test_lazy_open_put_then_get_across_the_group(group, connect):
     out.put("Hello from Python!")  # opened with MQOO_OUTPUT; no syncpoint named: committed at MQDISC
     writer.commit()
     # opened for output only: a get on it is refused as MQ refuses it
-    assert raised(out.get).reason == CMQC.MQRC_NOT_OPEN_FOR_INPUT
+    assert reason_of(out.get).reason == CMQC.MQRC_NOT_OPEN_FOR_INPUT
     out.close()
     with pytest.raises(pymqi.PYIFError):
         out.close()  # pymqi: "not open"
@@ -70,7 +49,7 @@ def test_lazy_open_put_then_get_across_the_group(group, connect):
     assert inq.get(None, md) == b"Hello from Python!"  # opened with MQOO_INPUT_AS_Q_DEF
     assert md.Format == CMQC.MQFMT_STRING  # a str is put as text, as pymqi does
     reader.commit()
-    err = raised(inq.get)
+    err = reason_of(inq.get)
     assert (err.comp, err.reason) == (CMQC.MQCC_FAILED, CMQC.MQRC_NO_MSG_AVAILABLE)
     inq.close()
 
@@ -104,7 +83,7 @@ def test_put1_and_units_of_work(group, connect):
     assert md.MsgId != CMQC.MQMI_NONE and md.Format == CMQC.MQFMT_STRING
     reader = connect("QM2")
     probe = pymqi.Queue(reader, q)
-    assert raised(probe.get).reason == CMQC.MQRC_NO_MSG_AVAILABLE  # not visible before MQCMIT
+    assert reason_of(probe.get).reason == CMQC.MQRC_NO_MSG_AVAILABLE  # not visible before MQCMIT
     probe.close()
     qmgr.backout()
     for body in (b"kept", b"also kept"):
@@ -122,13 +101,13 @@ def test_put1_and_units_of_work(group, connect):
 
 def test_second_connect_warns_2002_and_keeps_the_connection(group):
     qmgr = pymqi.QueueManager(None)
-    qmgr.connect_tcp_client("QM1", pymqi.CD(), "DEV.APP.SVRCONN", conn_info(group))
+    qmgr.connect_tcp_client("QM1", pymqi.CD(), "DEV.APP.SVRCONN", conn_name(group))
     handle = qmgr.get_handle()
-    err = raised(lambda: qmgr.connect_tcp_client("QM1", pymqi.CD(), "DEV.APP.SVRCONN", conn_info(group)))
+    err = reason_of(lambda: qmgr.connect_tcp_client("QM1", pymqi.CD(), "DEV.APP.SVRCONN", conn_name(group)))
     assert (err.comp, err.reason) == (CMQC.MQCC_WARNING, CMQC.MQRC_ALREADY_CONNECTED)
     assert qmgr.is_connected and qmgr.get_handle() == handle
     # with a handle-sharing option MQCONNX does not complain
-    cd = pymqi.CD(ChannelName=b"DEV.APP.SVRCONN", ConnectionName=conn_info(group).encode())
+    cd = pymqi.CD(ChannelName=b"DEV.APP.SVRCONN", ConnectionName=conn_name(group).encode())
     for _ in range(3):
         qmgr.connect_with_options("QM1", cd=cd, opts=CMQC.MQCNO_HANDLE_SHARE_BLOCK)
     assert qmgr.get_handle() == handle
@@ -140,7 +119,7 @@ def test_second_connect_warns_2002_and_keeps_the_connection(group):
 def test_tutorial_start_sequence_connects(group):
     cd = pymqi.CD()
     cd.ChannelName = b"DEV.APP.SVRCONN"
-    cd.ConnectionName = conn_info(group, "QM2").encode()
+    cd.ConnectionName = conn_name(group, "QM2").encode()
     cd.ChannelType = CMQXC.MQCHT_CLNTCONN
     cd.TransportType = CMQXC.MQXPT_TCP
     cd.SSLCipherSpec = b"TLS_AES_256_GCM_SHA384"
@@ -187,7 +166,7 @@ def test_asyncio_queue_opens_lazily_too(group):
     q = shared_q(group)
 
     async def scenario() -> bytes:
-        async with await aio.connect("QM1", "DEV.APP.SVRCONN", conn_info(group)) as qmgr:
+        async with await aio.connect("QM1", "DEV.APP.SVRCONN", conn_name(group)) as qmgr:
             out = aio.Queue(qmgr, q)
             await out.put("async lazily")
             err = None

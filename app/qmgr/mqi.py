@@ -636,6 +636,20 @@ class Mqi:
         md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
         return now
 
+    def _gettable(self, handle: Handle, call: GetCall) -> int:
+        """The checks of MQGET and get-batch before the coupling facility is asked: the handle's
+        open options, the queue manager running, gets not inhibited; the wait in ms, bounded."""
+        gmo = call.gmo
+        if gmo.browse and not handle.options.browse:
+            raise MQError(MQRC.NOT_OPEN_FOR_BROWSE, f"{handle.resolved.opened.name} is not open for browse")
+        if not gmo.browse and not handle.options.any_input:
+            raise MQError(MQRC.NOT_OPEN_FOR_INPUT, f"{handle.resolved.opened.name} is not open for input")
+        limit = self.qm.settings.max_wait_ms
+        self._check_running(gmo.fail_if_quiescing)
+        if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
+            raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
+        return limit if call.wait_ms == -1 else min(call.wait_ms, limit)
+
     def _ended_wait(self, exc: MQError, conn: Connection, wait_ms: int) -> MQError:
         """What a get that found no message answers: 2161 when the queue manager is quiescing
         (a waiting get ends with it), 2009 when its connection ended meanwhile, else ``exc``."""
@@ -652,17 +666,10 @@ class Mqi:
         conn = self.connection(hconn)
         handle = self.handle(conn, hobj)
         gmo = call.gmo
-        if gmo.browse and not handle.options.browse:
-            raise MQError(MQRC.NOT_OPEN_FOR_BROWSE, f"{handle.resolved.opened.name} is not open for browse")
-        if not gmo.browse and not handle.options.any_input:
-            raise MQError(MQRC.NOT_OPEN_FOR_INPUT, f"{handle.resolved.opened.name} is not open for input")
-        if gmo.mode == "MSG_UNDER_CURSOR" and not handle.browse_cursor:
+        # (a handle not open for input answers 2037 from _gettable before this)
+        if gmo.mode == "MSG_UNDER_CURSOR" and handle.options.any_input and not handle.browse_cursor:
             raise MQError(MQRC.NO_MSG_UNDER_CURSOR, "no message has been browsed with this handle")
-        limit = self.qm.settings.max_wait_ms
-        wait_ms = limit if call.wait_ms == -1 else min(call.wait_ms, limit)
-        self._check_running(gmo.fail_if_quiescing)
-        if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
-            raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
+        wait_ms = self._gettable(handle, call)
         with self._in_call(conn):
             if not gmo.browse and gmo.syncpoint != "NO":
                 # Enlisted before the call: if the script runs but its reply is lost (Redis
@@ -801,15 +808,7 @@ class Mqi:
         gmo = call.gmo
         if gmo.mode == "MSG_UNDER_CURSOR":
             raise MQError(MQRC.OPTIONS_ERROR, "MSG_UNDER_CURSOR names one message: use MQGET, not get-batch")
-        if gmo.browse and not handle.options.browse:
-            raise MQError(MQRC.NOT_OPEN_FOR_BROWSE, f"{handle.resolved.opened.name} is not open for browse")
-        if not gmo.browse and not handle.options.any_input:
-            raise MQError(MQRC.NOT_OPEN_FOR_INPUT, f"{handle.resolved.opened.name} is not open for input")
-        limit = self.qm.settings.max_wait_ms
-        wait_ms = limit if call.wait_ms == -1 else min(call.wait_ms, limit)
-        self._check_running(gmo.fail_if_quiescing)
-        if self._current(handle.resolved.opened).attrs.get("GET") == "DISABLED":
-            raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
+        wait_ms = self._gettable(handle, call)
         with self._in_call(conn):
             if not gmo.browse and gmo.syncpoint != "NO":
                 conn.uow_tags.add(handle.resolved.location.tag)  # before the call, as MQGET
