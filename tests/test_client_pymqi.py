@@ -202,3 +202,30 @@ def test_constants_and_modules_programs_name():
     assert "MQRC_ALREADY_CONNECTED" in err.errorAsString()
     with pytest.raises(AttributeError):
         pymqi.SCO(NoSuchField=1)  # unknown fields still raise instead of being ignored
+
+
+def test_model_queue_open_fills_the_od_and_close_deletes(group, connect):
+    qmgr = connect("QM1")
+    od = pymqi.OD()
+    od.ObjectName = b"SYSTEM.DEFAULT.MODEL.QUEUE"  # DEFTYPE(TEMPDYN), defined in every new group
+    od.DynamicQName = b"APP.REPLY.*"
+    replies = pymqi.Queue(qmgr, od, CMQC.MQOO_INPUT_EXCLUSIVE | CMQC.MQOO_OUTPUT)
+    name = od.ObjectName.decode()
+    assert name.startswith("APP.REPLY.") and len(name) > len("APP.REPLY.")  # MQOPEN filled it in
+    replies.put(b"to myself", pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    assert replies.get(None, pymqi.MD(), pymqi.GMO(Options=CMQC.MQGMO_NO_SYNCPOINT)) == b"to myself"
+    replies.close()  # a temporary dynamic queue goes with the handle that made it
+    assert reason_of(lambda: pymqi.Queue(qmgr, name, CMQC.MQOO_OUTPUT)).reason == CMQC.MQRC_UNKNOWN_OBJECT_NAME
+
+    group.mqsc_ok("QM1", "DEFINE QMODEL(APP.PERM.MODEL) DEFTYPE(PERMDYN) REPLACE")
+    od = pymqi.OD()
+    od.ObjectName, od.DynamicQName = b"APP.PERM.MODEL", b"APP.KEEP.*"
+    kept = pymqi.Queue(qmgr, od, CMQC.MQOO_OUTPUT)
+    name = od.ObjectName.decode()
+    kept.put(b"stays", pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    kept.close()  # a permanent dynamic queue outlives its handle ...
+    again = pymqi.Queue(qmgr, name, CMQC.MQOO_OUTPUT)
+    err = reason_of(lambda: again.close(CMQC.MQCO_DELETE))  # ... and MQCO_DELETE refuses while it holds messages
+    assert err.reason == CMQC.MQRC_Q_NOT_EMPTY
+    again.close(CMQC.MQCO_DELETE_PURGE)
+    assert reason_of(lambda: pymqi.Queue(qmgr, name, CMQC.MQOO_OUTPUT)).reason == CMQC.MQRC_UNKNOWN_OBJECT_NAME

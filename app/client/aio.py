@@ -347,7 +347,7 @@ class Queue:
         """MQCLOSE; the object forgets its queue, as in pymqi."""
         if self._hobj is None:
             raise PYIFError("not open")
-        await self._qmgr._run(self._qmgr._conn.close(self._hobj))
+        await self._qmgr._run(self._qmgr._conn.close(self._hobj, options or CMQC.MQCO_NONE))
         self._hobj = None
         self._desc = None
 

@@ -667,4 +667,18 @@ def qmgr_inquire_value(info: dict[str, Any], selector: int) -> Any:
 def open_request(desc: Any, options: int) -> dict[str, Any]:
     name, qmgr = queue_name(desc)
     names = option_names(options, OPEN_OPTIONS, OPEN_IGNORED, "open", CMQC.MQRC_OPTIONS_ERROR)
-    return {"object_name": name, "object_qmgr": qmgr, "options": names}
+    body = {"object_name": name, "object_qmgr": qmgr, "options": names}
+    if isinstance(desc, OD) and text(desc.DynamicQName).strip():
+        body["dynamic_q_name"] = text(desc.DynamicQName)  # used when the queue is a model queue
+    return body
+
+
+CLOSE_OPTIONS = {CMQC.MQCO_DELETE: "DELETE", CMQC.MQCO_DELETE_PURGE: "DELETE_PURGE"}
+# Subscription and quiesce bits: no topics here, and a close never waits for read-ahead.
+CLOSE_IGNORED = CMQC.MQCO_KEEP_SUB | CMQC.MQCO_REMOVE_SUB | CMQC.MQCO_QUIESCE
+
+
+def close_request(options: int) -> dict[str, Any] | None:
+    """The MQCLOSE body for pymqi's close options (None: MQCO_NONE, no body)."""
+    names = option_names(options, CLOSE_OPTIONS, CLOSE_IGNORED, "close", CMQC.MQRC_OPTION_NOT_VALID_FOR_TYPE)
+    return {"options": names} if names else None

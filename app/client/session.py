@@ -35,10 +35,12 @@ import app.client.CMQC as CMQC
 from app.client.core import (
     GMO,
     MD,
+    OD,
     PMO,
     MQMIError,
     PYIFError,
     Reply,
+    close_request,
     error_of,
     get_request,
     get_result,
@@ -254,10 +256,13 @@ class Connection:
 
     def open(self, desc: Any, options: int) -> Plan[str]:
         body = _ok((yield Call("POST", self._path("/objects"), open_request(desc, options))))
+        if isinstance(desc, OD):  # as MQOPEN fills the OD in: a model queue's open names the queue it made
+            name = str(body.get("object_name", ""))
+            desc.ObjectName = name.encode() if isinstance(desc.ObjectName, bytes) else name
         return str(body["hobj"])
 
-    def close(self, hobj: str) -> Plan[None]:
-        _ok((yield Call("DELETE", self._path(f"/objects/{hobj}"))))
+    def close(self, hobj: str, options: int = CMQC.MQCO_NONE) -> Plan[None]:
+        _ok((yield Call("DELETE", self._path(f"/objects/{hobj}"), close_request(options))))
 
     def put(self, hobj: str | None, msg: Any, md: MD, pmo: PMO, desc: Any = None) -> Plan[None]:
         """MQPUT on ``hobj``, or MQPUT1 of ``desc`` when ``hobj`` is None; updates ``md``."""

@@ -370,7 +370,7 @@ class Queue:
         """MQCLOSE. As in pymqi the object forgets its queue: open it again to use it."""
         if self._hobj is None:
             raise PYIFError("not open")
-        self._qmgr._run(self._qmgr._conn.close(self._hobj))
+        self._qmgr._run(self._qmgr._conn.close(self._hobj, options or CMQC.MQCO_NONE))
         self._hobj = None
         self._desc = None
 
