@@ -1,9 +1,9 @@
 """CPU per MQPUT and MQGET (and per message of put-batch, get-batch) inside one process, below
-the HTTP server: the queue manager's ASGI
-application and the bare yardstick (bench/bare_app.py) are called directly with a request, one
-call after another, so the figure is the application's own cost (routing, MQI, Redis client)
-without uvicorn, the network or a load generator. A quick, low-noise loop for profiling work;
-the throughput figures come from bench/bench_wrk.py.
+the HTTP server: the queue manager's ASGI application and the bare yardstick (bench/bare_app.py)
+are called directly with a request, one call after another, so the figure is the application's
+own cost (routing, MQI, Redis client) without uvicorn, the network or a load generator. A quick
+loop for profiling work (figures still move 10-25% between runs on a shared machine); the
+throughput figures come from bench/bench_wrk.py.
 
     python bench/bench_asgi.py [--calls 5000] [--size 1024] [--batch 100] [--activity on|off]
                                [--profile FILE [--profile-verb MQPUT|MQGET|put-batch|get-batch]]
