@@ -15,10 +15,10 @@ import pytest_asyncio
 
 from app.cf import keys
 from app.cf.engine import (
+    BatchMessage,
     CouplingFacility,
     GetMode,
     GetResult,
-    PutRequest,
     Syncpoint,
     TruncatedMessageError,
 )
@@ -202,14 +202,13 @@ async def test_match_by_msg_id_correl_id_and_both(cf: CouplingFacility) -> None:
 async def test_match_on_a_queue_of_100000_messages(cf: CouplingFacility) -> None:
     await define(cf)
     n = 100_000
-    requests = [
-        PutRequest(qmgr="QM1", hconn="C1", gen=None, syncpoint=False, priority=i % 10,
-                   persistent=False, msg_id=mid(i + 1), correl_id=mid(1_000_000 + i % 1000),
-                   md_json=f'{{"i":{i}}}', body=b"%d" % i)
-        for i in range(n)
-    ]
-    results = await cf.put_many(Q, requests)
-    assert all(not isinstance(r, MQError) for r in results)
+    messages = [BatchMessage(priority=i % 10, persistent=False, msg_id=mid(i + 1),
+                             correl_id=mid(1_000_000 + i % 1000), md_json=f'{{"i":{i}}}', body=b"%d" % i)
+                for i in range(n)]
+    for start in range(0, n, 1000):
+        done = await cf.put_batch(Q, qmgr="QM1", hconn="C1", gen=None, syncpoint=False,
+                                  messages=messages[start:start + 1000])
+        assert done.error is None and len(done.puts) == 1000
     assert await cf.queue_depth(Q) == n
 
     got = await get(cf, match_msg_id=mid(73_422))

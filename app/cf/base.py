@@ -172,7 +172,7 @@ class CFBase:
         raise FencedError(f"queue manager {self.qmgr} lost its place in the group ({why}): "
                           f"the connection is broken")
 
-    async def _script(self, call: ScriptArgs, tag: str, incarnation: int, *, client: Any = None) -> Any:
+    async def _script(self, call: ScriptArgs, tag: str, incarnation: int) -> Any:
         """Call a fenced script (``call.SCRIPT``) of structure ``tag`` as ``incarnation`` of this
         queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
         variable part), as lua/_fence.lua describes."""
@@ -181,8 +181,6 @@ class CFBase:
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
         a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
-        if client is not None:
-            return await script(k, a, client=client)
         with _cf_access(tag):
             reply = await self.scripts.evalsha(script, k, a)
         if _is_fenced(reply):

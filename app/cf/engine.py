@@ -40,7 +40,6 @@ from app.cf.results import (
     InputMode,
     OpenResult,
     PutBatchResult,
-    PutRequest,
     PutResult,
     QueueStatistics,
     QueueStatus,
@@ -65,7 +64,7 @@ class CouplingFacility(Messaging, Admin, Recovery):
 
 __all__ = [
     "AvailabilityListener", "BatchMessage", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
-    "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PersistentLog", "PutBatchResult", "PutRequest",
+    "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PersistentLog", "PutBatchResult",
     "PutResult",
     "QueueStatistics", "QueueStatus", "StructureState", "Syncpoint", "TruncatedMessageError", "UowQueueResult",
     "mq_error",

@@ -16,7 +16,6 @@ from app.cf.codec import open_flags as _open_flags
 from app.cf.codec import text as _text
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
-from app.cf.errors import is_fenced as _is_fenced
 from app.cf.errors import mq_error as _mq_error
 from app.cf.keys import QueueKeys, QueueLocation
 from app.cf.replies import (
@@ -60,9 +59,6 @@ from app.cf.scriptargs import (
 )
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-
-#: Bounded pipeline chunk for put_many.
-_PUT_MANY_CHUNK = 1000
 
 #: Values per message in put_batch.lua's variadic ARGV.
 _BATCH_FIELDS = 10
@@ -132,33 +128,6 @@ class Messaging(CFBase):
         if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
             await self.log.force()
         return done
-
-    async def put_many(self, loc: QueueLocation,
-                       requests: Sequence[PutRequest]) -> list[PutResult | MQError]:
-        """Many independent MQPUTs pipelined (bulk loading, benchmarks): each is its own script
-        call with its own outcome (a PutResult or the MQError), in order; a put refused by the
-        CF does not stop the others. Invalid arguments raise before anything is sent; a
-        connection failure raises (earlier chunks are applied, nothing is retried)."""
-        out: list[PutResult | MQError] = []
-        incarnation = self.caller()
-        await self.usable(loc.tag)
-        for start in range(0, len(requests), _PUT_MANY_CHUNK):
-            pipe = self.redis.pipeline(transaction=False)
-            chunk = requests[start:start + _PUT_MANY_CHUNK]
-            for r in chunk:
-                await self._script(self._put_call(loc, r), loc.tag, incarnation, client=pipe)
-            with _cf_access(loc.tag):
-                replies = await pipe.execute(raise_on_error=True)
-            for reply, r in zip(replies, chunk, strict=True):
-                if _is_fenced(reply):
-                    self._fenced("peer recovery fenced its incarnation")
-                try:
-                    out.append(self._put_result(reply, loc, r))
-                except MQError as exc:
-                    out.append(exc)
-        if self.log is not None:
-            await self.log.force()
-        return out
 
     # -- MQGET --
 

@@ -104,7 +104,7 @@ class GetResult:
 
 @dataclass(frozen=True)
 class PutRequest:
-    """One message for ``put_many`` (same meaning as the keyword arguments of ``put``)."""
+    """One MQPUT as ``put`` takes it (its keyword arguments, held together for the script call)."""
 
     qmgr: str
     hconn: str
