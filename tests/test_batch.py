@@ -18,7 +18,7 @@ import redis
 
 from app.core.igq import IGQ_XMITQ
 from tests.support.cluster import FAST
-from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.mq import MQ, connections, mq_reason
 from tests.support.mqsc import shared_q
 from tests.support.names import uniq
 from tests.support.waits import wait_until
@@ -42,21 +42,8 @@ def pool():
 
 @pytest.fixture
 def connect(group):
-    """Factory of connections to a queue manager; all disconnected after the test."""
-    made: list[MQ] = []
-
-    def factory(qm: str = "QM1") -> MQ:
-        m = MQ(group.url(qm), "BATCHER")
-        made.append(m)
-        return m
-
-    yield factory
-    for m in made:
-        try:
-            m.disconnect()
-        except MQFailed:
-            pass
-        m.http.close()
+    """Factory of connections (MQCONN) to a queue manager; all disconnected after the test."""
+    yield from connections(group, "BATCHER")
 
 
 def raw(m: MQ, path: str, hobj: str, body: Any) -> httpx.Response:

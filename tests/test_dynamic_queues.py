@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.mq import MQ, connections, mq_reason
 from tests.support.names import uniq
 
 
@@ -21,21 +21,8 @@ def group(make_cluster):
 
 @pytest.fixture
 def connect(group):
-    """Factory of connections; all disconnected after the test."""
-    made: list[MQ] = []
-
-    def factory(qm: str = "QM1") -> MQ:
-        m = MQ(group.url(qm), "DYNQ")
-        made.append(m)
-        return m
-
-    yield factory
-    for m in made:
-        try:
-            m.disconnect()
-        except MQFailed:
-            pass
-        m.http.close()
+    """Factory of connections (MQCONN) to a queue manager; all disconnected after the test."""
+    yield from connections(group, "DYNQ")
 
 
 def open_model(m: MQ, model: str, dynamic_q_name: str = "", options: list[str] | None = None) -> dict:

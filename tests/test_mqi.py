@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.mq import MQ, MQFailed, mq_reason
+from tests.support.mq import MQ, MQFailed, connections, mq_reason
 from tests.support.mqsc import shared_q
 from tests.support.names import uniq
 
@@ -47,20 +47,7 @@ def pool():
 @pytest.fixture
 def connect(group):
     """Factory of connections (MQCONN) to a queue manager; all disconnected after the test."""
-    made: list[MQ] = []
-
-    def factory(qm: str = "QM1", appl_name: str = "PYTEST") -> MQ:
-        m = MQ(group.url(qm), appl_name)
-        made.append(m)
-        return m
-
-    yield factory
-    for m in made:
-        try:
-            m.disconnect()
-        except MQFailed:
-            pass
-        m.http.close()
+    yield from connections(group, "PYTEST")
 
 
 def private_q(group, qm: str = "QM1", attrs: str = "") -> str:

@@ -197,3 +197,22 @@ class AsyncMQ(Requests):
 
     async def disconnect(self) -> None:
         await self.call(*self._disconnect())
+
+
+def connections(group, appl_name: str = "PYTEST") -> Iterator[Any]:
+    """Body of a ``connect`` fixture: yields ``connect(qm="QM1", appl_name=...)``, an ``MQ``
+    connected to that queue manager of ``group``, and disconnects every one when the test ends."""
+    made: list[MQ] = []
+
+    def connect(qm: str = "QM1", appl_name: str = appl_name) -> MQ:
+        m = MQ(group.url(qm), appl_name)
+        made.append(m)
+        return m
+
+    yield connect
+    for m in made:
+        try:
+            m.disconnect()
+        except MQFailed:
+            pass
+        m.http.close()
