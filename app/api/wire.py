@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from app.api.errors import REASON_BY_FIELD
 from app.api.schemas import GetBatchRequest, GetRequest, PutBatchMessage, PutBatchRequest, PutRequest
-from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
+from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import MQError
 from app.core.mqmd import NO_ID, as_text, hex_id, validate_put_md
 from app.core.options import parse_get_options, parse_put_options
@@ -110,9 +110,8 @@ def _message_error(index: int, exc: ValidationError) -> MQError:
 def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
     """A put-batch request body as one ``PutCall`` per message (sharing the batch's options).
     Every message is checked before anything is put: a malformed one (MQMD, data, encoding)
-    fails the whole call with its reason, its index in the message text, and nothing put."""
-    if not 1 <= len(body.messages) <= MAX_BATCH:
-        raise MQError(MQRC.PMO_ERROR, f"a put-batch takes 1 to {MAX_BATCH} messages, not {len(body.messages)}")
+    fails the whole call with its reason, its index in the message text, and nothing put. (How
+    many messages a batch may hold is the MQI's rule: ``Mqi.put_batch``.)"""
     pmo = parse_put_options(body.options)
     calls = []
     for i, raw in enumerate(body.messages):
@@ -144,9 +143,7 @@ def put_batch_response(outcomes: list[PutOutcome]) -> dict[str, Any]:
 
 def get_batch_call(body: GetBatchRequest) -> tuple[GetCall, int]:
     """A get-batch request body as the MQI's ``GetCall`` (for every message) and the most
-    messages to return."""
-    if not 1 <= body.max_messages <= MAX_BATCH:
-        raise MQError(MQRC.GMO_ERROR, f"max_messages must be 1 to {MAX_BATCH}, not {body.max_messages}")
+    messages to return (its bounds are the MQI's rule: ``Mqi.get_batch``)."""
     return get_call(body), body.max_messages
 
 
