@@ -89,15 +89,20 @@ class Messaging(CFBase):
             if reply.full_event:
                 self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
             raise _mq_error(reply.code, loc)
-        depth_event, service_event = reply.depth_event, reply.service_event
-        self._fired(loc, depth_event, service_event)
+        return self._put_done(loc, reply, r.qmgr, r.hconn, r.syncpoint, r.md_json, r.body)
+
+    def _put_done(self, loc: QueueLocation, reply: PutReply, qmgr: str, hconn: str, syncpoint: bool,
+                  md_json: str | bytes, body: bytes) -> PutResult:
+        """A message put (by put or put_batch): its events fired, its record written to the
+        recovery log when the script returned one (a logged persistent message), its result."""
+        self._fired(loc, reply.depth_event, reply.service_event)
         if reply.meta and self.log is not None:
-            md = r.md_json if isinstance(r.md_json, bytes) else r.md_json.encode()
-            self.log.put(loc.tag, r.qmgr, r.hconn, r.syncpoint, loc.name, reply.seq, _text(reply.meta), md, r.body)
+            md = md_json if isinstance(md_json, bytes) else md_json.encode()
+            self.log.put(loc.tag, qmgr, hconn, syncpoint, loc.name, reply.seq, _text(reply.meta), md, body)
         return PutResult(
             reply.seq, reply.depth_after, reply.depth_before, reply.available_after,
             reply.visible, reply.ipprocs, reply.opprocs,
-            tuple(e for e in (depth_event, service_event) if e), (reply.trig_before, reply.trig_after))
+            tuple(e for e in (reply.depth_event, reply.service_event) if e), (reply.trig_before, reply.trig_after))
 
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
@@ -277,16 +282,8 @@ class Messaging(CFBase):
                 raise _mq_error(reply.code, loc)  # nothing put: worth the one retry of a lost structure
             return reply
         reply = await self._once_more_if_lost(loc.tag, call)
-        puts: list[PutResult] = []
-        for put, m in zip(reply.puts, messages, strict=False):
-            self._fired(loc, put.depth_event, put.service_event)
-            if put.meta and self.log is not None:
-                md = m.md_json if isinstance(m.md_json, bytes) else m.md_json.encode()
-                self.log.put(loc.tag, qmgr, hconn, syncpoint, loc.name, put.seq, _text(put.meta), md, m.body)
-            puts.append(PutResult(
-                put.seq, put.depth_after, put.depth_before, put.available_after, put.visible, put.ipprocs,
-                put.opprocs, tuple(e for e in (put.depth_event, put.service_event) if e),
-                (put.trig_before, put.trig_after)))
+        puts = [self._put_done(loc, put, qmgr, hconn, syncpoint, m.md_json, m.body)
+                for put, m in zip(reply.puts, messages, strict=False)]
         error = None
         if reply.code:
             if reply.full_event:
