@@ -231,11 +231,7 @@ class Messaging(CFBase):
                 self._discarded(loc, reply.discarded)
             _check(code, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED), reply=reply)
             break
-        browse = call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value)
-        return GetResult(  # positional (the MQGET path): md_json, body, ... in field order
-            reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
-            reply.depth_after, code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, reply.available_after,
-            reply.id, browse, reply.syncpoint, code, reply.expiry_ms)
+        return _got(reply, browse=call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value))
 
     def _discarded(self, loc: QueueLocation, n: int) -> None:
         if n and self.on_expired is not None:
@@ -372,10 +368,7 @@ class Messaging(CFBase):
             if reply.code:
                 raise _mq_error(reply.code, loc, reply=reply.messages[0] if reply.messages else None)
             browse = call.mode != GetMode.GET.value
-            return [GetResult(m.md, m.data, m.data_length, m.backout_count, m.persistent, m.cursor, m.depth_after,
-                              m.code == MQRC.TRUNCATED_MSG_ACCEPTED, m.depth_before, m.available_after, m.id,
-                              browse, m.syncpoint, m.code, m.expiry_ms)
-                    for m in reply.messages]
+            return [_got(m, browse=browse) for m in reply.messages]
 
     # -- expiry --
 
@@ -508,3 +501,10 @@ class Messaging(CFBase):
         call = ClearOpensArgs(keys.structure_handles(tag, qmgr), keys.structure_prefix(tag), qmgr)
         return ClearOpensReply.parse(await self._script(call, tag, self.caller())).cleared
 
+
+def _got(reply: GetReply, *, browse: bool) -> GetResult:
+    """The result of a message got or browsed (by get or get_batch) from the script's reply."""
+    return GetResult(  # positional: md_json, body, ... in field order
+        reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
+        reply.depth_after, reply.code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, reply.available_after,
+        reply.id, browse, reply.syncpoint, reply.code, reply.expiry_ms)

@@ -686,11 +686,8 @@ class Mqi:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse:
                 handle.browse_cursor = result.cursor
-        md = MQMD.from_dict(orjson.loads(result.md_json))
-        md.backout_count = result.backout_count
-        md.expiry = remaining_tenths(result.expiry_at_ms, self.qm.clock.now_ms())
         note(conn.hconn, depth=result.depth)  # activity record
-        return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
+        return _got_message(result, call, self.qm.clock.now_ms())
 
     # ---- batches: put-batch and get-batch (docs/api.md §12) ------------------------------
 
@@ -827,10 +824,7 @@ class Mqi:
         now = self.qm.clock.now_ms()
         got: list[GotMessage] = []
         for result in results:
-            md = MQMD.from_dict(orjson.loads(result.md_json))
-            md.backout_count = result.backout_count
-            md.expiry = remaining_tenths(result.expiry_at_ms, now)
-            message = GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
+            message = _got_message(result, call, now)
             done.append((call, message, {"depth": result.depth}))
             got.append(message)
         return got
@@ -881,3 +875,12 @@ class Mqi:
                               else MQRC.SELECTOR_ERROR, exc.message) from None
             raise
         return display_object(updated)
+
+
+def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
+    """What MQGET returns for a message the coupling facility handed over: its MQMD as stored,
+    with the backout count and the expiry that remains now."""
+    md = MQMD.from_dict(orjson.loads(result.md_json))
+    md.backout_count = result.backout_count
+    md.expiry = remaining_tenths(result.expiry_at_ms, now_ms)
+    return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
