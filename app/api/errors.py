@@ -79,7 +79,8 @@ def error_response(exc: MQError) -> Response:
     return json_response(exc.to_body(), http_status(exc.reason))
 
 
-def _validation_reason(exc: RequestValidationError, path: str) -> MQError:
+def validation_error(exc: RequestValidationError, path: str) -> MQError:
+    """The ``MQError`` a malformed request answers with: the reason its first field maps to."""
     errors = exc.errors()
     loc = errors[0].get("loc", ()) if errors else ()
     field = next((str(p) for p in loc[1:2]), "")
@@ -89,11 +90,6 @@ def _validation_reason(exc: RequestValidationError, path: str) -> MQError:
     detail = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}"
                        for e in errors[:3])
     return MQError(reason, f"malformed request: {detail}")
-
-
-def validation_error(exc: RequestValidationError, path: str) -> MQError:
-    """The ``MQError`` a malformed request body answers with (what ``response_for`` sends)."""
-    return _validation_reason(exc, path)
 
 
 IBM_PREFIX = "/ibmmq/"
@@ -139,7 +135,7 @@ def response_for(exc: Exception, method: str, path: str) -> Response:
     if isinstance(exc, MQError):
         return error_response(exc)
     if isinstance(exc, RequestValidationError):
-        return error_response(_validation_reason(exc, path))
+        return error_response(validation_error(exc, path))
     if isinstance(exc, StarletteHTTPException):
         reason = MQRC.UNKNOWN_OBJECT_NAME if exc.status_code == 404 else MQRC.OPTIONS_ERROR
         return json_response(MQError(reason, f"{method} {path}: {exc.detail}").to_body(), exc.status_code)
