@@ -671,6 +671,53 @@ def test_md_context_fields_and_defaults(group, connect):
     assert (forged["put_appl_name"], forged["put_qmgr"], forged["backout_count"]) == ("PAYROLL", "QM2", 0)
 
 
+def test_md_character_set_group_and_segment_fields_round_trip(group, connect):
+    q = shared_q(group)
+    putter, reader = connect("QM1"), connect("QM2")
+    h = putter.open(q, ["OUTPUT"])
+    group_id = "ab" * 24
+    fields = {"encoding": 785, "coded_char_set_id": 1047, "group_id": group_id, "msg_seq_number": 3,
+              "offset": 0, "msg_flags": ["LAST_MSG_IN_GROUP", "MSG_IN_GROUP"], "original_length": 10}
+    put = putter.put(h, "grouped", md=fields, options=["NO_SYNCPOINT"])["md"]
+    putter.put(h, "q-mgr ccsid", md={"coded_char_set_id": 0}, options=["NO_SYNCPOINT"])
+    plain = putter.put(h, "plain", options=["NO_SYNCPOINT"])["md"]
+    hin = reader.open(q, ["INPUT_SHARED"])
+    got = reader.get(hin)["md"]
+    for md in (put, got):  # IBM's order of MsgFlags, whatever order they came in
+        assert {k: md[k] for k in fields} == {**fields, "msg_flags": ["MSG_IN_GROUP", "LAST_MSG_IN_GROUP"]}, md
+    # MQCCSI_Q_MGR becomes the queue manager's CCSID (500 on z/OS by default) at MQPUT
+    assert reader.get(hin)["md"]["coded_char_set_id"] == 500
+    # an MQMD naming none of them: this API's text is UTF-8 (1208), x86 encoding, not in a group
+    got_plain = reader.get(hin)["md"]
+    for md in (plain, got_plain):
+        assert (md["coded_char_set_id"], md["encoding"], md["group_id"], md["msg_seq_number"], md["offset"],
+                md["msg_flags"], md["original_length"]) == (1208, 546, NO_ID, 1, 0, [], -1)
+        assert md["put_appl_type"] == 6 and md["accounting_token"] == "0" * 64 and md["appl_identity_data"] == ""
+
+
+@pytest.mark.parametrize("md, reason", [
+    ({"msg_flags": ["NOT_A_FLAG"]}, 2249), ({"msg_flags": "SEGMENT"}, 2249), ({"msg_seq_number": 0}, 2250),
+    ({"offset": -1}, 2251), ({"original_length": -2}, 2252), ({"group_id": "xyz"}, 2026),
+    ({"coded_char_set_id": 70000}, 2026), ({"encoding": "native"}, 2026),
+])
+def test_md_group_and_character_set_field_errors(group, connect, md, reason):
+    q = shared_q(group)
+    m = connect("QM1")
+    r = request(m, "POST", f"/v1/connections/{{h}}/objects/{m.open(q, ['OUTPUT'])}/put", {"data": "x", "md": md})
+    assert_error(r, reason, 400)
+
+
+def test_context_fields_are_ignored_without_a_set_context_option(group, connect):
+    q = shared_q(group)
+    m = connect("QM1", "HONEST")
+    forged = m.put1(q, "x", md={"user_identifier": "SOMEONE", "appl_identity_data": "forged",
+                                "accounting_token": "ff" * 32, "put_appl_type": 99, "appl_origin_data": "ABCD",
+                                "put_appl_name": "OTHER"}, options=["NO_SYNCPOINT"])["md"]
+    assert (forged["appl_identity_data"], forged["accounting_token"], forged["put_appl_type"],
+            forged["appl_origin_data"], forged["put_appl_name"]) == ("", "0" * 64, 6, "", "HONEST")
+    assert forged["user_identifier"] != "SOMEONE"
+
+
 def test_base64_bodies_round_trip_binary_bytes(group, connect):
     q = shared_q(group)
     m1, m2 = connect("QM1"), connect("QM2")

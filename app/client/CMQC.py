@@ -136,7 +136,7 @@ MQRO_EXCEPTION_WITH_FULL_DATA = 0x07000000
 MQRO_DISCARD_MSG = 0x08000000
 
 # Encoding / CCSID
-MQENC_NATIVE = 0x00000111
+MQENC_NATIVE = 0x00000222  # x86 Linux, where clients run (pymqi takes the platform's)
 MQCCSI_Q_MGR = 0
 
 # Object types

@@ -403,11 +403,61 @@ def md_to_api(md: MD) -> dict[str, Any]:
         raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_PERSISTENCE_ERROR, f"Persistence {md.Persistence} is not valid")
     if md.MsgType not in _MSG_TYPES:
         raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_MSG_TYPE_ERROR, f"MsgType {md.MsgType} is not supported")
-    return {"msg_id": id_hex(md.MsgId, "MsgId"), "correl_id": id_hex(md.CorrelId, "CorrelId"),
-            "priority": md.Priority, "persistence": _PERSISTENCE[md.Persistence], "expiry": md.Expiry,
-            "reply_to_q": text(md.ReplyToQ), "reply_to_qmgr": text(md.ReplyToQMgr),
-            "report": report_names(md.Report), "msg_type": _MSG_TYPES[md.MsgType], "feedback": md.Feedback,
-            "format": text(md.Format)}
+    out = {"msg_id": id_hex(md.MsgId, "MsgId"), "correl_id": id_hex(md.CorrelId, "CorrelId"),
+           "priority": md.Priority, "persistence": _PERSISTENCE[md.Persistence], "expiry": md.Expiry,
+           "reply_to_q": text(md.ReplyToQ), "reply_to_qmgr": text(md.ReplyToQMgr),
+           "report": report_names(md.Report), "msg_type": _MSG_TYPES[md.MsgType], "feedback": md.Feedback,
+           "format": text(md.Format)}
+    # The rarer fields only when they differ from MQ's defaults (smaller requests). As an MQ
+    # client does, MQCCSI_Q_MGR means the client's own CCSID: this client's text is UTF-8.
+    ccsid = UTF8_CCSID if md.CodedCharSetId == CMQC.MQCCSI_Q_MGR else md.CodedCharSetId
+    if ccsid != UTF8_CCSID:
+        out["coded_char_set_id"] = ccsid
+    if md.Encoding != CMQC.MQENC_NATIVE:
+        out["encoding"] = md.Encoding
+    if md.GroupId != CMQC.MQGI_NONE:
+        out["group_id"] = id_hex(md.GroupId, "GroupId")
+    if md.MsgSeqNumber != 1:
+        out["msg_seq_number"] = md.MsgSeqNumber
+    if md.Offset:
+        out["offset"] = md.Offset
+    if md.MsgFlags:
+        out["msg_flags"] = msg_flag_names(md.MsgFlags)
+    if md.OriginalLength != CMQC.MQOL_UNDEFINED:
+        out["original_length"] = md.OriginalLength
+    return out
+
+
+_MSG_FLAGS = {CMQC.MQMF_SEGMENTATION_ALLOWED: "SEGMENTATION_ALLOWED", CMQC.MQMF_SEGMENT: "SEGMENT",
+              CMQC.MQMF_LAST_SEGMENT: "LAST_SEGMENT", CMQC.MQMF_MSG_IN_GROUP: "MSG_IN_GROUP",
+              CMQC.MQMF_LAST_MSG_IN_GROUP: "LAST_MSG_IN_GROUP"}
+
+
+def msg_flag_names(flags: int) -> list[str]:
+    """MQMF_ bits as docs/api.md's msg_flags names; an unknown bit fails as MQ fails it (2249)."""
+    if not isinstance(flags, int) or flags & ~sum(_MSG_FLAGS):
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_MSG_FLAGS_ERROR, f"MsgFlags {flags!r} are not valid")
+    return [name for bit, name in _MSG_FLAGS.items() if flags & bit]
+
+
+def context_to_api(md: MD, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The context fields of an MD (``fields``: docs/api.md names) as docs/api.md's ``md`` holds
+    them, for a put that sets context (MQPMO_SET_IDENTITY_CONTEXT / SET_ALL_CONTEXT)."""
+    values = {"user_identifier": lambda: text(md.UserIdentifier),
+              "accounting_token": lambda: bytes(md.AccountingToken).ljust(32, b"\0")[:32].hex(),
+              "appl_identity_data": lambda: text(md.ApplIdentityData),
+              "put_appl_type": lambda: md.PutApplType, "put_appl_name": lambda: text(md.PutApplName),
+              "put_date_time": lambda: _put_date_time(md), "appl_origin_data": lambda: text(md.ApplOriginData)}
+    return {name: values[name]() for name in fields}
+
+
+def _put_date_time(md: MD) -> str:
+    """PutDate (YYYYMMDD) and PutTime (HHMMSSTH) as docs/api.md's ISO-8601 put_date_time."""
+    date, time_ = text(md.PutDate), text(md.PutTime)
+    if len(date) != 8 or len(time_) < 6:
+        return ""
+    hundredths = time_[6:8].ljust(2, "0")
+    return f"{date[:4]}-{date[4:6]}-{date[6:8]}T{time_[:2]}:{time_[2:4]}:{time_[4:6]}.{hundredths}0Z"
 
 
 def md_from_api(md: MD, api: dict[str, Any]) -> None:
@@ -425,7 +475,14 @@ def md_from_api(md: MD, api: dict[str, Any]) -> None:
            MsgType=inverse_types.get(str(api.get("msg_type")), md.MsgType), Feedback=api.get("feedback", 0),
            Format=padded(api.get("format", ""), 8), BackoutCount=api.get("backout_count", 0),
            PutApplName=padded(api.get("put_appl_name", ""), 28),
-           UserIdentifier=padded(api.get("user_identifier") or "", 12))  # who put it (authentication on)
+           UserIdentifier=padded(api.get("user_identifier") or "", 12),  # who put it (authentication on)
+           Encoding=api.get("encoding", CMQC.MQENC_NATIVE), CodedCharSetId=api.get("coded_char_set_id", UTF8_CCSID),
+           GroupId=bytes.fromhex(api.get("group_id", "0" * 48)), MsgSeqNumber=api.get("msg_seq_number", 1),
+           Offset=api.get("offset", 0), OriginalLength=api.get("original_length", CMQC.MQOL_UNDEFINED),
+           MsgFlags=sum(bit for bit, name in _MSG_FLAGS.items() if name in api.get("msg_flags", [])),
+           AccountingToken=bytes.fromhex(api.get("accounting_token", "0" * 64)),
+           ApplIdentityData=padded(api.get("appl_identity_data", ""), 32), PutApplType=api.get("put_appl_type", 0),
+           ApplOriginData=padded(api.get("appl_origin_data", ""), 4))
     stamp = api.get("put_date_time")
     if stamp:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))

@@ -20,6 +20,7 @@ from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
 NO_ID = "0" * 48
+NO_ACCOUNTING_TOKEN = "0" * 64  # MQACT_NONE: 32 bytes of zeros
 PERSISTENCE = ("PERSISTENT", "NOT_PERSISTENT", "AS_Q_DEF")
 MSG_TYPES = ("DATAGRAM", "REQUEST", "REPLY", "REPORT")
 REPORT_OPTIONS = frozenset({
@@ -27,12 +28,33 @@ REPORT_OPTIONS = frozenset({
     "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA", "COPY_MSG_ID_TO_CORREL_ID",
     "PASS_CORREL_ID", "PASS_MSG_ID", "NEW_MSG_ID", "DISCARD_MSG",
 })
-# Fields an application sets; the context and output fields below are set by the queue manager.
+# Fields an application sets.
 INPUT_FIELDS = frozenset({
     "msg_id", "correl_id", "priority", "persistence", "expiry", "reply_to_q", "reply_to_qmgr",
-    "report", "msg_type", "feedback", "format", "properties",
+    "report", "msg_type", "feedback", "format", "properties", "encoding", "coded_char_set_id",
+    "group_id", "msg_seq_number", "offset", "msg_flags", "original_length",
 })
-OUTPUT_FIELDS = frozenset({"backout_count", "put_appl_name", "put_date_time", "put_qmgr", "user_identifier"})
+# The context fields: identity (UserIdentifier, AccountingToken, ApplIdentityData) and origin
+# (PutApplType, PutApplName, PutDate/PutTime, ApplOriginData). The queue manager sets them at
+# MQPUT unless the put-message options let the application set or pass them.
+IDENTITY_FIELDS = ("user_identifier", "accounting_token", "appl_identity_data")
+ORIGIN_FIELDS = ("put_appl_type", "put_appl_name", "put_date_time", "appl_origin_data")
+CONTEXT_FIELDS = frozenset(IDENTITY_FIELDS + ORIGIN_FIELDS)
+# Fields only the queue manager sets: accepted on input (an MQMD returned by one call may be
+# handed to the next) and ignored.
+OUTPUT_FIELDS = frozenset({"backout_count", "put_qmgr"})
+MSG_FLAGS = ("SEGMENTATION_ALLOWED", "MSG_IN_GROUP", "LAST_MSG_IN_GROUP", "SEGMENT", "LAST_SEGMENT")
+#: MQENC_NATIVE of the platforms clients run on (x86, little-endian), what an MQMD that names
+#: no encoding gets.
+DEFAULT_ENCODING = 546
+#: Text in this API's bodies is UTF-8: an MQMD that names no CodedCharSetId gets 1208 (an
+#: explicit MQCCSI_Q_MGR, 0, gets the queue manager's CCSID at MQPUT, as IBM MQ does).
+DEFAULT_CCSID = 1208
+CCSID_Q_MGR = 0
+#: PutApplType the queue manager gives: MQAT_QMGR for its own messages (events, reports,
+#: trigger messages), MQAT_UNIX for applications (they reach it over the network from Linux).
+APPL_TYPE_QMGR = 7
+APPL_TYPE_CLIENT = 6
 MAX_PRIORITY = 9
 # Message properties (MQSETMP / JMS user properties, the IBM REST API's ibm-mq-usr-*): a flat
 # object of name -> string, number, boolean or null, as the usr folder of an MQRFH2 holds.
@@ -57,20 +79,38 @@ class MQMD:
     feedback: int = 0
     format: str = "MQSTR"
     properties: dict[str, Any] | None = None  # message properties (the usr folder), None = none
+    encoding: int = DEFAULT_ENCODING
+    coded_char_set_id: int = DEFAULT_CCSID
+    group_id: str = NO_ID  # 48 hex digits; all zeros = not in a group
+    msg_seq_number: int = 1
+    offset: int = 0
+    msg_flags: list[str] = field(default_factory=list)  # MQMF_ names without the prefix
+    original_length: int = -1
     backout_count: int = 0
+    put_appl_type: int = 0
     put_appl_name: str = ""
     put_date_time: str = ""
+    appl_origin_data: str = ""
     put_qmgr: str = ""
     user_identifier: str = ""
+    accounting_token: str = NO_ACCOUNTING_TOKEN  # 64 hex digits (32 bytes)
+    appl_identity_data: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape (wire and coupling facility); ``properties`` only when there are some."""
+    def to_dict(self, *, compact: bool = False) -> dict[str, Any]:
+        """The JSON shape: the wire's (every field) or, ``compact``, the coupling facility's,
+        which leaves out the fields most messages leave at their defaults (group, segment,
+        encoding and the rarer context fields): every stored byte costs on every MQPUT/MQGET.
+        ``properties`` only when there are some."""
         out = {"msg_id": self.msg_id, "correl_id": self.correl_id, "priority": self.priority,
                "persistence": self.persistence, "expiry": self.expiry, "reply_to_q": self.reply_to_q,
                "reply_to_qmgr": self.reply_to_qmgr, "report": list(self.report), "msg_type": self.msg_type,
                "feedback": self.feedback, "format": self.format, "backout_count": self.backout_count,
                "put_appl_name": self.put_appl_name, "put_date_time": self.put_date_time,
                "put_qmgr": self.put_qmgr, "user_identifier": self.user_identifier}
+        for name, default in _RARE_DEFAULTS.items():
+            value = getattr(self, name)
+            if not compact or value != default:
+                out[name] = list(value) if name == "msg_flags" else value
         if self.properties:
             out["properties"] = dict(self.properties)
         return out
@@ -86,6 +126,12 @@ class MQMD:
 
 
 _FIELD_NAMES = tuple(MQMD.__dataclass_fields__)
+# The fields a compact MQMD leaves out when they hold these values.
+_RARE_DEFAULTS: dict[str, Any] = {
+    "encoding": DEFAULT_ENCODING, "coded_char_set_id": DEFAULT_CCSID, "group_id": NO_ID, "msg_seq_number": 1,
+    "offset": 0, "msg_flags": [], "original_length": -1, "put_appl_type": 0, "appl_origin_data": "",
+    "accounting_token": NO_ACCOUNTING_TOKEN, "appl_identity_data": "",
+}
 
 # Formats whose bodies are text: MQSTR, and the queue manager's own messages, whose bodies this
 # emulator writes as JSON (events MQEVENT, trigger messages MQTRIG, dead letters MQDEAD).
@@ -124,19 +170,20 @@ def _name(value: Any, field: str, max_len: int) -> str:
     return value.strip()
 
 
-def validate_put_md(md: Any) -> tuple[MQMD, list[tuple[int, str]]]:
+def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple[MQMD, list[tuple[int, str]]]:
     """Check the application's MQMD (its JSON object) for MQPUT/MQPUT1.
 
     Returns the MQMD with its input fields normalised and the warnings to report (IBM's 2049
     when the priority exceeds the maximum: the message is queued at priority 9, but its MQMD
-    keeps the priority the application gave). Context and output fields are not taken from
-    the application: the queue manager sets them.
+    keeps the priority the application gave). Of the context fields only those in ``settable``
+    (what MQPMO_SET_IDENTITY_CONTEXT / SET_ALL_CONTEXT allow) are checked and taken; the others,
+    and the output fields, are ignored, as IBM MQ ignores them: the queue manager sets them.
     """
     if md is None or md == {}:
         return MQMD(), []  # the common case: every field defaulted
     if not isinstance(md, dict):
         raise MQError(MQRC.MD_ERROR, "md must be an object")
-    unknown = set(md) - INPUT_FIELDS - OUTPUT_FIELDS
+    unknown = md.keys() - INPUT_FIELDS - CONTEXT_FIELDS - OUTPUT_FIELDS
     if unknown:
         raise MQError(MQRC.MD_ERROR, f"unknown md field(s): {', '.join(sorted(unknown))}")
     out: dict[str, Any] = {}
@@ -185,7 +232,67 @@ def validate_put_md(md: Any) -> tuple[MQMD, list[tuple[int, str]]]:
         properties = _properties(md["properties"])
         if properties:  # kept out of the MQMD when empty, so MQMDs stay the shape they always were
             out["properties"] = properties
+    if not md.keys() <= _COMMON_FIELDS:  # the rarer fields: checked only when given
+        _rare_fields(md, out, settable)
     return MQMD(**out), warnings
+
+
+_COMMON_FIELDS = frozenset({
+    "msg_id", "correl_id", "priority", "persistence", "expiry", "reply_to_q", "reply_to_qmgr",
+    "report", "msg_type", "feedback", "format", "properties"}) | OUTPUT_FIELDS
+
+
+def _int_field(md: dict[str, Any], name: str, low: int, reason: int, default: int) -> int:
+    value = md.get(name, default)
+    if not _is_int(value) or value < low or value > 0x7FFFFFFF:
+        raise MQError(reason, f"md.{name} must be an integer from {low} to 2147483647")
+    return value
+
+
+def _rare_fields(md: dict[str, Any], out: dict[str, Any], settable: frozenset[str]) -> None:
+    """Check the encoding, character set, group and segment fields, and the context fields the
+    application may set, of an application's MQMD into ``out``."""
+    out["encoding"] = _int_field(md, "encoding", 0, MQRC.MD_ERROR, DEFAULT_ENCODING)
+    ccsid = md.get("coded_char_set_id", DEFAULT_CCSID)
+    # 0 MQCCSI_Q_MGR, -1 EMBEDDED, -2 INHERIT, -3 APPL, -4 AS_PUBLISHED, or a CCSID
+    if not _is_int(ccsid) or not -4 <= ccsid <= 65535:
+        raise MQError(MQRC.MD_ERROR, "md.coded_char_set_id must be a CCSID (1-65535) or 0 (MQCCSI_Q_MGR)")
+    out["coded_char_set_id"] = ccsid
+    if "group_id" in md:
+        out["group_id"] = hex_id(md["group_id"], "md.group_id")
+    out["msg_seq_number"] = _int_field(md, "msg_seq_number", 1, MQRC.MSG_SEQ_NUMBER_ERROR, 1)
+    out["offset"] = _int_field(md, "offset", 0, MQRC.OFFSET_ERROR, 0)
+    original_length = md.get("original_length", -1)
+    if not _is_int(original_length) or original_length < -1:
+        raise MQError(MQRC.ORIGINAL_LENGTH_ERROR, "md.original_length must be -1 (MQOL_UNDEFINED) or >= 0")
+    out["original_length"] = original_length
+    flags = md.get("msg_flags", [])
+    if not isinstance(flags, list) or any(f not in MSG_FLAGS and f != "NONE" for f in flags):
+        raise MQError(MQRC.MSG_FLAGS_ERROR, f"md.msg_flags must be a list of {', '.join(MSG_FLAGS)}")
+    out["msg_flags"] = [f for f in MSG_FLAGS if f in flags]  # IBM's order, no duplicates
+    # context fields, in the MQMD's lengths
+    md = {name: value for name, value in md.items() if name in settable}
+    if "user_identifier" in md:
+        out["user_identifier"] = _name(md["user_identifier"], "user_identifier", 12)
+    if "accounting_token" in md:
+        token = md["accounting_token"]
+        if not isinstance(token, str) or len(token) != 64:
+            raise MQError(MQRC.MD_ERROR, "md.accounting_token must be 64 hexadecimal digits (32 bytes)")
+        try:
+            bytes.fromhex(token)
+        except ValueError:
+            raise MQError(MQRC.MD_ERROR, "md.accounting_token must be 64 hexadecimal digits (32 bytes)") from None
+        out["accounting_token"] = token.lower()
+    if "appl_identity_data" in md:
+        out["appl_identity_data"] = _name(md["appl_identity_data"], "appl_identity_data", 32)
+    if "put_appl_type" in md:
+        out["put_appl_type"] = _int_field(md, "put_appl_type", -1, MQRC.MD_ERROR, 0)
+    if "put_appl_name" in md:
+        out["put_appl_name"] = _name(md["put_appl_name"], "put_appl_name", 28)
+    if "put_date_time" in md:
+        out["put_date_time"] = _name(md["put_date_time"], "put_date_time", 24)
+    if "appl_origin_data" in md:
+        out["appl_origin_data"] = _name(md["appl_origin_data"], "appl_origin_data", 4)
 
 
 def _properties(value: Any) -> dict[str, Any]:

@@ -26,7 +26,16 @@ from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.igq import IGQ_XMITQ, transmission_message
-from app.core.mqmd import MQMD, NO_ID, MsgIdGenerator, format_put_time, validate_put_md
+from app.core.mqmd import (
+    APPL_TYPE_CLIENT,
+    APPL_TYPE_QMGR,
+    CCSID_Q_MGR,
+    MQMD,
+    NO_ID,
+    MsgIdGenerator,
+    format_put_time,
+    validate_put_md,
+)
 from app.core.names import check_object_name, is_object_name
 from app.core.objects import ObjectDef
 from app.core.options import PutOptions, parse_open_options, parse_put_options, resolve_open_options
@@ -579,7 +588,7 @@ class Mqi:
             raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                           f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
         now = self._fill_put_md(conn, resolved, opened, md, pmo)
-        stored_md, stored_data = md.to_dict(), data
+        stored_md, stored_data = md.to_dict(compact=True), data
         if resolved.remote:
             # intra-group queuing: the message travels in a transmission header on the shared
             # SYSTEM.QSG.TRANSMIT.QUEUE, addressed (by CorrelId) to the destination QM's agent
@@ -634,6 +643,9 @@ class Mqi:
         now = self.qm.clock.now_ms()
         md.backout_count, md.put_appl_name, md.put_date_time = 0, conn.appl_name, format_put_time(now)
         md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
+        md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+        if md.coded_char_set_id == CCSID_Q_MGR:
+            md.coded_char_set_id = int(self.qm.attrs.get("CCSID", 500))
         return now
 
     def _gettable(self, handle: Handle, call: GetCall) -> int:
@@ -739,7 +751,7 @@ class Mqi:
             except MQError as exc:
                 refused = exc
                 break
-            stored_md, stored_data = md.to_dict(), data
+            stored_md, stored_data = md.to_dict(compact=True), data
             if resolved.remote:
                 # intra-group queuing, as MQPUT: a transmission header on SYSTEM.QSG.TRANSMIT.QUEUE
                 stored_md, header = transmission_message(stored_md, data, *resolved.remote)
