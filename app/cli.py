@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from datetime import UTC
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import httpx
 
+from app.logsetup import configure_logging
 from app.settings import Settings
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ def serve(**given: Any) -> None:
     from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
+    configure_logging(settings.log_level, settings.log_format)
     try:
         check_tls(settings)
         check_dependencies(settings)
@@ -74,7 +77,10 @@ def serve(**given: Any) -> None:
         # stderr is the QM's log in a container too: one banner, not also a log record
         banner = (f"WARNING: {settings.qmgr}: AUTHENTICATION IS OFF (QSG_AUTH=off): every caller may connect, "
                   "put, get and run MQSC without credentials. Use only on a trusted machine.")
-        click.echo("!" * 100 + "\n" + banner + "\n" + "!" * 100, err=True)
+        if settings.log_format == "json":  # every line of a JSON log is a record
+            logging.getLogger("app.cli").warning(banner)
+        else:
+            click.echo("!" * 100 + "\n" + banner + "\n" + "!" * 100, err=True)
     app = create_app(settings)
 
     class QueueManagerServer(uvicorn.Server):
@@ -87,8 +93,9 @@ def serve(**given: Any) -> None:
                 qm.begin_quiesce()
             super().handle_exit(sig, frame)
 
+    # log_config=None: uvicorn keeps the one set-up (app/logsetup.py) instead of its own
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                            timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES,
+                            log_config=None, timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES,
                             ssl_certfile=settings.tls_cert or None, ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
 
@@ -123,8 +130,9 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
     except TlsError as exc:
         click.echo(f"qsg gateway: {exc}", err=True)
         sys.exit(2)
+    configure_logging()
     uvicorn.run(create_gateway(targets, verify=verify), host=host or "127.0.0.1", port=port, log_level="warning",
-                ssl_certfile=tls_cert or None, ssl_keyfile=tls_key or None)
+                log_config=None, ssl_certfile=tls_cert or None, ssl_keyfile=tls_key or None)
 
 
 def _credentials(user: str | None, password_stdin: bool, api_key: str | None) -> Credentials | None:
@@ -172,14 +180,12 @@ def trigmon(url: str | None, initq: str, deadq: str | None, timeout_s: float, us
     With authentication on, its user needs CONNECT, GET on the initiation queue and PUT on the
     dead-letter queue.
     """
-    import logging
 
     from app.client.core import PYIFError
     from app.trigmon import TriggerMonitor
 
     credentials = _credentials(user, password_stdin, api_key)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not every MQGET of the initiation queue
+    configure_logging()
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
     try:
         monitor = TriggerMonitor(url, initq, deadq=deadq, timeout_s=timeout_s, credentials=credentials,
@@ -549,13 +555,12 @@ def analytics_schedule(at: str | None, activity_dir: str | None, output: str | N
                        retries: int | None, retry_delay_s: float | None) -> None:
     """Run the job every night at --at for the previous day (catching up a missed night at
     start); a failed night is retried and then reported in its status (listed at /reports)."""
-    import logging
     import signal
     import threading
 
     from app.analytics.schedule import NightlySchedule, job_in_subprocess, parse_at
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    configure_logging()
     try:
         run_at = parse_at(at or "02:00")
     except ValueError as exc:

@@ -69,6 +69,8 @@ class Settings(BaseSettings):
         "", description="CA bundle this QM verifies the other members of its group with when it calls them over "
                         "https; empty = the system's trust store plus tls_cert when it is self-signed")
     ltpa_expiry_s: float = Field(7200.0, gt=0, description="Lifetime of an IBM REST login token (LtpaToken2)")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="Log records as plain text lines or JSON lines (stderr)")
 
     @property
     def scheme(self) -> str:

@@ -131,7 +131,7 @@ class Membership:
             return
         self._lost = True
         self._stopping.set()
-        log.error("%s: incarnation %s lost its place in the group: %s", self.qmgr, self.incarnation, why)
+        log.error("CSQE016E %s: incarnation %s lost its place in the group (disconnected from the coupling facility): %s", self.qmgr, self.incarnation, why)
         if self.on_lease_lost is not None:
             self.on_lease_lost(why)
 
@@ -252,14 +252,14 @@ class Membership:
             # never change anything this recovery resolves. Restarting, fence every older one.
             lowest = self.incarnation if failed == self.qmgr else member.incarnation + 1
             assert lowest is not None
-            log.info("%s: peer recovery of %s (incarnations below %d fenced) started", self.qmgr, failed, lowest)
+            log.info("CSQE011I %s: peer recovery of %s (incarnations below %d fenced) started", self.qmgr, failed, lowest)
             await self.fence(failed, lowest)
             counts = await self._resolve_units_of_work(failed, self.shared_tags())
             info = await self.group.member_info(failed)
             if failed != self.qmgr and int(info.get("incarnation") or 0) == member.incarnation:
                 info.update(status="FAILED", recovered=True)  # unless it has rejoined meanwhile
                 await self.group.record_member(failed, info)
-            log.info("%s: peer recovery of %s complete: %d unit(s) of work backed out, %d committed, "
+            log.info("CSQE013I %s: peer recovery of %s complete: %d unit(s) of work backed out, %d committed, "
                      "%d handle(s) cleared", self.qmgr, failed, *counts)
             if self.on_recovered:
                 await self.on_recovered(failed, counts)  # (backed out, committed, handles cleared)

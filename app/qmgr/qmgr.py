@@ -148,7 +148,7 @@ class QueueManager:
         await self.membership.start_watching()
         self.igq.start()
         self.status = "RUNNING"
-        log.info("queue manager %s of %s is running (incarnation %s)", self.name, self.qsg, self.cf.incarnation)
+        log.info("CSQY022I queue manager %s of %s initialization complete, running (incarnation %s)", self.name, self.qsg, self.cf.incarnation)
 
     # ---- losing and regaining the place in the group -------------------------------------
 
