@@ -8,6 +8,7 @@ Both end in ``ActivityWriter.submit``, which never blocks and does no I/O.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,13 @@ class ActivityLog:
         self.qmgr = qmgr
         self.clock = clock or SystemClock()
         self.writer = writer
-        self.enabled = writer is not None
+        #: Sees every record as it is submitted (the queue manager's metrics, app/metrics.py).
+        self.observer: Callable[[dict[str, Any]], None] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether records are made: for the log (a writer) or for an observer (metrics)."""
+        return self.writer is not None or self.observer is not None
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock | None = None) -> ActivityLog:
@@ -68,6 +75,8 @@ class ActivityLog:
         return {"v": SCHEMA_VERSION, "ts": 0, "qsg": self.qsg, "qmgr": self.qmgr, "verb": verb}
 
     def submit(self, record: dict[str, Any]) -> None:
+        if self.observer is not None:
+            self.observer(record)
         if self.writer is not None:
             self.writer.submit(record)
 
@@ -84,11 +93,11 @@ class ActivityLog:
         """Record a happening now, e.g. ``emit(Verb.EXPIRY, object="APP.Q", qsgdisp="SHARED",
         count=3)`` or ``emit(Verb.EVENT, object="APP.Q", rc=2224)``. Fields that are None are
         left out. Never waits: happenings are not calls that could be slowed down."""
-        if self.writer is None:
+        if not self.enabled:
             return
         record = self.new_record(str(verb))
         record.update({k: v for k, v in fields.items() if v is not None})
         record.setdefault("cc", 0)
         record.setdefault("rc", 0)
         record["ts"] = fields.get("ts") or self.clock.now_ms()
-        self.writer.submit(record)
+        self.submit(record)

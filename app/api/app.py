@@ -53,6 +53,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
+    app.include_router(routes_qmgr.operations)  # GET /metrics
     app.include_router(routes_mqi.router)
     app.include_router(routes_admin.router)
     app.include_router(routes_reports.router)

@@ -8,6 +8,7 @@ from starlette.responses import Response
 from app.api.errors import error_response, json_response
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.qmgr.metrics import CONTENT_TYPE
 
 router = APIRouter(prefix="/v1", tags=["queue manager"])
 
@@ -38,3 +39,12 @@ async def ready(request: Request) -> Response:
     if qm.status != "RUNNING":
         return error_response(MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"queue manager is {qm.status.lower()}"))
     return json_response({"status": "READY", "qmgr": qm.name})
+
+
+operations = APIRouter(tags=["operations"])
+
+
+@operations.get("/metrics", summary="Prometheus metrics of this queue manager (text exposition format)")
+async def metrics(request: Request) -> Response:
+    qm = request.app.state.qm
+    return Response(await qm.metrics.render(), media_type=CONTENT_TYPE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from time import perf_counter
 from typing import Any, NoReturn, Protocol, TypeVar
 
 from redis.asyncio import Redis
@@ -59,6 +60,8 @@ class CFBase:
         self.qsg = qsg
         self.clock = clock
         self.scripts = ScriptRegistry(redis)
+        #: Told each fenced script's name and round trip in seconds (the QM's metrics).
+        self.observe_call: Callable[[str, float], None] | None = None
         self.listener = AvailabilityListener(listener_redis or redis, keys.availability_pattern(qsg))
         #: Named leases: recovery locks, backup locks, the expiry-scanner lease.
         self.leases = Leases(redis, self.scripts)
@@ -181,8 +184,11 @@ class CFBase:
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
         a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
+        started = perf_counter()
         with _cf_access(tag):
             reply = await self.scripts.evalsha(script, k, a)
+        if self.observe_call is not None:
+            self.observe_call(call.SCRIPT, perf_counter() - started)
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
         return reply

@@ -131,7 +131,8 @@ class Membership:
             return
         self._lost = True
         self._stopping.set()
-        log.error("CSQE016E %s: incarnation %s lost its place in the group (disconnected from the coupling facility): %s", self.qmgr, self.incarnation, why)
+        log.error("CSQE016E %s: incarnation %s lost its place in the group (disconnected from the coupling facility): "
+                  "%s", self.qmgr, self.incarnation, why)
         if self.on_lease_lost is not None:
             self.on_lease_lost(why)
 
@@ -252,7 +253,8 @@ class Membership:
             # never change anything this recovery resolves. Restarting, fence every older one.
             lowest = self.incarnation if failed == self.qmgr else member.incarnation + 1
             assert lowest is not None
-            log.info("CSQE011I %s: peer recovery of %s (incarnations below %d fenced) started", self.qmgr, failed, lowest)
+            log.info("CSQE011I %s: peer recovery of %s (incarnations below %d fenced) started",
+                     self.qmgr, failed, lowest)
             await self.fence(failed, lowest)
             counts = await self._resolve_units_of_work(failed, self.shared_tags())
             info = await self.group.member_info(failed)

@@ -34,6 +34,7 @@ from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.igq import IgqAgent
 from app.qmgr.membership import Membership, NameInUse
+from app.qmgr.metrics import QmgrMetrics
 from app.qmgr.mqi import Mqi
 from app.qmgr.sysobjects import ensure_default_objects
 from app.qmgr.triggers import TriggerService
@@ -86,6 +87,9 @@ class QueueManager:
         self.igq = IgqAgent(self)
         self.security = Security(self)
         self.structures = StructureService(self)
+        self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
+        self.activity.observer = self.metrics.observe
+        self.cf.observe_call = self.metrics.observe_cf_call
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
@@ -148,7 +152,8 @@ class QueueManager:
         await self.membership.start_watching()
         self.igq.start()
         self.status = "RUNNING"
-        log.info("CSQY022I queue manager %s of %s initialization complete, running (incarnation %s)", self.name, self.qsg, self.cf.incarnation)
+        log.info("CSQY022I queue manager %s of %s initialization complete, running (incarnation %s)",
+                 self.name, self.qsg, self.cf.incarnation)
 
     # ---- losing and regaining the place in the group -------------------------------------
 

@@ -1,0 +1,187 @@
+"""Prometheus metrics of one queue manager (``GET /metrics``, prometheus-client's text format).
+
+Two kinds, so that the hot path pays only a counter increment:
+- **counted as they happen**, from the activity records every MQI call and group happening
+  already produces (app/activity/hooks.py; one funnel, ``ActivityLog.observer``): calls by verb
+  and reason code with latency histograms, events, trigger messages, expired messages, IGQ
+  transfers, peer recoveries; and the coupling-facility script round
+  trips (app/cf/base.py ``observe_call``);
+- **read at scrape time** from the coupling facility and the queue manager: per local queue
+  CURDEPTH, uncommitted messages, this QM's enqueue/dequeue counts, open input/output handles
+  and the age of its last put and get; connections, units of work, the heartbeat lease and
+  each CF structure's status.
+
+Names follow Prometheus conventions (``qsg_`` prefix, ``_total`` counters, seconds); the README
+lists them. The registry is the queue manager's own, so several QMs in one process (tests)
+keep apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from app.activity.schema import MQI_VERBS, Verb
+from app.cf.keys import shared_tag
+from app.core.reasons import reason_name
+from app.qmgr.definitions import queue_location
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# MQI calls take from tens of microseconds (a get from an empty queue) to a wait of minutes.
+_CALL_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300)
+_CF_BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.25, 1)
+
+
+class QmgrMetrics:
+    """The metrics of one queue manager ``qm`` (a ``QueueManager``)."""
+
+    def __init__(self, qm: Any) -> None:
+        self.qm = qm
+        self.registry = CollectorRegistry(auto_describe=False)
+        r = self.registry
+        self.calls = Counter("qsg_mqi_calls", "MQI calls by verb and reason code (0 = MQRC_NONE)",
+                             ("verb", "reason"), registry=r)
+        self.latency = Histogram("qsg_mqi_call_duration_seconds", "Latency of MQI calls in the queue manager",
+                                 ("verb",), buckets=_CALL_BUCKETS, registry=r)
+        self.events = Counter("qsg_events", "Instrumentation events issued, by reason", ("reason",), registry=r)
+        self.triggers = Counter("qsg_trigger_messages", "Trigger messages put", registry=r)
+        self.expired = Counter("qsg_expired_messages", "Expired messages discarded", registry=r)
+        self.igq = Counter("qsg_igq_messages", "Messages moved by intra-group queuing", registry=r)
+        self.recoveries = Counter("qsg_peer_recoveries", "Peer recoveries of failed queue managers done here",
+                                  registry=r)
+        self.cf_calls = Histogram("qsg_cf_call_duration_seconds", "Round trips of coupling-facility scripts",
+                                  ("script",), buckets=_CF_BUCKETS, registry=r)
+        r.register(_Snapshot(self))
+        self._snapshot: list[GaugeMetricFamily] = []
+        self._by_verb: dict[tuple[str, int], Any] = {}  # labelled children, looked up once
+
+    # -- as it happens --
+
+    def observe(self, record: dict[str, Any]) -> None:
+        """One activity record (``ActivityLog.observer``)."""
+        verb = record.get("verb")
+        if verb in MQI_VERBS:
+            rc = int(record.get("rc", 0))
+            key = (verb, rc)
+            children = self._by_verb.get(key)
+            if children is None:
+                children = (self.calls.labels(verb, str(rc)), self.latency.labels(verb))
+                self._by_verb[key] = children
+            children[0].inc()
+            children[1].observe(record.get("latency_us", 0) / 1e6)
+        elif verb == Verb.EVENT:
+            self.events.labels(reason_name(int(record.get("rc", 0)))).inc()
+        elif verb == Verb.TRIGGER:
+            self.triggers.inc()
+        elif verb == Verb.EXPIRY:
+            self.expired.inc(int(record.get("count", 1)))
+        elif verb == Verb.IGQ:
+            self.igq.inc()
+        elif verb == Verb.PEER_RECOVERY:
+            self.recoveries.inc()
+
+    def observe_cf_call(self, script: str, seconds: float) -> None:
+        """One coupling-facility script round trip (``CFBase.observe_call``)."""
+        self.cf_calls.labels(script).observe(seconds)
+
+    # -- at scrape time --
+
+    async def render(self) -> bytes:
+        """The whole exposition: the live state read now, then every metric."""
+        self._snapshot = await self._read_state()
+        return generate_latest(self.registry)
+
+    async def _read_state(self) -> list[GaugeMetricFamily]:
+        qm = self.qm
+        labels = ("queue", "qsgdisp")
+        depth = GaugeMetricFamily("qsg_queue_depth", "CURDEPTH: messages on the queue (as MQ counts it, uncommitted puts included)", labels=labels)
+        uncommitted = GaugeMetricFamily("qsg_queue_uncommitted_messages",
+                                        "Messages put or got in units of work not yet resolved", labels=labels)
+        ipprocs = GaugeMetricFamily("qsg_queue_open_input_handles", "IPPROCS: handles open for input on this QM",
+                                    labels=labels)
+        opprocs = GaugeMetricFamily("qsg_queue_open_output_handles",
+                                    "OPPROCS: handles open for output on this QM", labels=labels)
+        enq = GaugeMetricFamily("qsg_queue_enqueued_messages",
+                                "MsgEnqCount: messages put through this QM since the last RESET QSTATS",
+                                labels=labels)
+        deq = GaugeMetricFamily("qsg_queue_dequeued_messages",
+                                "MsgDeqCount: messages got through this QM since the last RESET QSTATS",
+                                labels=labels)
+        last_put = GaugeMetricFamily("qsg_queue_last_put_age_seconds",
+                                     "Seconds since this QM last put a message to the queue", labels=labels)
+        last_get = GaugeMetricFamily("qsg_queue_last_get_age_seconds",
+                                     "Seconds since this QM last got a message from the queue", labels=labels)
+        now_ms = qm.clock.now_ms()
+        for obj, status in await self._queue_statuses():
+            key = (obj.name, obj.qsgdisp)
+            depth.add_metric(key, status.depth)
+            uncommitted.add_metric(key, status.uncommitted)
+            mine = status.opens.get(qm.name, {})
+            ipprocs.add_metric(key, int(mine.get("ipprocs", 0)))
+            opprocs.add_metric(key, int(mine.get("opprocs", 0)))
+            stats = status.stats.get(qm.name)
+            if stats is not None:
+                enq.add_metric(key, stats.enq)
+                deq.add_metric(key, stats.deq)
+                if stats.last_put_ms:
+                    last_put.add_metric(key, max(0, now_ms - stats.last_put_ms) / 1000)
+                if stats.last_get_ms:
+                    last_get.add_metric(key, max(0, now_ms - stats.last_get_ms) / 1000)
+        connections = qm.mqi.connections
+        conns = GaugeMetricFamily("qsg_connections", "Connections (hconns) to this queue manager")
+        conns.add_metric((), len(connections))
+        uows = GaugeMetricFamily("qsg_units_of_work", "Connections with a unit of work in progress")
+        uows.add_metric((), sum(1 for c in connections.values() if c.uow_tags))
+        running = GaugeMetricFamily("qsg_qmgr_running", "1 while the queue manager is RUNNING")
+        running.add_metric((), 1 if qm.status == "RUNNING" else 0)
+        lease = GaugeMetricFamily("qsg_heartbeat_lease_valid",
+                                  "1 while this QM's heartbeat lease in the group surely holds")
+        lease.add_metric((), 1 if qm.membership.lease_valid() else 0)
+        structures = GaugeMetricFamily("qsg_cf_structure_active",
+                                       "1 for an ACTIVE CF structure, 0 for a failed one", labels=("structure",))
+        for name, active in self._structure_states().items():
+            structures.add_metric((name,), 1 if active else 0)
+        return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
+                structures]
+
+    async def _queue_statuses(self) -> list[tuple[Any, Any]]:
+        """The local queues this QM serves (its private ones and the shared ones) with their
+        status; a queue whose structure cannot answer now is left out of this scrape."""
+        qm = self.qm
+        queues = [obj for obj in qm.cache.all("QUEUE") if obj.objtype == "QLOCAL"
+                  and (obj.qsgdisp == "SHARED" or obj.owner_qmgr == qm.name)]
+        limit = asyncio.Semaphore(16)
+
+        async def one(obj: Any) -> tuple[Any, Any] | None:
+            async with limit:
+                try:
+                    return obj, await qm.cf.queue_status(queue_location(qm.qsg, obj))
+                except Exception:  # noqa: BLE001 - a failed structure must not fail the scrape
+                    return None
+
+        found = await asyncio.gather(*(one(obj) for obj in queues))
+        return [pair for pair in found if pair is not None]
+
+    def _structure_states(self) -> dict[str, bool]:
+        """Each CF structure this QM knows, and whether it is usable (not failed) as this QM saw
+        it last (app/qmgr/cfstruct.py keeps ``cf.failed``)."""
+        qm = self.qm
+        return {obj.name: shared_tag(qm.qsg, obj.name) not in qm.cf.failed for obj in qm.cache.all("CFSTRUCT")}
+
+
+class _Snapshot(Collector):
+    """Yields the live state ``QmgrMetrics.render`` read just before (collectors are sync)."""
+
+    def __init__(self, metrics: QmgrMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        return list(self.metrics._snapshot)
