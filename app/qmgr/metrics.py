@@ -61,7 +61,9 @@ class QmgrMetrics:
                                   ("script",), buckets=_CF_BUCKETS, registry=r)
         r.register(_Snapshot(self))
         self._snapshot: list[GaugeMetricFamily] = []
-        self._by_verb: dict[tuple[str, int], Any] = {}  # labelled children, looked up once
+        # labelled children, looked up once (labels() takes a lock and builds a key each call)
+        self._by_verb: dict[tuple[str, int], Any] = {}
+        self._by_script: dict[str, Any] = {}
 
     # -- as it happens --
 
@@ -90,7 +92,10 @@ class QmgrMetrics:
 
     def observe_cf_call(self, script: str, seconds: float) -> None:
         """One coupling-facility script round trip (``CFBase.observe_call``)."""
-        self.cf_calls.labels(script).observe(seconds)
+        child = self._by_script.get(script)
+        if child is None:
+            child = self._by_script[script] = self.cf_calls.labels(script)
+        child.observe(seconds)
 
     # -- at scrape time --
 
