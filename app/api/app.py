@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr, session
 from app.api.auth import AuthenticationMiddleware
+from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
 from app.cf.redisconn import make_redis
@@ -45,10 +46,12 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         description="MQI verbs, MQSC administration and queue manager status of one queue manager "
                     "of a queue-sharing group. Errors carry IBM MQ completion and reason codes.",
         lifespan=lifespan,
+        docs_url=None, redoc_url=None,  # /docs is served offline (app/api/docs.py)
         # No OpenTelemetry here: FastAPI would look for a provider on every request.
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     register_error_handlers(app)
+    add_docs(app)
     app.add_middleware(HotPath)  # inside authentication (added later = outer)
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)

@@ -1,9 +1,8 @@
 """Authentication of every request (issue 11), as a pure ASGI middleware so that the caller is
 known (``app.security.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
-Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs``, ``/redoc``,
-``/openapi.json``)
-and IBM's ``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
+Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs`` and its
+assets, ``/openapi.json``) and IBM's ``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
 ``WWW-Authenticate: Basic``: the error body of docs/api.md §2 with MQRC_NOT_AUTHORIZED (2035), or IBM's error
 body on ``/ibmmq/`` paths.
 
@@ -32,7 +31,8 @@ from app.security.service import AuthenticationFailed
 
 log = logging.getLogger(__name__)
 
-OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json"})
+DOCS_ASSETS = "/docs/assets/"  # Swagger UI's files, served from the package (app/api/docs.py)
 LOGIN_PATH = re.compile(r"^/ibmmq/rest/v\d+/login$")
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="qsg", charset="UTF-8"'}
 #: Scope key of a request that is a frame of an authenticated session (set by the server-side
@@ -78,7 +78,7 @@ class AuthenticationMiddleware:
             return
         path = scope.get("path", "")
         qm = getattr(scope["app"].state, "qm", None) if "app" in scope else None
-        if qm is None or not qm.security.enabled or path in OPEN_PATHS or (
+        if qm is None or not qm.security.enabled or path in OPEN_PATHS or path.startswith(DOCS_ASSETS) or (
                 LOGIN_PATH.match(path) and scope.get("method") == "POST"):
             await self.app(scope, receive, send)
             return
