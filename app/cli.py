@@ -541,7 +541,23 @@ def analytics_run(date: str | None, activity_dir: str | None, output: str | None
     t = summary["totals"]
     click.echo(f"{date}: {summary['records']} records, {t['puts']} puts, {t['gets']} gets, "
                f"{t['failures']} failed calls in {summary['duration_s']}s")
+    _tell_unshipped(store, date)
     click.echo(f"report: {Path(out) / date / 'report.html'}")
+
+
+def _tell_unshipped(store: str, date: str) -> None:
+    """Say what the queue managers' spools still hold of ``date``: a run for today (or right
+    after traffic) cannot see the records of files that have not rotated into the store yet."""
+    from app.activity.writer import unshipped
+
+    if "://" in store and not store.startswith("file://"):
+        return  # the spools are on the queue managers' disks, not readable from here
+    files, records = unshipped(store.removeprefix("file://"), date)
+    if records:
+        click.echo(f"note: {records} record(s) of {date} in {files} file(s) are still in the queue managers' "
+                   f"spools and are not in this report: they reach the store when their file rotates "
+                   f"(QSG_ACTIVITY_ROTATE_S, 600 s by default, or at a queue manager's stop); run again then",
+                   err=True)
 
 
 @analytics.command("schedule")

@@ -76,3 +76,26 @@ def test_a_failed_run_exits_non_zero_and_is_reported(spark, tmp_path):
     assert "qsg analytics run: 2025-06-01:" in result.output
     bad = CliRunner().invoke(main, ["analytics", "run", "--date", "June 1st", "--output", str(tmp_path)])
     assert bad.exit_code == 2 and "YYYY-MM-DD" in bad.output
+
+
+def test_a_run_for_today_says_what_the_spools_still_hold(make_fresh_cluster, spark, tmp_path):
+    from datetime import UTC, datetime
+
+    from app.activity.writer import unshipped
+    from tests.support.waits import wait_until
+
+    cluster = make_fresh_cluster(["QM1"])
+    cluster.mqsc_ok("QM1", "DEFINE QLOCAL(TODAY.Q)")
+    m = MQ(cluster.url("QM1"), "TODAY")
+    h = m.open("TODAY.Q", ["OUTPUT"])
+    for i in range(5):
+        m.put(h, f"m{i}")
+    store = cluster.workdir / "activity"
+    today = datetime.now(UTC).date().isoformat()
+    wait_until(lambda: unshipped(store, today)[1] >= 6, 20, "the QM's spool holding today's records")
+    result = CliRunner().invoke(main, ["analytics", "run", "--date", today, "--activity-dir", str(store),
+                                       "--output", str(tmp_path), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    files, records = unshipped(store, today)
+    assert f"note: {records} record(s) of {today} in {files} file(s) are still in the queue managers' spools" \
+        in result.output, result.output

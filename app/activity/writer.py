@@ -332,3 +332,25 @@ def encode(record: dict[str, Any]) -> Line:
     """A record as the writer keeps it. Values JSON does not know (none should come) are written
     as text rather than failing the record."""
     return record["ts"], orjson.dumps(record, default=str)
+
+
+def unshipped(activity_dir: str | Path, date: str) -> tuple[int, int]:
+    """What the queue managers' spools under ``activity_dir`` still hold of ``date``
+    (YYYY-MM-DD): (files, records) written but not yet in the store, so that a job run for that
+    day can say what it could not see (files ship when they rotate, every ``activity_rotate_s``)."""
+    stamp = date.replace("-", "")
+    files = records = 0
+    spool_root = Path(activity_dir) / ".spool"
+    if not spool_root.is_dir():
+        return 0, 0
+    for path in spool_root.glob("*/*"):
+        name = path.name
+        if not name.endswith((OPEN_SUFFIX, CLOSED_SUFFIX)) or name.split(".")[2][:8] != stamp:
+            continue
+        try:
+            with open(path, "rb") as f:
+                records += sum(1 for line in f if line.strip())
+        except OSError:  # shipped (moved) meanwhile: the store has it
+            continue
+        files += 1
+    return files, records
