@@ -107,7 +107,9 @@ class QmgrMetrics:
     async def _read_state(self) -> list[GaugeMetricFamily]:
         qm = self.qm
         labels = ("queue", "qsgdisp")
-        depth = GaugeMetricFamily("qsg_queue_depth", "CURDEPTH: messages on the queue (as MQ counts it, uncommitted puts included)", labels=labels)
+        depth = GaugeMetricFamily("qsg_queue_depth",
+                                  "CURDEPTH: messages on the queue (as MQ counts it, uncommitted puts included)",
+                                  labels=labels)
         uncommitted = GaugeMetricFamily("qsg_queue_uncommitted_messages",
                                         "Messages put or got in units of work not yet resolved", labels=labels)
         ipprocs = GaugeMetricFamily("qsg_queue_open_input_handles", "IPPROCS: handles open for input on this QM",
