@@ -54,6 +54,9 @@ def main() -> None:
 @_opt("tls-key", "The PEM private key of --tls-cert")
 @_opt("tls-ca", "CA bundle to verify the other queue managers with when forwarding to them over https "
                 "[default: system trust, plus --tls-cert when self-signed]")
+@_opt("advertise-url", "The URL the other queue managers reach this one at, e.g. http://qm1:9441 "
+                       "[default: from --host and --port; this host's name when bound to 0.0.0.0]")
+@_opt("log-format", "Log records as text or json lines", type=click.Choice(["text", "json"]))
 def serve(**given: Any) -> None:
     """Run one queue manager (what each container runs).
 

@@ -5,6 +5,7 @@ The CLI flags of docs/api.md §11 map one to one onto these fields (``--redis-ur
 
 from __future__ import annotations
 
+import socket
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -69,6 +70,9 @@ class Settings(BaseSettings):
         "", description="CA bundle this QM verifies the other members of its group with when it calls them over "
                         "https; empty = the system's trust store plus tls_cert when it is self-signed")
     ltpa_expiry_s: float = Field(7200.0, gt=0, description="Lifetime of an IBM REST login token (LtpaToken2)")
+    advertise_url: str = Field(
+        "", description="The URL the other queue managers reach this one at (e.g. http://qm1:9441 in a container "
+                        "network); empty = derived from --host and --port")
     log_format: Literal["text", "json"] = Field(
         "text", description="Log records as plain text lines or JSON lines (stderr)")
 
@@ -79,9 +83,23 @@ class Settings(BaseSettings):
 
     @property
     def advertised_url(self) -> str:
-        """The URL this queue manager gives the group (membership record) for peers to forward to."""
-        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        """The URL this queue manager gives the group (membership record) for peers to forward
+        to: ``advertise_url`` when set, else this host's name when bound to every address
+        (0.0.0.0 or ::, where the bind address means nothing to a peer), else the bind address."""
+        if self.advertise_url:
+            return self.advertise_url.rstrip("/")
+        host = self.host
+        if host in ("0.0.0.0", "::", ""):
+            host = socket.gethostname()
+        host = f"[{host}]" if ":" in host else host  # an IPv6 literal
         return f"{self.scheme}://{host}:{self.port}"
+
+    @field_validator("advertise_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"advertise_url must be an http:// or https:// URL, not {value!r}")
+        return value
 
     @field_validator("auth", mode="before")
     @classmethod
