@@ -396,6 +396,7 @@ def mqsc(url: str | None, as_json: bool, api_key: str | None, ca_file: str | Non
     manager could not be reached.
     """
     from app.client.core import PYIFError, ssl_context
+    from app.mqsc.text import format_result
 
     url = url or f"http://127.0.0.1:{DEFAULTS['port'].default}"
     try:
@@ -431,20 +432,6 @@ def _why(exc: BaseException) -> str:
         return (f"its TLS certificate is not trusted ({cause.verify_message}): give the CA that signed it "
                 "with --ca-file or QSG_CA_FILE")
     return str(exc) or type(exc).__name__
-
-
-def format_result(result: dict[str, Any]) -> str:
-    """One command's response in runmqsc's layout: the command, its objects as KEY(VALUE), messages."""
-    lines = [f"     {result['command']}"]
-    for obj in result.get("objects", []):
-        pairs = [f"{k}({v})" if not (isinstance(v, str) and v == k) else k for k, v in obj.items()]
-        for i in range(0, len(pairs), 2):
-            lines.append("   " + "".join(p.ljust(40) for p in pairs[i:i + 2]).rstrip())
-    for msg in result.get("messages", []):
-        lines.append(msg)
-    if result.get("completion_code"):
-        lines.append(f"reason {result['reason']} ({result.get('reason_name', '')})")
-    return "\n".join(lines)
 
 
 @main.command()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,6 +36,7 @@ from app.qmgr.definitions import queue_location
 log = logging.getLogger(__name__)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_HAPPENINGS = frozenset({Verb.EVENT, Verb.TRIGGER, Verb.EXPIRY, Verb.IGQ, Verb.PEER_RECOVERY})
 # MQI calls take from tens of microseconds (a get from an empty queue) to a wait of minutes.
 _CALL_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300)
 _CF_BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.25, 1)
@@ -64,6 +66,9 @@ class QmgrMetrics:
         # labelled children, looked up once (labels() takes a lock and builds a key each call)
         self._by_verb: dict[tuple[str, int], Any] = {}
         self._by_script: dict[str, Any] = {}
+        #: The latest group happenings (events, trigger messages, expiries, IGQ, peer recoveries),
+        #: newest last, for the console.
+        self.recent: deque[dict[str, Any]] = deque(maxlen=50)
 
     # -- as it happens --
 
@@ -79,7 +84,11 @@ class QmgrMetrics:
                 self._by_verb[key] = children
             children[0].inc()
             children[1].observe(record.get("latency_us", 0) / 1e6)
-        elif verb == Verb.EVENT:
+            return
+        if verb in _HAPPENINGS:
+            self.recent.append({k: record[k] for k in ("ts", "verb", "object", "rc", "count", "qmgr")
+                                if k in record})
+        if verb == Verb.EVENT:
             self.events.labels(reason_name(int(record.get("rc", 0)))).inc()
         elif verb == Verb.TRIGGER:
             self.triggers.inc()
