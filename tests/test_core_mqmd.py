@@ -127,7 +127,7 @@ def test_request_needs_a_reply_to_queue():
 
 
 def test_report_options_sorted_and_deduplicated():
-    out, _ = validate_put_md({"report": ["PASS_CORREL_ID", "EXPIRATION", "EXPIRATION"]})
+    out, _ = validate_put_md({"report": ["PASS_CORREL_ID", "EXPIRATION", "EXPIRATION"], "reply_to_q": "R.Q"})
     assert out.report == ["EXPIRATION", "PASS_CORREL_ID"]
 
 

@@ -62,6 +62,18 @@ from app.core.reasons import MQRC
 
 #: Values per message in put_batch.lua's variadic ARGV.
 _BATCH_FIELDS = 10
+#: A message's report code (app/core/reports.py report_code) at or above this asks for COA.
+_COA_UNIT = 16
+
+
+def _report_addressee(loc: QueueLocation, report_qmgr: str, qmgr: str) -> str:
+    """Which queue manager sends the reports on a message (its ReplyToQMgr, blank = the putter):
+    for a shared queue the ReplyToQMgr itself, which takes them from the shared structure; for
+    a private queue its own queue manager, the only one that reads that structure, which sends
+    them on through the group when the ReplyToQMgr is another queue manager."""
+    if report_qmgr and ".CF." in loc.tag:
+        return report_qmgr
+    return qmgr
 
 
 class Messaging(CFBase):
@@ -80,7 +92,7 @@ class Messaging(CFBase):
             "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
             _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
             str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-            r.report_qmgr or r.qmgr, self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
+            _report_addressee(loc, r.report_qmgr, r.qmgr), self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
             "1" if self._logs(loc.tag, r.persistent) else "0")
 
     def _put_result(self, raw: Any, loc: QueueLocation, r: PutRequest) -> PutResult:
@@ -130,6 +142,8 @@ class Messaging(CFBase):
             reply = await self._script(args, loc.tag, incarnation)
             return self._put_result(reply, loc, r)
         done = await self._once_more_if_lost(loc.tag, call)
+        if report >= _COA_UNIT and not syncpoint:
+            self._reports_queued(loc.tag, 1)  # the put queued its COA report
         if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
             await self.log.force()
         return done
@@ -261,7 +275,7 @@ class Messaging(CFBase):
             logs = log_persistent and m.persistent
             logged = logged or logs
             flat += (str(m.priority), "1" if m.persistent else "0", _hex_id(m.msg_id), _hex_id(m.correl_id),
-                     m.md_json, m.body, str(m.expiry_at_ms), str(m.report), m.report_qmgr or qmgr,
+                     m.md_json, m.body, str(m.expiry_at_ms), str(m.report), _report_addressee(loc, m.report_qmgr, qmgr),
                      "1" if logs else "0")
         qk = QueueKeys(loc)
         args = PutBatchArgs(
@@ -280,6 +294,8 @@ class Messaging(CFBase):
         reply = await self._once_more_if_lost(loc.tag, call)
         puts = [self._put_done(loc, put, qmgr, hconn, syncpoint, m.md_json, m.body)
                 for put, m in zip(reply.puts, messages, strict=False)]
+        if not syncpoint and any(m.report >= _COA_UNIT for m in messages[:len(puts)]):
+            self._reports_queued(loc.tag, 1)  # COA reports queued by the puts
         error = None
         if reply.code:
             if reply.full_event:
@@ -436,6 +452,7 @@ class Messaging(CFBase):
     async def commit(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
         """MQCMIT of the connection's work in structure ``tag`` (atomic, idempotent)."""
         done = await self._resolve(CommitArgs, tag, qmgr, hconn)
+        self._reports_queued(tag, sum(q.reports for q in done))  # COA / COD made by the commit
         if self.log is not None:
             self.log.committed(qmgr, hconn, tag)
             await self.log.force()

@@ -262,11 +262,12 @@ _register(ClearOpensReply)
 
 def _uow_queues(raw: Any) -> list[UowQueueResult]:
     return [UowQueueResult(queue=e["queue"], puts=int(e["puts"]), gets=int(e["gets"]),
-                           depth=int(e["depth"]), available=int(e["available"]))
+                           depth=int(e["depth"]), available=int(e["available"]),
+                           reports=int(e.get("reports", 0)))
             for e in json.loads(raw)]
 
 
-_UOW_KEYS = ("queue", "puts", "gets", "depth", "available")
+_UOW_KEYS = ("queue", "puts", "gets", "depth", "available", "reports")
 
 
 @dataclass(slots=True)

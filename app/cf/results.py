@@ -180,6 +180,7 @@ class UowQueueResult:
     gets: int
     depth: int
     available: int
+    reports: int = 0  # COA / COD reports the commit queued (app/core/reports.py)
 
 
 @dataclass(frozen=True)

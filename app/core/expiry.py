@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from app.core.mqmd import NO_ID
 from app.core.reasons import MQFB
+from app.core.reports import report_md
 
 UNLIMITED = -1
 REPORT_DATA_BYTES = 100  # EXPIRATION_WITH_DATA carries the first 100 bytes
@@ -36,24 +36,11 @@ def report_kind(report: list[str]) -> int:
     return 1 if "EXPIRATION" in report else 0
 
 
-def expiration_report(original: dict[str, Any], new_msg_id: str) -> dict[str, Any]:
-    """The MQMD of the expiration report for an expired message (IBM's report rules).
-
-    CorrelId: the expired message's MsgId (MQRO_COPY_MSG_ID_TO_CORREL_ID, the default) or its
-    CorrelId with MQRO_PASS_CORREL_ID; MsgId: new unless MQRO_PASS_MSG_ID. Priority and
-    persistence are the original's; the report itself never expires.
-    """
-    report = set(original.get("report", []))
-    with_data = report & {"EXPIRATION_WITH_DATA", "EXPIRATION_WITH_FULL_DATA"}
-    return {
-        "msg_type": "REPORT",
-        "feedback": int(MQFB.EXPIRATION),
-        "msg_id": original.get("msg_id", NO_ID) if "PASS_MSG_ID" in report else new_msg_id,
-        "correl_id": original.get("correl_id", NO_ID) if "PASS_CORREL_ID" in report
-        else original.get("msg_id", NO_ID),
-        "priority": int(original.get("priority", 0)),
-        "persistence": original.get("persistence", "NOT_PERSISTENT"),
-        "expiry": UNLIMITED,
-        "format": original.get("format", "") if with_data else "",
-        "report": [],
-    }
+def expiration_report(original: dict[str, Any], new_msg_id: str, now_ms: int = 0) -> dict[str, Any]:
+    """The MQMD of the expiration report for an expired message (IBM's report rules, see
+    ``app.core.reports.report_md``): CorrelId the expired MsgId (or its CorrelId with
+    MQRO_PASS_CORREL_ID), MsgId new unless MQRO_PASS_MSG_ID, the original's priority and
+    persistence, unlimited expiry (an expired message has none left to pass on)."""
+    md = report_md(original, MQFB.EXPIRATION, new_msg_id, now_ms)
+    md["expiry"] = UNLIMITED
+    return md

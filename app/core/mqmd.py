@@ -18,16 +18,12 @@ from typing import Any
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
+from app.core.reports import REPORT_OPTIONS, asks_for_reports, normalise_report  # noqa: F401 (REPORT_OPTIONS: re-exported)
 
 NO_ID = "0" * 48
 NO_ACCOUNTING_TOKEN = "0" * 64  # MQACT_NONE: 32 bytes of zeros
 PERSISTENCE = ("PERSISTENT", "NOT_PERSISTENT", "AS_Q_DEF")
 MSG_TYPES = ("DATAGRAM", "REQUEST", "REPLY", "REPORT")
-REPORT_OPTIONS = frozenset({
-    "EXPIRATION", "EXPIRATION_WITH_DATA", "EXPIRATION_WITH_FULL_DATA", "EXCEPTION",
-    "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA", "COPY_MSG_ID_TO_CORREL_ID",
-    "PASS_CORREL_ID", "PASS_MSG_ID", "NEW_MSG_ID", "DISCARD_MSG",
-})
 # Fields an application sets.
 INPUT_FIELDS = frozenset({
     "msg_id", "correl_id", "priority", "persistence", "expiry", "reply_to_q", "reply_to_qmgr",
@@ -214,9 +210,7 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     out["msg_type"] = msg_type
 
     report = md.get("report", [])
-    if not isinstance(report, list) or any(r not in REPORT_OPTIONS for r in report):
-        raise MQError(MQRC.REPORT_OPTIONS_ERROR, f"md.report must be a list of {', '.join(sorted(REPORT_OPTIONS))}")
-    out["report"] = sorted(set(report))
+    out["report"] = normalise_report(report) if report != [] else []  # app/core/reports.py: IBM's rules
 
     feedback = md.get("feedback", 0)
     if not _is_int(feedback):
@@ -228,6 +222,9 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     out["reply_to_qmgr"] = _name(md.get("reply_to_qmgr", ""), "reply_to_qmgr", 48)
     if msg_type == "REQUEST" and not out["reply_to_q"]:
         raise MQError(MQRC.MISSING_REPLY_TO_Q, "a REQUEST message needs md.reply_to_q")
+    if out["report"] and not out["reply_to_q"] and asks_for_reports(out["report"]):
+        # IBM, MQRC_MISSING_REPLY_TO_Q (2027): a blank ReplyToQ while a report is requested
+        raise MQError(MQRC.MISSING_REPLY_TO_Q, "a message that asks for reports needs md.reply_to_q")
     if "properties" in md:
         properties = _properties(md["properties"])
         if properties:  # kept out of the MQMD when empty, so MQMDs stay the shape they always were

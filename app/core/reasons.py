@@ -172,3 +172,5 @@ class MQFB(IntEnum):
 
     NONE = 0
     EXPIRATION = 258
+    COA = 259
+    COD = 260

@@ -1,9 +1,12 @@
 """Message expiry work of one queue manager (docs/ibm-rules.md §4).
 
-* Expiration reports: a get, browse or scan that discards an expired message queues the report
-  it asked for in the coupling facility, addressed to the message's ReplyToQMgr; this QM sends
-  the ones addressed to it (or to the QSG) to the ReplyToQ, outside any unit of work, or to its
-  dead-letter queue (DEADQ) when they cannot be delivered.
+* Reports: a get, browse or scan that discards an expired message queues the expiration report
+  it asked for in the coupling facility, as a put (COA) and a destructive get (COD) or their
+  commit queue confirm-on-arrival and confirm-on-delivery reports (app/core/reports.py);
+  addressed to the message's ReplyToQMgr (for a private queue's message: its own QM); this QM
+  sends the ones addressed to it (or to the QSG) to the ReplyToQ (at the ReplyToQMgr, through
+  the group when that is another QM), outside any unit of work, or to its dead-letter queue
+  (DEADQ) when they cannot be delivered.
 * EXPRYINT: every EXPRYINT seconds this QM scans its own (private) queues that are worth it;
   shared queues are scanned by exactly one QM of the group, the holder of a lease in Redis
   (the first with EXPRYINT set to take it); when it ends, another takes over within the lease.
@@ -27,7 +30,8 @@ from app.cf.leases import scanner_lease
 from app.core.errors import MQError
 from app.core.expiry import expiration_report
 from app.core.names import matches
-from app.core.reasons import MQRC, OUTAGE_REASONS
+from app.core.reasons import MQFB, MQRC, OUTAGE_REASONS
+from app.core.reports import report_md, without_arrival_delivery
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
 
@@ -43,11 +47,19 @@ def scanner_lease_key(qsg: str) -> str:
     return scanner_lease(qsg).key
 
 
-def _report_entry(item: bytes) -> tuple[bytes, bytes]:
-    """One queued expiration report, ``<length of MQMD JSON>:<MQMD JSON><data>`` (as the
-    coupling facility's scripts queue it): (MQMD JSON of the expired message, its data)."""
+#: The kind letter before a queued report's entry -> its feedback; none: an expiration report.
+_REPORT_KINDS = {b"A"[0]: MQFB.COA, b"D"[0]: MQFB.COD}
+
+
+def _report_entry(item: bytes) -> tuple[int, bytes, bytes]:
+    """One queued report, ``[A|D]<length of MQMD JSON>:<MQMD JSON><data>`` (as the coupling
+    facility's scripts queue it: "A" confirm on arrival, "D" confirm on delivery, no letter
+    expiration): (feedback, MQMD JSON of the original message, the data the report carries)."""
+    feedback = _REPORT_KINDS.get(item[0], MQFB.EXPIRATION) if item else MQFB.EXPIRATION
+    if feedback != MQFB.EXPIRATION:
+        item = item[1:]
     n, _, rest = item.partition(b":")
-    return rest[:int(n)], rest[int(n):]
+    return feedback, rest[:int(n)], rest[int(n):]
 
 
 class ExpiryService:
@@ -110,24 +122,36 @@ class ExpiryService:
     async def _send_queued(self, tag: str, addressee: str) -> int:
         sent = 0
         while (item := await self.qm.cf.take_report(tag, addressee)) is not None:
-            md_json, data = _report_entry(item)
-            await self._send_report(orjson.loads(md_json), data)
+            feedback, md_json, data = _report_entry(item)
+            await self._send_report(orjson.loads(md_json), data, feedback)
             await self.qm.cf.report_sent(tag, addressee, item)
             sent += 1
         return sent
 
-    async def _send_report(self, original: dict[str, Any], data: bytes) -> None:
-        """Put one expiration report to the expired message's ReplyToQ (the report was routed
-        to this QM, its ReplyToQMgr), else to the dead-letter queue. A report that neither can
-        take is discarded, as IBM MQ discards a report it can neither deliver nor dead-letter;
-        a coupling-facility outage is raised instead (the caller keeps the report)."""
-        md = expiration_report(original, self.qm.mqi.msg_ids.next())
+    async def _send_report(self, original: dict[str, Any], data: bytes, feedback: int = MQFB.EXPIRATION) -> None:
+        """Put one report (expiration, COA or COD) to the original message's ReplyToQ at its
+        ReplyToQMgr - this QM, or (reports on a private queue's messages) another QM of the
+        group, reached through the group - else to the dead-letter queue. A report whose options
+        say MQRO_DISCARD_MSG (passed on by MQRO_PASS_DISCARD_AND_EXPIRY) is discarded instead; one
+        that neither can take is discarded, as IBM MQ discards a report it can neither deliver
+        nor dead-letter; a coupling-facility outage is raised instead (the caller keeps it)."""
+        now = self.qm.clock.now_ms()
+        if feedback == MQFB.EXPIRATION:
+            md = expiration_report(original, self.qm.mqi.msg_ids.next(), now)
+        else:
+            md = report_md(original, feedback, self.qm.mqi.msg_ids.next(), now)
         queue = original.get("reply_to_q", "")
+        reply_qmgr = str(original.get("reply_to_qmgr") or "").strip()
         try:
-            await self.qm.mqi.put_system(queue, md, data)
+            await self.qm.mqi.put_system(queue, md, data, qmgr=reply_qmgr or None)
         except MQError as exc:
             if exc.reason in OUTAGE_REASONS:
                 raise
+            if "DISCARD_MSG" in md["report"]:
+                log.warning("%s: report (feedback %d) on %s discarded as its options ask: %s at %s cannot "
+                            "take it (reason %d)", self.qm.name, feedback, original.get("msg_id"), queue,
+                            reply_qmgr, exc.reason)
+                return
             try:
                 await self.dead_letter(md, data, exc.reason, queue, original.get("reply_to_qmgr", ""))
             except MQError as dlq_exc:
@@ -153,7 +177,9 @@ class ExpiryService:
                   "DestQMgrName": dest_qmgr, "Format": md.get("format", ""), "PutApplName": self.qm.name,
                   "PutDateTime": int(time.time() * 1000), "MsgDesc": md,
                   "MsgData": base64.b64encode(data).decode()}
-        dead_md = {**md, "format": "MQDEAD"}
+        # The dead-letter queue is not the message's destination: its copy there makes no
+        # COA or COD report (the original MQMD travels whole in the header).
+        dead_md = {**md, "format": "MQDEAD", "report": without_arrival_delivery(md.get("report", []))}
         await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn)
 
     # ---- scanning -----------------------------------------------------------------------

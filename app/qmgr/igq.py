@@ -40,9 +40,10 @@ from app.activity.schema import Verb
 from app.cf.errors import is_cf_failure
 from app.cf.leases import recovery_lock
 from app.core.errors import MQError
-from app.core.expiry import remaining_tenths, report_kind
+from app.core.expiry import remaining_tenths
 from app.core.igq import IGQ_XMITQ, igq_correl_id
 from app.core.reasons import MQRC, OUTAGE_REASONS
+from app.core.reports import report_code
 from app.qmgr.connection import Connection
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
@@ -263,7 +264,7 @@ class IgqAgent:
             resolved.location, qmgr=self.qm.name, hconn=self.conn.hconn, gen=None, syncpoint=True,
             priority=min(int(md["priority"]), 9), persistent=md.get("persistence") == "PERSISTENT",
             msg_id=md["msg_id"], correl_id=md["correl_id"], md_json=orjson.dumps(md), body=data,
-            expiry_at_ms=expires, report=report_kind(md.get("report", [])),
+            expiry_at_ms=expires, report=report_code(md.get("report", [])),  # COA: at the commit (app/core/reports.py)
             report_qmgr=md.get("reply_to_qmgr", ""))
         before, after = done.trigger
         if after >= 0 and resolved.base.qsgdisp != "SHARED":

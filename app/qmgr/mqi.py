@@ -24,7 +24,7 @@ from app.core import attributes
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
-from app.core.expiry import expiry_at, remaining_tenths, report_kind
+from app.core.expiry import expiry_at, remaining_tenths
 from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.mqmd import (
     APPL_TYPE_CLIENT,
@@ -40,6 +40,7 @@ from app.core.names import check_object_name, is_object_name
 from app.core.objects import ObjectDef
 from app.core.options import PutOptions, parse_open_options, parse_put_options, resolve_open_options
 from app.core.reasons import MQRC
+from app.core.reports import report_code
 from app.qmgr.connection import Connection, Handle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
 from app.qmgr.display import display_object, live_counts
@@ -604,7 +605,7 @@ class Mqi:
                 priority=min(md.priority, 9), persistent=md.persistent,
                 msg_id=stored_md["msg_id"], correl_id=stored_md["correl_id"], md_json=orjson.dumps(stored_md),
                 body=stored_data,
-                expiry_at_ms=expiry_at(md.expiry, now), report=report_kind(md.report),
+                expiry_at_ms=expiry_at(md.expiry, now), report=report_code(md.report, arrival=not resolved.remote),
                 report_qmgr=md.reply_to_qmgr)
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
             before, after = done.trigger
@@ -758,7 +759,8 @@ class Mqi:
                 stored_data = orjson.dumps(header)
             messages.append(BatchMessage(
                 min(md.priority, 9), md.persistent, stored_md["msg_id"], stored_md["correl_id"],
-                orjson.dumps(stored_md), stored_data, expiry_at(md.expiry, now), report_kind(md.report),
+                orjson.dumps(stored_md), stored_data, expiry_at(md.expiry, now),
+                report_code(md.report, arrival=not resolved.remote),
                 md.reply_to_qmgr))
         loc = resolved.location
         if messages:

@@ -170,6 +170,7 @@ local function get_message(q)
     redis.call("RPUSH", q.uow, "G:" .. id .. ":" .. q.name)
     redis.call("SADD", q.uows, qm .. ":" .. q.hconn)
   else
+    reports = reports + delivery_report(sp, qp, id, m)  -- COD (under syncpoint: at commit, _uow.lua)
     delete_data(qp, id, m)
   end
   local st = qp .. "stats"

@@ -36,12 +36,13 @@ local function score16(x)
 end
 
 --[[ meta value: "<score16>|<persistent 0/1>|<backout count>|<big 0/1>|<data length>|<put ms>|<msg_id hex or empty>|<correl_id hex or empty>" ]]
--- exp: expiry time in ms since the epoch, "0" = unlimited; rep: expiration report asked for,
--- "0" none, "1" EXPIRATION, "2" _WITH_DATA (first 100 bytes), "3" _WITH_FULL_DATA;
+-- exp: expiry time in ms since the epoch, "0" = unlimited; rep: the reports the queue manager
+-- makes for the message (app/core/reports.py report_code), expiration + 4 * COD + 16 * COA,
+-- each 0 none, 1 plain, 2 _WITH_DATA (first 100 bytes), 3 _WITH_FULL_DATA ("0": none at all);
 -- rq: the queue manager a report goes to (the message's ReplyToQMgr).
 local function parse_meta(s)
   local sc, pers, bo, big, len, putms, mid, cid, exp, rep, rq =
-    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)|(%d+)|(%d)|([^|]*)$")
+    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)|(%d+)|(%d+)|([^|]*)$")
   return { score = sc, pers = pers, bo = tonumber(bo), big = big, len = tonumber(len),
            putms = putms, mid = mid, cid = cid, exp = exp, rep = rep, rq = rq }
 end
@@ -90,6 +91,44 @@ local function delete_data(qp, id, m)
   end
 end
 
+-- ---- Confirm-on-arrival and confirm-on-delivery reports (app/core/reports.py) ----
+-- How much of one kind of report m asks for (unit 1 expiration, 4 COD, 16 COA): 0 none,
+-- 1 no data, 2 the first 100 bytes, 3 all the data. A message asking for none costs one compare.
+local function rep_width(m, unit)
+  if m.rep == "0" then return 0 end
+  return math.floor(tonumber(m.rep) / unit) % 4
+end
+
+-- Queue a report of kind "A" (COA) or "D" (COD) on message id for the queue manager that sends
+-- it (m.rq), on the same list as expiration reports, as "<kind><len of md>:<md><data>".
+local function queue_report(sp, qp, id, m, kind, width)
+  local md = redis.call("HGET", qp .. "md", id)
+  local data = ""
+  if width > 1 then
+    if m.big == "1" then data = redis.call("GET", qp .. "big:" .. id)
+    else data = redis.call("HGET", qp .. "body", id) end
+    if width == 2 then data = string.sub(data, 1, 100) end
+  end
+  redis.call("RPUSH", sp .. "expreports:" .. m.rq, kind .. #md .. ":" .. md .. data)
+  return 1
+end
+
+-- COA: the message is now on its destination queue (a put, or the commit of one). Returns the
+-- number of reports queued (0 or 1).
+local function arrival_report(sp, qp, id, m)
+  local width = rep_width(m, 16)
+  if width == 0 then return 0 end
+  return queue_report(sp, qp, id, m, "A", width)
+end
+
+-- COD: an application got the message destructively (outside a unit of work, or its unit of
+-- work commits); before its data is deleted. Returns the number of reports queued (0 or 1).
+local function delivery_report(sp, qp, id, m)
+  local width = rep_width(m, 4)
+  if width == 0 then return 0 end
+  return queue_report(sp, qp, id, m, "D", width)
+end
+
 -- Wake waiting getters on every QM, but only when somebody waits: a put costs one EXISTS.
 -- Discard an expired, available message (never part of a unit of work): out of the indexes,
 -- data gone, depth down, counted in this QM's statistics; when it asked for an expiration
@@ -97,13 +136,14 @@ end
 -- ("<len of md>:<md><data>" on list <sp>expreports:<QM>), so no report is lost with a crash.
 local function discard_expired(sp, qp, ctl, id, m, qmgr)
   local report = nil
-  if m.rep ~= "0" then
+  local width = rep_width(m, 1)
+  if width > 0 then
     local md = redis.call("HGET", qp .. "md", id)
     local data = ""
-    if m.rep ~= "1" then
+    if width > 1 then
       if m.big == "1" then data = redis.call("GET", qp .. "big:" .. id)
       else data = redis.call("HGET", qp .. "body", id) end
-      if m.rep == "2" then data = string.sub(data, 1, 100) end
+      if width == 2 then data = string.sub(data, 1, 100) end
     end
     report = #md .. ":" .. md .. data
   end

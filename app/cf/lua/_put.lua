@@ -18,7 +18,7 @@
     msg  one message:
          prio, pers, mid, cid  priority 0-9 (resolved), persistent "1"/"0", msg_id, correl_id
          md, body              MQMD JSON (stored as given), data
-         exp, rep, rq          expiry time (ms, "0" none), expiration report "0"-"3", its QM
+         exp, rep, rq          expiry time (ms, "0" none), reports asked for (parse_meta), their QM
          want_meta             "1": return the stored metadata (logged persistent message)
 
   Returns put.lua's Output: {code}, {2053, full_event} or the success list.
@@ -120,6 +120,8 @@ local function put_message(q, msg)
     index_add(qp, id, m)
     visible = 1
     notify(qp, q.channel)
+    -- COA (under syncpoint: at commit, _uow.lua); qp is "<structure prefix>q:<name>:"
+    if m.rep ~= "0" then arrival_report(string.sub(qp, 1, #qp - #q.name - 3), qp, id, m) end
   end
 
   -- Triggering: when the message counts (its priority >= TRIGMPRI), the count of messages that

@@ -6,7 +6,8 @@
   (destructive get under syncpoint), in the order the operations happened; it is processed in
   that order, so committed puts become visible in put order.
 
-    commit:  P -> indexed (visible), waiters woken        G -> data deleted
+    commit:  P -> indexed (visible), waiters woken,       G -> data deleted, its COD report
+             its COA report queued                             queued
     backout: P -> data deleted, depth - 1                 G -> back at its original score with
                                                                backout count + 1, depth + 1,
                                                                waiters woken
@@ -14,7 +15,8 @@
   so a second call is a no-op.
 
   Returns a JSON array, one object per queue touched (first-touched order):
-    {"queue": name, "puts": n, "gets": n, "depth": depth after, "available": idx size after}
+    {"queue": name, "puts": n, "gets": n, "depth": depth after, "available": idx size after,
+     "reports": COA and COD reports queued}
 ]]
 
 local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit, trig_channel)
@@ -25,7 +27,7 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
     local kind, id, q = string.match(ops[i], "^(%a):(%d+):(.*)$")
     local t = per[q]
     if not t then
-      t = { queue = q, puts = 0, gets = 0, n = 0, scores = {} }
+      t = { queue = q, puts = 0, gets = 0, n = 0, scores = {}, reports = 0 }
       per[q] = t
       order[#order + 1] = t
     end
@@ -36,11 +38,17 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
       local m = parse_meta(raw)
       if kind == "P" then
         redis.call("ZREM", qp .. "pend", id)
-        if commit then index_add(qp, id, m) else delete_data(qp, id, m) end
+        if commit then
+          index_add(qp, id, m)
+          t.reports = t.reports + arrival_report(sp, qp, id, m)  -- COA at commit
+        else
+          delete_data(qp, id, m)
+        end
         t.puts = t.puts + 1
         t.scores[#t.scores + 1] = tonumber(m.score)
       else
         if commit then
+          t.reports = t.reports + delivery_report(sp, qp, id, m)  -- COD at commit, never at backout
           delete_data(qp, id, m)
         else
           m.bo = m.bo + 1
@@ -86,7 +94,7 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
       end
     end
     out[i] = { queue = t.queue, puts = t.puts, gets = t.gets, depth = depth,
-               available = redis.call("ZCARD", qp .. "idx") }
+               available = redis.call("ZCARD", qp .. "idx"), reports = t.reports }
   end
 
   redis.call("DEL", list_key)

@@ -19,7 +19,7 @@
   Output:
     JSON array, one object per queue touched:
     {"queue": name, "puts": puts removed, "gets": gets restored, "depth": depth after,
-     "available": committed available messages after}
+     "available": committed available messages after, "reports": always 0: a backout queues no report}
 ]]
 --@include _helpers.lua
 --@include _fence.lua

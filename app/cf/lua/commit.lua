@@ -18,7 +18,7 @@
   Output:
     JSON array, one object per queue touched:
     {"queue": name, "puts": puts made visible, "gets": gets made final, "depth": depth after,
-     "available": committed available messages after}
+     "available": committed available messages after, "reports": COA and COD reports queued}
 ]]
 --@include _helpers.lua
 --@include _fence.lua
