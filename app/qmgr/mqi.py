@@ -20,11 +20,10 @@ import orjson
 from app.activity import Verb, note, record_batch, recorded, room_for_batch
 from app.cf.engine import BatchMessage, FencedError, GetResult
 from app.cf.keys import structure_name
-from app.core import attributes
+from app.core import attributes, groups
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
-from app.core import groups
 from app.core.expiry import expiry_at, remaining_tenths, report_kind
 from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.mqmd import (
