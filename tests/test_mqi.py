@@ -344,8 +344,8 @@ def test_match_by_msg_id_correl_id_and_both(group, connect):
     assert got["data"] == "two" and got["md"]["msg_id"] == id2 and got["md"]["correl_id"] == c1.lower()
     last = m2.get(hin, match={"msg_id": NO_ID, "correl_id": NO_ID})  # all zeros matches anything
     assert last["data"] == "four" and last["md"]["correl_id"] == NO_ID and HEX48.fullmatch(last["md"]["msg_id"])
-    for bad in ({"msg_id": "XYZ"}, {"msg_id": "0" * 47}, {"correl_id": "g" * 48}, {"group_id": NO_ID},
-                {"msg_id": 12}):
+    for bad in ({"msg_id": "XYZ"}, {"msg_id": "0" * 47}, {"correl_id": "g" * 48}, {"group_id": "g" * 48},
+                {"priority": 1}, {"msg_id": 12}):
         assert_error(request(m2, "POST", f"/v1/connections/{{h}}/objects/{hin}/get",
                              {"options": [], "match": bad}), 2026, 400)
 

@@ -50,7 +50,9 @@ class Put1Request(PutRequest):
 class GetRequest(_Body):
     options: list[StrictStr] = Field(default_factory=list, max_length=16, examples=[["WAIT", "SYNCPOINT"]])
     wait_ms: StrictInt = Field(0, description="With WAIT: how long to wait; -1 waits up to the server's maximum")
-    match: dict[str, Any] | None = Field(None, description="msg_id and/or correl_id (48 hex digits)")
+    match: dict[str, Any] | None = Field(
+        None, description="msg_id, correl_id, group_id (48 hex digits), msg_seq_number, offset, "
+                          "msg_token (32 hex digits)")
     buffer_length: StrictInt = Field(100 * 1024 * 1024, description="Longest body to return")
 
 

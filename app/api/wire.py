@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from app.api.errors import REASON_BY_FIELD
 from app.api.schemas import GetBatchRequest, GetRequest, PutBatchMessage, PutBatchRequest, PutRequest
-from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
+from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome, group_status
 from app.core.errors import MQError
 from app.core.mqmd import NO_ID, as_text, hex_id, validate_put_md
 from app.core.options import parse_get_options, parse_put_options
@@ -62,14 +62,41 @@ def get_call(body: GetRequest) -> GetCall:
     """An MQGET request body as the MQI's ``GetCall``."""
     gmo = parse_get_options(body.options)
     match = body.match or {}
-    if not isinstance(match, dict) or set(match) - {"msg_id", "correl_id"}:
-        raise MQError(MQRC.MD_ERROR, "match may hold msg_id and correl_id only")
+    if not isinstance(match, dict) or set(match) - _MATCH_FIELDS:
+        raise MQError(MQRC.MD_ERROR, f"match may hold {', '.join(sorted(_MATCH_FIELDS))} only")
     if body.buffer_length < 0:
         raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
     if gmo.wait and body.wait_ms < -1:
         raise MQError(MQRC.WAIT_INTERVAL_ERROR, "wait_ms must be -1 (unlimited) or a non-negative integer")
+    if not match.keys() - {"msg_id", "correl_id"}:
+        return GetCall(gmo, body.wait_ms if gmo.wait else 0, _match_id(match.get("msg_id"), "msg_id"),
+                       _match_id(match.get("correl_id"), "correl_id"), body.buffer_length)
+    token = match.get("msg_token")
+    if token is not None:
+        if not isinstance(token, str) or len(token) != 32 or any(c not in "0123456789abcdefABCDEF" for c in token):
+            raise MQError(MQRC.MSG_TOKEN_ERROR, "match.msg_token must be 32 hex digits")
+        if gmo.wait:
+            # IBM: MQMO_MATCH_MSG_TOKEN is not valid with MQGMO_WAIT
+            raise MQError(MQRC.OPTIONS_ERROR, "match.msg_token cannot be combined with WAIT")
+        token = token.upper()
+    group = match.get("group_id")
     return GetCall(gmo, body.wait_ms if gmo.wait else 0, _match_id(match.get("msg_id"), "msg_id"),
-                   _match_id(match.get("correl_id"), "correl_id"), body.buffer_length)
+                   _match_id(match.get("correl_id"), "correl_id"), body.buffer_length,
+                   None if group is None else hex_id(group, "match.group_id"),
+                   _match_int(match, "msg_seq_number", 1, MQRC.MSG_SEQ_NUMBER_ERROR),
+                   _match_int(match, "offset", 0, MQRC.OFFSET_ERROR), token)
+
+
+_MATCH_FIELDS = frozenset({"msg_id", "correl_id", "group_id", "msg_seq_number", "offset", "msg_token"})
+
+
+def _match_int(match: dict[str, Any], name: str, low: int, reason: int) -> int | None:
+    value = match.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 999999999:
+        raise MQError(reason, f"match.{name} must be an integer from {low} to 999999999")
+    return value
 
 
 def _with_warning(out: dict[str, Any], warnings: list[tuple[int, str]]) -> dict[str, Any]:
@@ -86,7 +113,11 @@ def put_response(outcome: PutOutcome) -> dict[str, Any]:
 def get_response(got: GotMessage) -> dict[str, Any]:
     """The body of a get or browse: MQMD, data (text or base64) and its full length."""
     data, encoding = encode_data(got.data, got.md.format)
-    out = {"md": got.md.to_dict(), "data": data, "data_encoding": encoding, "data_length": got.data_length}
+    out = {"md": got.md.to_dict(), "data": data, "data_encoding": encoding, "data_length": got.data_length,
+           # MQGMO output fields; z/OS never reassembles segments (SegmentStatus and
+           # Segmentation are always NOT_A_SEGMENT and INHIBITED there)
+           "group_status": group_status(got.md), "segment_status": "NOT_A_SEGMENT",
+           "segmentation": "INHIBITED", "msg_token": got.msg_token}
     if got.truncated:
         return _with_warning(out, [(MQRC.TRUNCATED_MSG_ACCEPTED,
                                     f"message of {got.data_length} bytes truncated to {got.buffer_length}")])

@@ -61,7 +61,7 @@ from app.core.errors import MQError
 from app.core.reasons import MQRC
 
 #: Values per message in put_batch.lua's variadic ARGV.
-_BATCH_FIELDS = 10
+_BATCH_FIELDS = 11
 #: A message's report code (app/core/reports.py report_code) at or above this asks for COA.
 _COA_UNIT = 16
 
@@ -93,7 +93,7 @@ class Messaging(CFBase):
             _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
             str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
             _report_addressee(loc, r.report_qmgr, r.qmgr), self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
-            "1" if self._logs(loc.tag, r.persistent) else "0")
+            "1" if self._logs(loc.tag, r.persistent) else "0", r.group)
 
     def _put_result(self, raw: Any, loc: QueueLocation, r: PutRequest) -> PutResult:
         reply = PutReply.parse(raw)
@@ -120,7 +120,7 @@ class Messaging(CFBase):
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
                   correl_id: str | None, md_json: str | bytes, body: bytes,
                   offload: bool | None = None, expiry_at_ms: int = 0, report: int = 0,
-                  report_qmgr: str = "") -> PutResult:
+                  report_qmgr: str = "", group: str = "") -> PutResult:
         """MQPUT one message (one script call).
 
         ``gen``: the definition generation the handle was opened with (MQRC_OBJECT_CHANGED if
@@ -129,11 +129,12 @@ class Messaging(CFBase):
         ``msg_id``/``correl_id``: 48 hex digits (all zeros / None = none). ``offload``: None
         uses the queue's ``offload`` attribute; True/False overrides it. ``expiry_at_ms``: when
         the message expires (0 = never); ``report``/``report_qmgr``: the expiration report it
-        asked for and the queue manager that report goes to.
+        asked for and the queue manager that report goes to. ``group``: the message's group
+        index entry (``group_entry``), "" for a message in no group and no segment.
         Raises MQError 2085/2052/2041/2051/2030/2053/2050.
         """
         r = PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent, msg_id, correl_id,
-                       md_json, body, offload, expiry_at_ms, report, report_qmgr)
+                       md_json, body, offload, expiry_at_ms, report, report_qmgr, group)
         args = self._put_call(loc, r)
         incarnation = self.caller()
         await self.usable(loc.tag)
@@ -154,8 +155,11 @@ class Messaging(CFBase):
                   mode: GetMode | str = GetMode.GET, syncpoint: Syncpoint | str = Syncpoint.NO,
                   match_msg_id: str | None = None, match_correl_id: str | None = None,
                   cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
-                  wait_ms: int = 0, should_stop: Callable[[], bool] | None = None) -> GetResult:
+                  wait_ms: int = 0, should_stop: Callable[[], bool] | None = None,
+                  select: str = "") -> GetResult:
         """MQGET or browse one message, optionally waiting for one.
+
+        ``select``: "" or the group and token selection (``select_args``; lua/_get.lua).
 
         ``cursor``: the ``cursor`` of the last browsed message (BROWSE_NEXT, *_UNDER_CURSOR;
         the *_UNDER_CURSOR modes never wait).
@@ -171,7 +175,7 @@ class Messaging(CFBase):
             loc, incarnation, qmgr=qmgr, hconn=hconn, gen=gen, mode=GetMode(mode), syncpoint=Syncpoint(syncpoint),
             match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
             buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
-            should_stop=should_stop))
+            should_stop=should_stop, select=select))
         if not result.browse and self._logs(loc.tag, result.persistent):
             assert self.log is not None
             self.log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
@@ -182,13 +186,13 @@ class Messaging(CFBase):
     async def _get(self, loc: QueueLocation, incarnation: int, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
                    syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
                    cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
-                   should_stop: Callable[[], bool] | None) -> GetResult:
+                   should_stop: Callable[[], bool] | None, select: str = "") -> GetResult:
         qk = QueueKeys(loc)
         call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
                        qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
                        mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
                        _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                       str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc))
+                       str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc), select)
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
             return await self._get_once(loc, call, incarnation)
 
@@ -276,7 +280,7 @@ class Messaging(CFBase):
             logged = logged or logs
             flat += (str(m.priority), "1" if m.persistent else "0", _hex_id(m.msg_id), _hex_id(m.correl_id),
                      m.md_json, m.body, str(m.expiry_at_ms), str(m.report), _report_addressee(loc, m.report_qmgr, qmgr),
-                     "1" if logs else "0")
+                     "1" if logs else "0", m.group)
         qk = QueueKeys(loc)
         args = PutBatchArgs(
             qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
@@ -309,7 +313,8 @@ class Messaging(CFBase):
                         mode: GetMode | str = GetMode.GET, syncpoint: Syncpoint | str = Syncpoint.NO,
                         match_msg_id: str | None = None, match_correl_id: str | None = None,
                         cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
-                        wait_ms: int = 0, should_stop: Callable[[], bool] | None = None) -> list[GetResult]:
+                        wait_ms: int = 0, should_stop: Callable[[], bool] | None = None,
+                        select: str = "") -> list[GetResult]:
         """MQGET or browse of up to ``max_messages`` messages available now, in delivery order,
         in one script call (lua/get_batch.lua); each with ``get``'s semantics (match, buffer
         length and truncation per message). ``mode``: GET, BROWSE_FIRST or BROWSE_NEXT (a
@@ -333,7 +338,7 @@ class Messaging(CFBase):
                             mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
                             _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
                             str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc),
-                            str(max_messages))
+                            select, str(max_messages))
         try:
             results = await self._once_more_if_lost(loc.tag, lambda: self._get_batch_once(loc, call, incarnation))
         except MQError as exc:
@@ -344,7 +349,7 @@ class Messaging(CFBase):
             first = await self.get(loc, qmgr=qmgr, hconn=hconn, gen=gen, mode=mode, syncpoint=syncpoint,
                                    match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
                                    buffer_length=buffer_length, accept_truncated=accept_truncated,
-                                   wait_ms=wait_ms, should_stop=should_stop)
+                                   wait_ms=wait_ms, should_stop=should_stop, select=select)
             results = [first]
             if max_messages > 1:
                 rest = replace(call, mode=GetMode.BROWSE_NEXT.value if first.browse else mode.value,
@@ -440,12 +445,12 @@ class Messaging(CFBase):
     # -- units of work --
 
     async def _resolve(self, script: type[CommitArgs | BackoutArgs], tag: str, qmgr: str,
-                       hconn: str) -> list[UowQueueResult]:
-        raw = await self._script(
-            script(keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag), keys.structure_prefix(tag),
-                   f"{qmgr}:{hconn}", keys.availability_channel_prefix(self.qsg, tag),
-                   keys.trigger_channel(self.qsg, tag)),
-            tag, self.caller())
+                       hconn: str, keep_marked: bool = False) -> list[UowQueueResult]:
+        names = (keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag), keys.structure_prefix(tag),
+                 f"{qmgr}:{hconn}", keys.availability_channel_prefix(self.qsg, tag),
+                 keys.trigger_channel(self.qsg, tag))
+        args = BackoutArgs(*names, "1" if keep_marked else "0") if script is BackoutArgs else script(*names)
+        raw = await self._script(args, tag, self.caller())
         reply = CommitReply.parse(raw) if script is CommitArgs else BackoutReply.parse(raw)
         return reply.queues
 
@@ -458,10 +463,12 @@ class Messaging(CFBase):
             await self.log.force()
         return done
 
-    async def backout(self, tag: str, qmgr: str, hconn: str) -> list[UowQueueResult]:
+    async def backout(self, tag: str, qmgr: str, hconn: str, *, keep_marked: bool = False) -> list[UowQueueResult]:
         """MQBACK of the connection's work in structure ``tag`` (atomic, idempotent); a peer
-        uses it for a failed QM's units of work listed by ``units_of_work``."""
-        done = await self._resolve(BackoutArgs, tag, qmgr, hconn)
+        uses it for a failed QM's units of work listed by ``units_of_work``. ``keep_marked``:
+        an application's MQBACK, which leaves a get marked MQGMO_MARK_SKIP_BACKOUT got, as
+        the one operation of a new unit of work (z/OS)."""
+        done = await self._resolve(BackoutArgs, tag, qmgr, hconn, keep_marked)
         if self.log is not None:
             self.log.backed_out(qmgr, hconn, tag)
         return done

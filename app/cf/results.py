@@ -120,6 +120,7 @@ class PutRequest:
     expiry_at_ms: int = 0  # when the message expires (ms since the epoch); 0 = unlimited
     report: int = 0  # expiration report asked for: 0 none, 1, 2 (100 bytes of data), 3 (all data)
     report_qmgr: str = ""  # the queue manager an expiration report goes to ("" = the putter)
+    group: str = ""  # group index entry (lua/_helpers.lua "grp"), "" in no group and no segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,7 @@ class BatchMessage:
     expiry_at_ms: int = 0
     report: int = 0
     report_qmgr: str = ""
+    group: str = ""  # group index entry (lua/_helpers.lua "grp"), "" in no group and no segment
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,7 @@ class PutArgs(ScriptArgs):
     perf: str
     trigger_channel: str
     want_meta: str
+    group: str
 
 
 @script("get", keys=3, fenced=True)
@@ -142,12 +143,13 @@ class GetArgs(ScriptArgs):
     register_ms: str
     structure_prefix: str
     perf: str
+    select: str
 
 
 @script("put_batch", keys=4, tail=True, fenced=True)
 @dataclass(slots=True)
 class PutBatchArgs(ScriptArgs):
-    """KEYS and ARGV of lua/put_batch.lua; ``messages`` holds 10 values per message."""
+    """KEYS and ARGV of lua/put_batch.lua; ``messages`` holds 11 values per message."""
 
     ctl: str
     uow: str
@@ -214,6 +216,7 @@ class BackoutArgs(ScriptArgs):
     member: str
     channel_prefix: str
     trigger_channel: str
+    keep_marked: str = "0"
 
 
 @script("open", keys=2, fenced=True)

@@ -334,7 +334,7 @@ OPEN_IGNORED = (CMQC.MQOO_BIND_ON_OPEN | CMQC.MQOO_BIND_NOT_FIXED | CMQC.MQOO_BI
 PUT_OPTIONS = {
     CMQC.MQPMO_SYNCPOINT: "SYNCPOINT", CMQC.MQPMO_NO_SYNCPOINT: "NO_SYNCPOINT",
     CMQC.MQPMO_NEW_MSG_ID: "NEW_MSG_ID", CMQC.MQPMO_NEW_CORREL_ID: "NEW_CORREL_ID",
-    CMQC.MQPMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
+    CMQC.MQPMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING", CMQC.MQPMO_LOGICAL_ORDER: "LOGICAL_ORDER",
 }
 # Context options: the emulator sets the context itself; asking for the default or none is fine.
 PUT_IGNORED = CMQC.MQPMO_DEFAULT_CONTEXT | CMQC.MQPMO_NO_CONTEXT
@@ -343,6 +343,11 @@ GET_OPTIONS = {
     CMQC.MQGMO_SYNCPOINT_IF_PERSISTENT: "SYNCPOINT_IF_PERSISTENT", CMQC.MQGMO_BROWSE_FIRST: "BROWSE_FIRST",
     CMQC.MQGMO_BROWSE_NEXT: "BROWSE_NEXT", CMQC.MQGMO_MSG_UNDER_CURSOR: "MSG_UNDER_CURSOR",
     CMQC.MQGMO_ACCEPT_TRUNCATED_MSG: "ACCEPT_TRUNCATED_MSG", CMQC.MQGMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
+    # groups, marking and the browse cursor (the server answers z/OS's reasons, e.g. 2394, 2062)
+    CMQC.MQGMO_LOGICAL_ORDER: "LOGICAL_ORDER", CMQC.MQGMO_ALL_MSGS_AVAILABLE: "ALL_MSGS_AVAILABLE",
+    CMQC.MQGMO_ALL_SEGMENTS_AVAILABLE: "ALL_SEGMENTS_AVAILABLE", CMQC.MQGMO_MARK_SKIP_BACKOUT: "MARK_SKIP_BACKOUT",
+    CMQC.MQGMO_BROWSE_MSG_UNDER_CURSOR: "BROWSE_MSG_UNDER_CURSOR", CMQC.MQGMO_LOCK: "LOCK",
+    CMQC.MQGMO_UNLOCK: "UNLOCK", CMQC.MQGMO_SET_SIGNAL: "SET_SIGNAL",
 }
 # MQGMO_CONVERT: bodies are stored as sent, text is UTF-8; there is nothing to convert.
 # Properties options: messages here carry no properties, so every choice gives the same body
@@ -535,14 +540,27 @@ class GetCall:
     wait_ms: int
 
 
+_MATCH_ALL = (CMQC.MQMO_MATCH_MSG_ID | CMQC.MQMO_MATCH_CORREL_ID | CMQC.MQMO_MATCH_GROUP_ID
+              | CMQC.MQMO_MATCH_MSG_SEQ_NUMBER | CMQC.MQMO_MATCH_OFFSET | CMQC.MQMO_MATCH_MSG_TOKEN)
+_GROUP_STATUS = {"MSG_IN_GROUP": CMQC.MQGS_MSG_IN_GROUP, "LAST_MSG_IN_GROUP": CMQC.MQGS_LAST_MSG_IN_GROUP}
+
+
 def get_request(max_length: int | None, md: MD, gmo: GMO) -> GetCall:
     """docs/api.md's get body. As MQ does, the MD's MsgId and CorrelId select the message when
     ``gmo.MatchOptions`` asks for them and they are not MQMI_NONE / MQCI_NONE."""
     options = option_names(gmo.Options, GET_OPTIONS, GET_IGNORED, "get", CMQC.MQRC_OPTIONS_ERROR)
     body: dict[str, Any] = {"options": options}
-    match = {}
-    if gmo.MatchOptions & ~(CMQC.MQMO_MATCH_MSG_ID | CMQC.MQMO_MATCH_CORREL_ID):
-        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_OPTIONS_ERROR, "only MQMO_MATCH_MSG_ID and MQMO_MATCH_CORREL_ID")
+    match: dict[str, Any] = {}
+    if gmo.MatchOptions & ~_MATCH_ALL:
+        raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_MATCH_OPTIONS_ERROR, "unknown MQMO_ match option")
+    if gmo.MatchOptions & CMQC.MQMO_MATCH_GROUP_ID and id_hex(md.GroupId, "GroupId") != "0" * 48:
+        match["group_id"] = id_hex(md.GroupId, "GroupId")
+    if gmo.MatchOptions & CMQC.MQMO_MATCH_MSG_SEQ_NUMBER:
+        match["msg_seq_number"] = md.MsgSeqNumber
+    if gmo.MatchOptions & CMQC.MQMO_MATCH_OFFSET:
+        match["offset"] = md.Offset
+    if gmo.MatchOptions & CMQC.MQMO_MATCH_MSG_TOKEN:
+        match["msg_token"] = bytes(gmo.MsgToken).hex().upper()
     if gmo.MatchOptions & CMQC.MQMO_MATCH_MSG_ID and id_hex(md.MsgId, "MsgId") != "0" * 48:
         match["msg_id"] = id_hex(md.MsgId, "MsgId")
     if gmo.MatchOptions & CMQC.MQMO_MATCH_CORREL_ID and id_hex(md.CorrelId, "CorrelId") != "0" * 48:
@@ -570,6 +588,9 @@ def get_result(result: dict[str, Any], md: MD, gmo: GMO) -> bytes:
     else:
         data = str(result.get("data", "")).encode("utf-8")
     gmo.ReturnedLength = len(data)
+    gmo.GroupStatus = _GROUP_STATUS.get(result.get("group_status", ""), CMQC.MQGS_NOT_IN_GROUP)
+    if result.get("msg_token"):
+        gmo.MsgToken = bytes.fromhex(result["msg_token"])
     if result.get("completion_code"):
         raise MQMIError(result["completion_code"], result["reason"], result.get("message", ""), original_data=data)
     return data

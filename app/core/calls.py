@@ -50,6 +50,11 @@ class GetCall:
     match_msg_id: str | None = None
     match_correl_id: str | None = None
     buffer_length: int = DEFAULT_BUFFER_LENGTH
+    # MQMO_MATCH_GROUP_ID, _MSG_SEQ_NUMBER, _OFFSET, _MSG_TOKEN (None = not matched)
+    match_group_id: str | None = None
+    match_msg_seq_number: int | None = None
+    match_offset: int | None = None
+    match_msg_token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +67,13 @@ class GotMessage:
     data_length: int
     truncated: bool = False
     buffer_length: int = DEFAULT_BUFFER_LENGTH
+    msg_token: str = ""  # MQGMO MsgToken: 32 hex digits, unique per message on its queue
+
+
+def group_status(md: MQMD) -> str:
+    """MQGMO GroupStatus of a message: IBM's ' ', 'G', 'L' by name."""
+    if "LAST_MSG_IN_GROUP" in md.msg_flags:
+        return "LAST_MSG_IN_GROUP"
+    if "MSG_IN_GROUP" in md.msg_flags:
+        return "MSG_IN_GROUP"
+    return "NOT_IN_GROUP"

@@ -17,10 +17,21 @@ OPEN_OPTIONS = frozenset({
     "FAIL_IF_QUIESCING",
 })
 PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING"})
+PUT_OPTIONS |= {"LOGICAL_ORDER"}  # message groups (docs/api.md "Message groups")
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",
     "BROWSE_NEXT", "MSG_UNDER_CURSOR", "ACCEPT_TRUNCATED_MSG", "FAIL_IF_QUIESCING",
+    # groups, segments, marking, cursor, properties and conversion (docs/api.md "Get options")
+    "LOGICAL_ORDER", "ALL_MSGS_AVAILABLE", "COMPLETE_MSG", "ALL_SEGMENTS_AVAILABLE", "MARK_SKIP_BACKOUT",
+    "BROWSE_MSG_UNDER_CURSOR", "LOCK", "UNLOCK", "SET_SIGNAL", "CONVERT", "PROPERTIES_AS_Q_DEF",
+    "PROPERTIES_IN_HANDLE", "NO_PROPERTIES", "PROPERTIES_FORCE_MQRFH2", "PROPERTIES_COMPATIBILITY",
+    "MARK_BROWSE_HANDLE", "MARK_BROWSE_CO_OP", "UNMARK_BROWSE_HANDLE", "UNMARK_BROWSE_CO_OP",
+    "UNMARKED_BROWSE_MSG",
 })
+#: What z/OS refuses with MQRC_OPTIONS_ERROR: MQGMO_LOCK and MQGMO_UNLOCK ("not supported on z/OS",
+#: IBM MQ docs, MQGMO Options), and MQGMO_SET_SIGNAL, which needs an ECB that no REST client can
+#: give (the REST API has no signal; a client waits with WAIT and wait_ms instead).
+_REFUSED_GET_OPTIONS = frozenset({"LOCK", "UNLOCK", "SET_SIGNAL"})
 
 
 def _option_set(options: Iterable[str], allowed: frozenset[str], reason: int, what: str) -> frozenset[str]:
@@ -103,6 +114,7 @@ class PutOptions:
     new_msg_id: bool
     new_correl_id: bool
     fail_if_quiescing: bool
+    logical_order: bool = False
 
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
@@ -120,6 +132,7 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
         new_msg_id="NEW_MSG_ID" in chosen,
         new_correl_id="NEW_CORREL_ID" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
+        logical_order="LOGICAL_ORDER" in chosen,
     )
 
 
@@ -127,9 +140,19 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
 class GetOptions:
     wait: bool
     syncpoint: str  # "YES", "NO", "IF_PERSISTENT"
-    mode: str  # "GET", "BROWSE_FIRST", "BROWSE_NEXT", "MSG_UNDER_CURSOR"
+    mode: str  # "GET", "BROWSE_FIRST", "BROWSE_NEXT", "MSG_UNDER_CURSOR", "BROWSE_UNDER_CURSOR"
     accept_truncated: bool
     fail_if_quiescing: bool
+    logical_order: bool = False
+    all_msgs_available: bool = False
+    complete_msg: bool = False  # COMPLETE_MSG or ALL_SEGMENTS_AVAILABLE (z/OS: no segment to join)
+    mark_skip_backout: bool = False
+    convert: bool = False
+
+    @property
+    def needs_group_index(self) -> bool:
+        """z/OS answers MQRC_Q_INDEX_TYPE_ERROR (2394) for these on a queue not INDXTYPE(GROUPID)."""
+        return self.logical_order or self.all_msgs_available or self.complete_msg
 
     @property
     def browse(self) -> bool:
@@ -148,15 +171,24 @@ def parse_get_options(options: Iterable[str]) -> GetOptions:
 @functools.lru_cache(maxsize=256)
 def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
     chosen = _option_set(options, GET_OPTIONS, MQRC.OPTIONS_ERROR, "GMO")
+    refused = chosen & _REFUSED_GET_OPTIONS
+    if refused:
+        raise MQError(MQRC.OPTIONS_ERROR, f"{', '.join(sorted(refused))}: not supported by IBM MQ for z/OS "
+                                          "through this API (use WAIT with wait_ms)")
     sync = chosen & {"SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT"}
     if len(sync) > 1:
         raise MQError(MQRC.OPTIONS_ERROR, f"only one syncpoint option may be given, not {', '.join(sorted(sync))}")
     if {"WAIT", "NO_WAIT"} <= chosen:
         raise MQError(MQRC.OPTIONS_ERROR, "WAIT and NO_WAIT are mutually exclusive")
-    modes = chosen & {"BROWSE_FIRST", "BROWSE_NEXT", "MSG_UNDER_CURSOR"}
+    modes = chosen & {"BROWSE_FIRST", "BROWSE_NEXT", "MSG_UNDER_CURSOR", "BROWSE_MSG_UNDER_CURSOR"}
     if len(modes) > 1:
         raise MQError(MQRC.OPTIONS_ERROR, f"only one of {', '.join(sorted(modes))} may be given")
     mode = next(iter(modes), "GET")
+    if mode == "BROWSE_MSG_UNDER_CURSOR":
+        mode = "BROWSE_UNDER_CURSOR"  # the coupling facility's name of the mode
+    if "MARK_SKIP_BACKOUT" in chosen and (mode.startswith("BROWSE") or "NO_SYNCPOINT" in chosen):
+        # IBM: MARK_SKIP_BACKOUT needs a get under syncpoint
+        raise MQError(MQRC.OPTIONS_ERROR, "MARK_SKIP_BACKOUT needs a destructive get under SYNCPOINT")
     if mode.startswith("BROWSE") and "SYNCPOINT" in chosen:
         raise MQError(MQRC.OPTIONS_ERROR, "a browse cannot be under syncpoint")
     if mode.startswith("BROWSE"):
@@ -173,4 +205,9 @@ def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
         mode=mode,
         accept_truncated="ACCEPT_TRUNCATED_MSG" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
+        logical_order="LOGICAL_ORDER" in chosen,
+        all_msgs_available="ALL_MSGS_AVAILABLE" in chosen,
+        complete_msg=bool(chosen & {"COMPLETE_MSG", "ALL_SEGMENTS_AVAILABLE"}),
+        mark_skip_backout="MARK_SKIP_BACKOUT" in chosen,
+        convert="CONVERT" in chosen,
     )

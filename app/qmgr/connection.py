@@ -34,6 +34,12 @@ class Handle:
     creator: bool = False
     # The dynamic queue was deleted while this handle had it open: MQRC_Q_DELETED but for MQCLOSE.
     deleted: bool = False
+    # Message groups in progress under LOGICAL_ORDER (app.core.groups): puts, gets, browse; and
+    # whether the browse started with LOGICAL_ORDER (MQRC_INCONSISTENT_BROWSE when it changes).
+    put_group: Any = None
+    get_group: Any = None
+    browse_group: Any = None
+    browse_logical: bool | None = None
 
 
 @dataclass
@@ -53,3 +59,4 @@ class Connection:
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
     next_hobj: int = 1
     pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
+    marked: str | None = None  # structure of this UOW's get marked MQGMO_MARK_SKIP_BACKOUT

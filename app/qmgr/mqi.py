@@ -20,7 +20,7 @@ import orjson
 from app.activity import Verb, note, record_batch, recorded, room_for_batch
 from app.cf.engine import BatchMessage, FencedError, GetResult
 from app.cf.keys import structure_name
-from app.core import attributes
+from app.core import attributes, groups
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
@@ -162,8 +162,8 @@ class Mqi:
 
     @recorded(Verb.BACK)
     async def backout(self, hconn: str) -> None:
-        """MQBACK."""
-        await self._backout(self.connection(hconn))
+        """MQBACK (a get marked MQGMO_MARK_SKIP_BACKOUT stays got, in a new unit of work)."""
+        await self._backout(self.connection(hconn), keep_marked=True)
 
     async def commit_unit_of_work(self, conn: Connection) -> None:
         """Commit the unit of work of a connection the queue manager's own agent owns (the IGQ
@@ -206,12 +206,22 @@ class Mqi:
                                            f"{self.qm.name} lost its place in the group") from None
         if len(tags) > 1:
             await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
+        conn.marked = None
         await self.qm.triggers.unit_of_work_ended(conn, committed=True)
 
-    async def _backout(self, conn: Connection) -> None:
+    async def _backout(self, conn: Connection, *, keep_marked: bool = False) -> None:
+        marked, conn.marked = conn.marked, None
         for tag in sorted(conn.uow_tags):
+            if keep_marked and tag == marked:
+                # z/OS MQGMO_MARK_SKIP_BACKOUT: the marked get is not backed out; it forms a new
+                # unit of work of its own, which the application commits or backs out.
+                await self.qm.cf.backout(tag, self.qm.name, conn.hconn, keep_marked=True)
+                continue
             await self.qm.cf.backout(tag, self.qm.name, conn.hconn)
             conn.uow_tags.discard(tag)
+        for handle in conn.handles.values():  # a backed-out group starts again from its first message
+            handle.get_group = None
+            handle.put_group = None
         await self.qm.triggers.unit_of_work_ended(conn, committed=False)
 
     def structure_failed(self, tag: str) -> None:
@@ -549,6 +559,9 @@ class Mqi:
         handle = self.handle(conn, hobj)
         if not handle.options.output:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
+        if call.pmo.logical_order or handle.put_group is not None:
+            handle.put_group = groups.logical_put(handle.put_group, call.md, len(call.data), call.pmo.syncpoint,
+                                                  call.pmo.logical_order, self.msg_ids.next)
         return await self._put(conn, handle.resolved, call, gen=handle.gen)
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
@@ -589,6 +602,7 @@ class Mqi:
             raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                           f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
         now = self._fill_put_md(conn, resolved, opened, md, pmo)
+        group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
         stored_md, stored_data = md.to_dict(compact=True), data
         if resolved.remote:
             # intra-group queuing: the message travels in a transmission header on the shared
@@ -606,12 +620,20 @@ class Mqi:
                 msg_id=stored_md["msg_id"], correl_id=stored_md["correl_id"], md_json=orjson.dumps(stored_md),
                 body=stored_data,
                 expiry_at_ms=expiry_at(md.expiry, now), report=report_code(md.report, arrival=not resolved.remote),
-                report_qmgr=md.reply_to_qmgr)
+                report_qmgr=md.reply_to_qmgr, group=group)
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
             before, after = done.trigger
             if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
                 await self._evaluate_trigger(resolved.base, before, after, conn, pmo.syncpoint)
         return PutOutcome(md, call.warnings)
+
+    def _group_entry(self, resolved: ResolvedQueue, md: MQMD) -> str:
+        """The group index entry of a message in a group or a segment (app.core.groups); a
+        message for another queue manager (intra-group queuing) travels unindexed."""
+        if resolved.remote:
+            return ""
+        indxtype = str(self._current(resolved.base).attrs.get("INDXTYPE", "NONE"))
+        return groups.group_entry(md, indxtype, self.msg_ids.next)
 
     def _fill_put_md(self, conn: Connection, resolved: ResolvedQueue, opened: Any, md: MQMD,
                      pmo: PutOptions) -> int:
@@ -683,6 +705,11 @@ class Mqi:
         if gmo.mode == "MSG_UNDER_CURSOR" and handle.options.any_input and not handle.browse_cursor:
             raise MQError(MQRC.NO_MSG_UNDER_CURSOR, "no message has been browsed with this handle")
         wait_ms = self._gettable(handle, call)
+        select = ""
+        if (call.match_group_id is not None or call.match_msg_seq_number is not None or call.match_offset is not None
+                or call.match_msg_token is not None or gmo.needs_group_index or gmo.mark_skip_backout
+                or handle.get_group is not None or handle.browse_logical is not None):
+            select = self._group_select(conn, handle, call)
         with self._in_call(conn):
             if not gmo.browse and gmo.syncpoint != "NO":
                 # Enlisted before the call: if the script runs but its reply is lost (Redis
@@ -694,13 +721,76 @@ class Mqi:
                     syncpoint=gmo.syncpoint, match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
                     cursor=handle.browse_cursor, buffer_length=call.buffer_length,
                     accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
-                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
+                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
+                    select=select)
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse:
                 handle.browse_cursor = result.cursor
         note(conn.hconn, depth=result.depth)  # activity record
-        return _got_message(result, call, self.qm.clock.now_ms())
+        got = _got_message(result, call, self.qm.clock.now_ms())
+        if select:
+            self._group_got(conn, handle, call, result, got)
+        return got
+
+    def _group_select(self, conn: Connection, handle: Handle, call: GetCall) -> str:
+        """The checks of a get with group, token or marking options and its selection for the
+        coupling facility (app.core.groups.select_args). IBM's rules: INDXTYPE(GROUPID) for
+        LOGICAL_ORDER, ALL_MSGS_AVAILABLE, COMPLETE_MSG, ALL_SEGMENTS_AVAILABLE (2394, z/OS);
+        one marked get per unit of work (2062, z/OS); a get without LOGICAL_ORDER while a
+        logical-order group is in progress (2241); a group's gets all inside one unit of work or
+        all outside (2245); a browse that changes LOGICAL_ORDER between BROWSE_FIRST and
+        BROWSE_NEXT (2259)."""
+        gmo = call.gmo
+        if gmo.needs_group_index and \
+                self._current(handle.resolved.base).attrs.get("INDXTYPE", "NONE") != "GROUPID":
+            raise MQError(MQRC.Q_INDEX_TYPE_ERROR, f"{handle.resolved.base.name} is not INDXTYPE(GROUPID): "
+                                                   "LOGICAL_ORDER, ALL_MSGS_AVAILABLE, COMPLETE_MSG and "
+                                                   "ALL_SEGMENTS_AVAILABLE need it (z/OS)")
+        if gmo.mark_skip_backout and conn.marked is not None:
+            raise MQError(MQRC.SECOND_MARK_NOT_ALLOWED, "a message is already marked MARK_SKIP_BACKOUT "
+                                                        "in this unit of work")
+        logical = ""
+        if gmo.mode in ("BROWSE_FIRST", "BROWSE_NEXT"):
+            if gmo.mode == "BROWSE_FIRST":
+                handle.browse_group, handle.browse_logical = None, gmo.logical_order
+            elif handle.browse_logical is not None and handle.browse_logical != gmo.logical_order:
+                raise MQError(MQRC.INCONSISTENT_BROWSE, "BROWSE_NEXT must use LOGICAL_ORDER as the browse began")
+            if gmo.logical_order:
+                state = handle.browse_group
+                logical = f"N:{state.group_id}:{state.seq}" if state else "F"
+        elif not gmo.browse and gmo.mode == "GET":
+            state = handle.get_group
+            if state is not None and not gmo.logical_order:
+                raise MQError(MQRC.INCOMPLETE_GROUP, "a group got with LOGICAL_ORDER is in progress on this handle")
+            if gmo.logical_order:
+                if state is not None and state.syncpoint != gmo.syncpoint:
+                    raise MQError(MQRC.INCONSISTENT_UOW, "every message of a group is got inside one unit of "
+                                                         "work, or every one outside")
+                logical = f"N:{state.group_id}:{state.seq}" if state else "F"
+        return groups.select_args(call, logical, gmo.mark_skip_backout and gmo.mode == "GET")
+
+    def _group_got(self, conn: Connection, handle: Handle, call: GetCall, result: GetResult, got: GotMessage) -> None:
+        """After a get with a selection: the handle's group in progress, the marked get."""
+        gmo = call.gmo
+        if gmo.logical_order and gmo.mode in ("BROWSE_FIRST", "BROWSE_NEXT"):
+            state = groups.next_state(got.md)
+            previous = handle.browse_group
+            if state is not None:
+                state.first_cursor = previous.first_cursor if previous else result.cursor
+            elif previous is not None:
+                # the group ended: a logical browse goes on after the group's first message
+                handle.browse_cursor = previous.first_cursor
+            handle.browse_group = state
+            if state is not None:
+                handle.browse_cursor = state.first_cursor
+        elif gmo.logical_order and gmo.mode == "GET":
+            state = groups.next_state(got.md)
+            if state is not None:
+                state.syncpoint = gmo.syncpoint
+            handle.get_group = state
+        if gmo.mark_skip_backout and result.syncpoint:
+            conn.marked = handle.resolved.location.tag
 
     # ---- batches: put-batch and get-batch (docs/api.md §12) ------------------------------
 
@@ -748,7 +838,11 @@ class Mqi:
                 if len(data) > qm_maxmsgl:
                     raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                                   f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
+                if call.pmo.logical_order or handle.put_group is not None:
+                    handle.put_group = groups.logical_put(handle.put_group, md, len(data), call.pmo.syncpoint,
+                                                          call.pmo.logical_order, self.msg_ids.next)
                 now = self._fill_put_md(conn, resolved, opened, md, call.pmo)
+                group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
             except MQError as exc:
                 refused = exc
                 break
@@ -761,7 +855,7 @@ class Mqi:
                 min(md.priority, 9), md.persistent, stored_md["msg_id"], stored_md["correl_id"],
                 orjson.dumps(stored_md), stored_data, expiry_at(md.expiry, now),
                 report_code(md.report, arrival=not resolved.remote),
-                md.reply_to_qmgr))
+                md.reply_to_qmgr, group))
         loc = resolved.location
         if messages:
             with self._in_call(conn):
@@ -817,9 +911,15 @@ class Mqi:
         conn = self.connection(hconn)
         handle = self.handle(conn, hobj)
         gmo = call.gmo
-        if gmo.mode == "MSG_UNDER_CURSOR":
+        if gmo.mode in ("MSG_UNDER_CURSOR", "BROWSE_UNDER_CURSOR"):
             raise MQError(MQRC.OPTIONS_ERROR, "MSG_UNDER_CURSOR names one message: use MQGET, not get-batch")
+        if gmo.logical_order or gmo.mark_skip_backout:
+            raise MQError(MQRC.OPTIONS_ERROR, "LOGICAL_ORDER and MARK_SKIP_BACKOUT are for MQGET, not get-batch")
         wait_ms = self._gettable(handle, call)
+        select = ""
+        if (call.match_group_id is not None or call.match_msg_seq_number is not None or call.match_offset is not None
+                or call.match_msg_token is not None or gmo.needs_group_index):
+            select = self._group_select(conn, handle, call)
         with self._in_call(conn):
             if not gmo.browse and gmo.syncpoint != "NO":
                 conn.uow_tags.add(handle.resolved.location.tag)  # before the call, as MQGET
@@ -830,7 +930,8 @@ class Mqi:
                     match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
                     cursor=handle.browse_cursor, buffer_length=call.buffer_length,
                     accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
-                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING")
+                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
+                    select=select)
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse and results:
@@ -897,4 +998,5 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     md = MQMD.from_dict(orjson.loads(result.md_json))
     md.backout_count = result.backout_count
     md.expiry = remaining_tenths(result.expiry_at_ms, now_ms)
-    return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length)
+    return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length,
+                      f"{result.msg_seq:032X}")

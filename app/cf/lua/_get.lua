@@ -16,9 +16,31 @@
     buflen, accept       buffer length (-1 unlimited); accept truncated message "1" / "0"
     now, register        now (ms); waiter registration ms (> 0: keep the waiters key alive)
     sp, perf             structure prefix "{tag}:"; performance-event mode "S" / "E" / "D"
+    select               "" (the common case: nothing more), else the group and token selection
+                         "<group_id>|<seq>|<offset>|<msg_token>|<logical>|<all>|<mark>": each
+                         "" = any; logical "" no MQGMO_LOGICAL_ORDER, "F" logical order with no
+                         group in progress (only messages in no group or the first of a group),
+                         "N:<group_id>:<seq>" the handle's group in progress (only its message
+                         seq + 1); all "1" MQGMO_ALL_MSGS_AVAILABLE (a message of a group only
+                         when the whole group is available); mark "1" MQGMO_MARK_SKIP_BACKOUT
+                         (the unit-of-work entry is "M:" instead of "G:", see _uow.lua)
+
+  Group selection goes through the group index gi (by group id, then sequence number): a group
+  id or a group in progress is one lookup, ALL_MSGS_AVAILABLE two per group (its highest entry
+  and its count), a msg_token one ZSCORE. Only a LOGICAL_ORDER get with no group named or in
+  progress, and a sequence number or offset matched without a group id, walk the delivery (or
+  msg_id/correl_id) index, passing over the messages that do not qualify.
 
   Returns get.lua's Output: {code}, {code, reports, depth_event, discarded} or the message.
+  (2247 MATCH_OPTIONS_ERROR: the next message of the group in progress does not match the
+  msg_id/correl_id asked for, IBM's rule for LOGICAL_ORDER.)
 ]]
+
+-- group index entry "<gid>:<seq10>:<off10>:<flag>" -> gid, seq, offset, flag
+local function grp_parts(g)
+  local gid, seq, off, flag = string.match(g, "^(%x+):(%d+):(%d+):(%a)")
+  return gid, tonumber(seq), tonumber(off), flag
+end
 
 local function get_message(q)
   local ctl = q.ctl
@@ -33,6 +55,7 @@ local function get_message(q)
 
   local idx = qp .. "idx"
   local mode = q.mode
+  q.mark = (q.select ~= "" and string.sub(q.select, -1) == "1") and "1" or ""
   local depth = tonumber(a[3]) or 0
 
   -- First message in delivery order matching msg_id / correl_id, after the cursor if given.
@@ -96,6 +119,121 @@ local function get_message(q)
     return 0
   end
 
+
+  -- Group, sequence number, offset and msg_token selection (q.select, see the header). Returns
+  -- id, m of the first qualifying unexpired message, or nil; or nil, nil, code (2247, or -1:
+  -- a batch of expired messages was discarded, call again).
+  local function select_message(q, after)
+    local gid, seq, off, tok, logical, all, mark =
+      string.match(q.select, "^(%x*)|(%d*)|(%d*)|(%x*)|([^|]*)|(%d?)|(%d?)$")
+    local gi = qp .. "gi"
+    local complete_cache = {}
+    local function complete(g)
+      local c = complete_cache[g]
+      if c ~= nil then return c end
+      local last = redis.call("ZREVRANGEBYLEX", gi, "(" .. g .. ";", "[" .. g .. ":", "LIMIT", 0, 1)[1]
+      c = false
+      if last then
+        local _, n, _, flag = grp_parts(last)
+        c = flag == "L" and redis.call("ZLEXCOUNT", gi, "[" .. g .. ":", "(" .. g .. ";") == n
+      end
+      complete_cache[g] = c
+      return c
+    end
+    local want_seq, want_off = tonumber(seq), tonumber(off)
+    -- Does an unexpired message qualify (everything but msg_id/correl_id when `ids` is false)?
+    local function qualifies(mm, ids)
+      if ids and ((q.mid ~= "" and mm.mid ~= q.mid) or (q.cid ~= "" and mm.cid ~= q.cid)) then return false end
+      local g, s, o, flag = "", 1, 0, ""
+      if mm.grp ~= "" then g, s, o, flag = grp_parts(mm.grp) end
+      if gid ~= "" and g ~= gid then return false end
+      if want_seq and s ~= want_seq then return false end
+      if want_off and o ~= want_off then return false end
+      if logical == "F" and (s ~= 1 or o ~= 0) then return false end
+      if all == "1" and (flag == "L" or flag == "G") and not complete(g) then return false end
+      return true
+    end
+    local function member_id(member)
+      return string.match(member, ":(%d+)$")
+    end
+    -- One candidate: discard it when expired, else return its meta when it qualifies.
+    local function try(cand, ids)
+      local mm = parse_meta(redis.call("HGET", qp .. "meta", cand))
+      if expired(mm, now) then
+        discard(cand, mm)
+        return nil, mm
+      end
+      if qualifies(mm, ids) then return mm, mm end
+      return nil, mm
+    end
+
+    if string.sub(logical, 1, 2) == "N:" then
+      -- The group in progress: only its next message (IBM: match options cannot change that;
+      -- a msg_id/correl_id that does not match it is MQRC_MATCH_OPTIONS_ERROR).
+      local g, s = string.match(logical, "^N:(%x+):(%d+)$")
+      local prefix = g .. ":" .. string.format("%010d", tonumber(s) + 1) .. ":"
+      local r = redis.call("ZRANGEBYLEX", gi, "[" .. prefix, "(" .. string.sub(prefix, 1, -2) .. ";", "LIMIT", 0, 1)
+      if not r[1] then return nil end
+      local cand = member_id(r[1])
+      local mm = parse_meta(redis.call("HGET", qp .. "meta", cand))
+      if expired(mm, now) then
+        discard(cand, mm)
+        return nil
+      end
+      if (q.mid ~= "" and mm.mid ~= q.mid) or (q.cid ~= "" and mm.cid ~= q.cid) then return nil, nil, 2247 end
+      return cand, mm
+    end
+
+    if tok ~= "" then
+      -- MsgToken: the message's id (one lookup); BROWSE_NEXT only beyond the cursor.
+      local n = tonumber(tok, 16)
+      if not n then return nil end
+      local cand = fmt_int(n)
+      local zs = redis.call("ZSCORE", idx, cand)
+      if not zs then return nil end
+      if after and tonumber(zs) <= tonumber(after) then return nil end
+      local mm = try(cand, true)
+      if mm then return cand, mm end
+      return nil
+    end
+
+    if gid ~= "" then
+      -- A group id: its entries (in sequence order; narrowed to one sequence number when given),
+      -- the first in delivery order wins.
+      local lo, hi = "[" .. gid .. ":", "(" .. gid .. ";"
+      if want_seq then
+        local p = gid .. ":" .. string.format("%010d", want_seq) .. ":"
+        lo, hi = "[" .. p, "(" .. string.sub(p, 1, -2) .. ";"
+      end
+      local best, best_m, best_sc = nil, nil, nil
+      local offset = 0
+      while true do
+        local r = redis.call("ZRANGEBYLEX", gi, lo, hi, "LIMIT", offset, 100)
+        for i = 1, #r do
+          local sc = string.match(r[i], ":(%d+):%d+$")
+          if (not after or tonumber(sc) > tonumber(after)) and (not best_sc or tonumber(sc) < best_sc) then
+            local cand = member_id(r[i])
+            local mm = try(cand, true)
+            if mm then best, best_m, best_sc = cand, mm, tonumber(sc) end
+          end
+        end
+        if #r < 100 then break end
+        offset = offset + 100
+      end
+      return best, best_m
+    end
+
+    -- Otherwise walk the delivery order (through the msg_id/correl_id index when matched).
+    local pos = after
+    while true do
+      local cand = find(q.mid, q.cid, pos)
+      if not cand then return nil end
+      local mm, seen = try(cand, false)
+      if mm then return cand, mm end
+      if discards >= DISCARD_BATCH then return nil, nil, -1 end
+      pos = seen.score
+    end
+  end
   local id, m
   if mode == "MSG_UNDER_CURSOR" or mode == "BROWSE_UNDER_CURSOR" then
     -- The id is the score's low 49 bits; the message must still be available at that score.
@@ -108,6 +246,20 @@ local function get_message(q)
     if expired(m, now) then
       discard(id, m)
       return { 2034, reports, after_discards(), discards }
+    end
+  elseif q.select ~= "" then
+    local after = nil
+    if mode == "BROWSE_NEXT" and q.cursor ~= "" then after = q.cursor end
+    local code
+    id, m, code = select_message(q, after)
+    if code then return { code, reports, after_discards(), discards } end
+    if not id then
+      local w = tonumber(q.register)
+      if w > 0 then
+        local wk = qp .. "waiters"
+        if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
+      end
+      return { 2033, reports, after_discards(), discards }
     end
   else
     local after = nil
@@ -167,7 +319,8 @@ local function get_message(q)
   local sync = q.sync == "YES" or (q.sync == "IF_PERSISTENT" and m.pers == "1")
   if sync then
     redis.call("HINCRBY", ctl, "uncom", 1)
-    redis.call("RPUSH", q.uow, "G:" .. id .. ":" .. q.name)
+    -- MARK_SKIP_BACKOUT: an "M:" entry, which an application's MQBACK leaves in place (_uow.lua)
+    redis.call("RPUSH", q.uow, (q.mark == "1" and "M:" or "G:") .. id .. ":" .. q.name)
     redis.call("SADD", q.uows, qm .. ":" .. q.hconn)
   else
     reports = reports + delivery_report(sp, qp, id, m)  -- COD (under syncpoint: at commit, _uow.lua)

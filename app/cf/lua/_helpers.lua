@@ -14,6 +14,9 @@
     bigs     set         ids that have a big:<id> key (so delete/clear never scan)
     meta     hash        id -> packed metadata, see parse_meta
     exp      sorted set  id -> expiry time (ms): only messages put with an expiry (the scan index)
+    gi       sorted set  group index, all scores 0, member "<grp>:<score16>:<id>" of committed
+                         available messages in a group or segmented (grp below); sorted by group
+                         id, then sequence number, then offset
     waiters  string      exists (with a PEXPIRE) while some getter waits for a message
     opens    hash        "<QM>:<kind>" -> open count
     stats    hash        "<QM>:<stat>" -> statistics
@@ -35,21 +38,26 @@ local function score16(x)
   return string.format("%016.0f", x)
 end
 
---[[ meta value: "<score16>|<persistent 0/1>|<backout count>|<big 0/1>|<data length>|<put ms>|<msg_id hex or empty>|<correl_id hex or empty>" ]]
+--[[ meta value: "<score16>|<persistent 0/1>|<backout count>|<big 0/1>|<data length>|<put ms>|<msg_id hex or empty>|<correl_id hex or empty>|<exp>|<rep>|<rq>[|<grp>]" ]]
+-- grp (only for a message in a group or a segment; absent otherwise, so other messages pay
+-- nothing): "<group_id hex48>:<msg_seq_number 10 digits>:<offset 10 digits>:<L|G|S>", L the
+-- last message of its group, G another message of a group, S a segment of a message in no group.
 -- exp: expiry time in ms since the epoch, "0" = unlimited; rep: the reports the queue manager
 -- makes for the message (app/core/reports.py report_code), expiration + 4 * COD + 16 * COA,
 -- each 0 none, 1 plain, 2 _WITH_DATA (first 100 bytes), 3 _WITH_FULL_DATA ("0": none at all);
 -- rq: the queue manager a report goes to (the message's ReplyToQMgr).
 local function parse_meta(s)
-  local sc, pers, bo, big, len, putms, mid, cid, exp, rep, rq =
-    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)|(%d+)|(%d+)|([^|]*)$")
+  local sc, pers, bo, big, len, putms, mid, cid, exp, rep, rq, grp =
+    string.match(s, "^(%d+)|(%d)|(%d+)|(%d)|(%d+)|(%d+)|(%x*)|(%x*)|(%d+)|(%d+)|([^|]*)|?([%x:LGS]*)$")
   return { score = sc, pers = pers, bo = tonumber(bo), big = big, len = tonumber(len),
-           putms = putms, mid = mid, cid = cid, exp = exp, rep = rep, rq = rq }
+           putms = putms, mid = mid, cid = cid, exp = exp, rep = rep, rq = rq, grp = grp }
 end
 
 local function make_meta(m)
-  return table.concat({ m.score, m.pers, fmt_int(m.bo), m.big, fmt_int(m.len), m.putms,
-                        m.mid, m.cid, m.exp, m.rep, m.rq }, "|")
+  local s = table.concat({ m.score, m.pers, fmt_int(m.bo), m.big, fmt_int(m.len), m.putms,
+                           m.mid, m.cid, m.exp, m.rep, m.rq }, "|")
+  if m.grp and m.grp ~= "" then s = s .. "|" .. m.grp end
+  return s
 end
 
 local function expired(m, now)
@@ -65,6 +73,9 @@ local function index_add(qp, id, m)
   if m.cid ~= "" then
     redis.call("ZADD", qp .. "ci", 0, m.cid .. ":" .. m.score .. ":" .. id)
   end
+  if m.grp and m.grp ~= "" then
+    redis.call("ZADD", qp .. "gi", 0, m.grp .. ":" .. m.score .. ":" .. id)
+  end
 end
 
 local function index_remove(qp, id, m)
@@ -74,6 +85,9 @@ local function index_remove(qp, id, m)
   end
   if m.cid ~= "" then
     redis.call("ZREM", qp .. "ci", m.cid .. ":" .. m.score .. ":" .. id)
+  end
+  if m.grp and m.grp ~= "" then
+    redis.call("ZREM", qp .. "gi", m.grp .. ":" .. m.score .. ":" .. id)
   end
 end
 

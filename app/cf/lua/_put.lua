@@ -20,6 +20,7 @@
          md, body              MQMD JSON (stored as given), data
          exp, rep, rq          expiry time (ms, "0" none), reports asked for (parse_meta), their QM
          want_meta             "1": return the stored metadata (logged persistent message)
+         grp                   "" not in a group, else the group index entry (_helpers.lua)
 
   Returns put.lua's Output: {code}, {2053, full_event} or the success list.
 ]]
@@ -63,7 +64,7 @@ local function put_message(q, msg)
   local id = fmt_int(seq)
   local m = { score = score16((9 - p) * PRIO_UNIT + seq), pers = msg.pers, bo = 0, big = "0",
               len = len, putms = q.now, mid = msg.mid, cid = msg.cid, exp = msg.exp,
-              rep = msg.rep, rq = msg.rq }
+              rep = msg.rep, rq = msg.rq, grp = msg.grp }
   if m.exp ~= "0" then
     -- Only expiring messages pay for the scan index (the periodic EXPRYINT scan reads it).
     redis.call("ZADD", qp .. "exp", m.exp, id)

@@ -11,7 +11,10 @@
     backout: P -> data deleted, depth - 1                 G -> back at its original score with
                                                                backout count + 1, depth + 1,
                                                                waiters woken
-  Every entry takes one off the queue's "uncom". The list and the registry entry are removed,
+  "M:<id>:<queue>" is a get marked MQGMO_MARK_SKIP_BACKOUT (z/OS): a commit treats it as "G"; an
+  application's MQBACK (keep_marked) leaves it got, as the one operation of a new unit of work
+  (the entry stays, as "G", with its "uncom"); any other backout (disconnect, recovery) treats it
+  as "G". Every other entry takes one off the queue's "uncom". The list and the registry entry are removed,
   so a second call is a no-op.
 
   Returns a JSON array, one object per queue touched (first-touched order):
@@ -19,43 +22,48 @@
      "reports": COA and COD reports queued}
 ]]
 
-local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit, trig_channel)
+local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit, trig_channel, keep_marked)
   local shared = string.find(sp, ".CF.", 1, true) ~= nil
   local ops = redis.call("LRANGE", list_key, 0, -1)
   local order, per = {}, {}
+  local kept = nil
   for i = 1, #ops do
     local kind, id, q = string.match(ops[i], "^(%a):(%d+):(.*)$")
-    local t = per[q]
-    if not t then
-      t = { queue = q, puts = 0, gets = 0, n = 0, scores = {}, reports = 0 }
-      per[q] = t
-      order[#order + 1] = t
-    end
-    t.n = t.n + 1
-    local qp = sp .. "q:" .. q .. ":"
-    local raw = redis.call("HGET", qp .. "meta", id)
-    if raw then
-      local m = parse_meta(raw)
-      if kind == "P" then
-        redis.call("ZREM", qp .. "pend", id)
-        if commit then
-          index_add(qp, id, m)
-          t.reports = t.reports + arrival_report(sp, qp, id, m)  -- COA at commit
+    if kind == "M" and keep_marked then
+      kept = "G:" .. id .. ":" .. q
+    else
+      local t = per[q]
+      if not t then
+        t = { queue = q, puts = 0, gets = 0, n = 0, scores = {}, reports = 0 }
+        per[q] = t
+        order[#order + 1] = t
+      end
+      t.n = t.n + 1
+      local qp = sp .. "q:" .. q .. ":"
+      local raw = redis.call("HGET", qp .. "meta", id)
+      if raw then
+        local m = parse_meta(raw)
+        if kind == "P" then
+          redis.call("ZREM", qp .. "pend", id)
+          if commit then
+            index_add(qp, id, m)
+            t.reports = t.reports + arrival_report(sp, qp, id, m)  -- COA at commit
+          else
+            delete_data(qp, id, m)
+          end
+          t.puts = t.puts + 1
+          t.scores[#t.scores + 1] = tonumber(m.score)
         else
-          delete_data(qp, id, m)
+          if commit then
+            t.reports = t.reports + delivery_report(sp, qp, id, m)  -- COD at commit, never at backout
+            delete_data(qp, id, m)
+          else
+            m.bo = m.bo + 1
+            redis.call("HSET", qp .. "meta", id, make_meta(m))
+            index_add(qp, id, m)
+          end
+          t.gets = t.gets + 1
         end
-        t.puts = t.puts + 1
-        t.scores[#t.scores + 1] = tonumber(m.score)
-      else
-        if commit then
-          t.reports = t.reports + delivery_report(sp, qp, id, m)  -- COD at commit, never at backout
-          delete_data(qp, id, m)
-        else
-          m.bo = m.bo + 1
-          redis.call("HSET", qp .. "meta", id, make_meta(m))
-          index_add(qp, id, m)
-        end
-        t.gets = t.gets + 1
       end
     end
   end
@@ -98,7 +106,11 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
   end
 
   redis.call("DEL", list_key)
-  redis.call("SREM", registry_key, member)
+  if kept then
+    redis.call("RPUSH", list_key, kept)  -- the marked get: the new unit of work
+  else
+    redis.call("SREM", registry_key, member)
+  end
   if #out == 0 then return "[]" end
   return cjson.encode(out)
 end

@@ -13,8 +13,10 @@
     ARGV[2]  registry member "<QM>:<hconn>"
     ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
     ARGV[4]  trigger channel (commit.lua's; not used by a backout)
-    ARGV[5]  caller: queue manager name
-    ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[5]  "1": an application's MQBACK (a get marked MQGMO_MARK_SKIP_BACKOUT stays got, in a
+             new unit of work, _uow.lua), "0": any other backout
+    ARGV[6]  caller: queue manager name
+    ARGV[7]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     JSON array, one object per queue touched:
@@ -24,7 +26,7 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[5], ARGV[6]) then return { FENCED } end
+if fenced(KEYS[3], ARGV[6], ARGV[7]) then return { FENCED } end
 --@include _uow.lua
 
-return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], false)
+return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], false, nil, ARGV[5] == "1")

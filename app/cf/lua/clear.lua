@@ -27,6 +27,6 @@ if (tonumber(a[4]) or 0) > 0 then return { 2055 } end
 local bigs = redis.call("SMEMBERS", qp .. "bigs")
 for i = 1, #bigs do redis.call("UNLINK", qp .. "big:" .. bigs[i]) end
 redis.call("UNLINK", qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp .. "body",
-           qp .. "meta", qp .. "bigs", qp .. "exp")
+           qp .. "meta", qp .. "bigs", qp .. "exp", qp .. "gi")
 redis.call("HSET", ctl, "depth", 0)
 return { 0, tonumber(a[3]) or 0, tonumber(a[5]) or 0 }

@@ -27,8 +27,9 @@
     ARGV[16] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
     ARGV[14] waiter registration ms: when > 0 and no message matches, keep the queue's waiters
              key alive at least that long so puts and commits publish the availability channel
-    ARGV[17] caller: queue manager name
-    ARGV[18] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[17] group and token selection, "" none (_get.lua's `select`)
+    ARGV[18] caller: queue manager name
+    ARGV[19] caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}   2085 not defined (no gen given), 2052 deleted (gen given), 2041 generation
@@ -47,10 +48,10 @@
 --@include _fence.lua
 --@include _get.lua
 
-if fenced(KEYS[4], ARGV[17], ARGV[18]) then return { FENCED } end
+if fenced(KEYS[4], ARGV[18], ARGV[19]) then return { FENCED } end
 
 return get_message(
   { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
     hconn = ARGV[4], gen = ARGV[5], mode = ARGV[6], sync = ARGV[7], mid = ARGV[8], cid = ARGV[9],
     cursor = ARGV[10], buflen = ARGV[11], accept = ARGV[12], now = ARGV[13], register = ARGV[14],
-    sp = ARGV[15], perf = ARGV[16] })
+    sp = ARGV[15], perf = ARGV[16], select = ARGV[17] })

@@ -27,9 +27,11 @@
     ARGV[14] waiter registration ms (as get.lua's; only when no message at all matches)
     ARGV[15] structure prefix "{tag}:" (expiration reports are queued there)
     ARGV[16] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
-    ARGV[17] most messages to return, >= 1
-    ARGV[18] caller: queue manager name
-    ARGV[19] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[17] group and token selection, "" none (_get.lua's `select`; a batch under
+             MQGMO_LOGICAL_ORDER is refused by the queue manager before it comes here)
+    ARGV[18] most messages to return, >= 1
+    ARGV[19] caller: queue manager name
+    ARGV[20] caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code, reports, depth_event, discarded, md, data, data_length, backout_count, persistent,
@@ -48,13 +50,13 @@
 --@include _fence.lua
 --@include _get.lua
 
-if fenced(KEYS[4], ARGV[18], ARGV[19]) then return { FENCED } end
+if fenced(KEYS[4], ARGV[19], ARGV[20]) then return { FENCED } end
 
 local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
             hconn = ARGV[4], gen = ARGV[5], mode = ARGV[6], sync = ARGV[7], mid = ARGV[8], cid = ARGV[9],
             cursor = ARGV[10], buflen = ARGV[11], accept = ARGV[12], now = ARGV[13], register = ARGV[14],
-            sp = ARGV[15], perf = ARGV[16] }
-local most = tonumber(ARGV[17])
+            sp = ARGV[15], perf = ARGV[16], select = ARGV[17] }
+local most = tonumber(ARGV[18])
 local browse = q.mode == "BROWSE_FIRST" or q.mode == "BROWSE_NEXT"
 local code, reports, depth_event, discarded = 0, 0, 0, 0
 local out = { 0, 0, 0, 0 }

@@ -32,8 +32,10 @@
     ARGV[20] trigger channel of the group (a shared queue's trigger counts are published there)
     ARGV[21] "1": return the stored metadata (a persistent message the queue manager logs for
              RECOVER CFSTRUCT), "0": return ""
-    ARGV[22] caller: queue manager name
-    ARGV[23] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[22] group: "" when the message is in no group and no segment, else its group index
+             entry "<group_id>:<seq10>:<offset10>:<L|G|S>" (_helpers.lua)
+    ARGV[23] caller: queue manager name
+    ARGV[24] caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
@@ -50,11 +52,11 @@
 --@include _fence.lua
 --@include _put.lua
 
-if fenced(KEYS[5], ARGV[22], ARGV[23]) then return { FENCED } end
+if fenced(KEYS[5], ARGV[23], ARGV[24]) then return { FENCED } end
 
 return put_message(
   { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = ARGV[1], name = ARGV[2],
     qm = ARGV[3], hconn = ARGV[4], gen = ARGV[5], sync = ARGV[6], now = ARGV[13],
     channel = ARGV[14], offload = ARGV[15], perf = ARGV[19], trig_channel = ARGV[20] },
   { prio = ARGV[7], pers = ARGV[8], mid = ARGV[9], cid = ARGV[10], md = ARGV[11], body = ARGV[12],
-    exp = ARGV[16], rep = ARGV[17], rq = ARGV[18], want_meta = ARGV[21] })
+    exp = ARGV[16], rep = ARGV[17], rq = ARGV[18], want_meta = ARGV[21], grp = ARGV[22] })

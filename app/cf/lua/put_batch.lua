@@ -23,10 +23,11 @@
     ARGV[11] trigger channel of the group (a shared queue's trigger counts are published there)
     ARGV[12] caller: queue manager name
     ARGV[13] caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[14..] the messages, 10 values each, in put order: priority 0-9 (resolved), persistent
+    ARGV[14..] the messages, 11 values each, in put order: priority 0-9 (resolved), persistent
              "1"/"0", msg_id, correl_id, MQMD JSON, data, expiry time (ms, "0" unlimited),
              expiration report "0"-"3", the queue manager a report goes to, "1"/"0" return the
-             stored metadata (put.lua's ARGV[7..12], ARGV[16..18] and ARGV[21])
+             stored metadata, group index entry or "" (put.lua's ARGV[7..12], ARGV[16..18], 21
+             and 22)
 
   Output:
     {code, count, full_event, depth_after, seq, depth_before, available_after, ipprocs, opprocs,
@@ -47,10 +48,11 @@ local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = A
             channel = ARGV[8], offload = ARGV[9], perf = ARGV[10], trig_channel = ARGV[11] }
 local out = { 0, 0, 0 }
 local count = 0
-for i = 14, #ARGV, 10 do
+for i = 14, #ARGV, 11 do
   local r = put_message(q, { prio = ARGV[i], pers = ARGV[i + 1], mid = ARGV[i + 2], cid = ARGV[i + 3],
                              md = ARGV[i + 4], body = ARGV[i + 5], exp = ARGV[i + 6], rep = ARGV[i + 7],
-                             rq = ARGV[i + 8], want_meta = ARGV[i + 9] })
+                             rq = ARGV[i + 8], want_meta = ARGV[i + 9],
+                             grp = ARGV[i + 10] })
   if r[1] ~= 0 then
     out[1] = r[1]
     out[3] = r[2] or 0
