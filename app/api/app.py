@@ -14,6 +14,7 @@ from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
 from app.cf.redisconn import make_redis
+from app.console import routes as routes_console
 from app.core.clock import Clock
 from app.qmgr.qmgr import QueueManager
 from app.reports import routes as routes_reports
@@ -60,6 +61,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.include_router(routes_mqi.router)
     app.include_router(routes_admin.router)
     app.include_router(routes_reports.router)
+    app.include_router(routes_console.router)  # /console: the live console
     app.include_router(routes_ibm.router)
     app.include_router(session.router)  # GET /v1/session: the REST calls as frames of one WebSocket
     return app

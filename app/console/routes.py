@@ -1,0 +1,74 @@
+"""``/console`` routes: the page and its script, the state (``GET /console/state``), the same
+state as server-sent events while it changes (``GET /console/events``) and MQSC with runmqsc's
+text (``POST /console/mqsc``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import orjson
+from fastapi import APIRouter, Request
+from starlette.responses import FileResponse, Response, StreamingResponse
+
+from app.api.errors import json_response
+from app.api.schemas import MqscRequest
+from app.console.state import console_state
+from app.core.errors import MQError
+from app.mqsc.executor import run_script
+from app.mqsc.text import format_result
+
+router = APIRouter(prefix="/console", tags=["console"])
+STATIC = Path(__file__).with_name("static")
+#: How often the event stream reads the state again, and how often it says it is alive.
+POLL_S = 1.0
+KEEPALIVE_S = 15.0
+
+
+@router.get("", include_in_schema=False)
+async def page() -> Response:
+    return FileResponse(STATIC / "console.html", media_type="text/html; charset=utf-8")
+
+
+@router.get("/console.js", include_in_schema=False)
+async def script() -> Response:
+    return FileResponse(STATIC / "console.js", media_type="text/javascript; charset=utf-8")
+
+
+@router.get("/state", summary="The console's snapshot: members, CF structures, queues, latest happenings")
+async def state(request: Request) -> Response:
+    return json_response(await console_state(request.app.state.qm))
+
+
+@router.get("/events", summary="The console's snapshot as server-sent events, sent again whenever it changes")
+async def events(request: Request) -> Response:
+    qm = request.app.state.qm
+    first = await console_state(qm)  # refused (2035) before the stream starts
+
+    async def stream() -> AsyncIterator[bytes]:
+        snapshot, sent, quiet = first, b"", 0.0
+        while qm.status in ("RUNNING", "REJOINING", "STARTING"):
+            body = orjson.dumps(snapshot)
+            if body != sent:
+                yield b"data: " + body + b"\n\n"
+                sent, quiet = body, 0.0
+            elif quiet >= KEEPALIVE_S:
+                yield b": alive\n\n"
+                quiet = 0.0
+            await asyncio.sleep(POLL_S)
+            quiet += POLL_S
+            if await request.is_disconnected():
+                return
+            try:
+                snapshot = await console_state(qm)
+            except MQError as exc:  # e.g. the coupling facility away: say so, keep trying
+                yield b"event: problem\ndata: " + orjson.dumps(exc.to_body()) + b"\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+@router.post("/mqsc", summary="Run MQSC; the responses as runmqsc prints them, and as JSON")
+async def mqsc(request: Request, body: MqscRequest) -> Response:
+    results = await run_script(request.app.state.qm, body.script)
+    return json_response({"text": "\n".join(format_result(r) for r in results), "results": results})

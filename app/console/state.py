@@ -1,0 +1,31 @@
+"""What the live console shows of one queue manager, read as its MQSC commands read it: the
+group's members, the CF structures (DISPLAY CFSTATUS), the local queues with their live depth
+and open counts (DISPLAY QLOCAL), and the latest group happenings (events, trigger messages,
+expiries, IGQ moves, peer recoveries). Everything runs as the caller, with the caller's rights:
+the console is an administrator's tool, as MQSC is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.errors import MQError
+from app.mqsc.executor import run_script
+from app.security.rights import current_principal
+
+QUEUE_COLUMNS = ("QUEUE", "QSGDISP", "CURDEPTH", "MAXDEPTH", "IPPROCS", "OPPROCS", "CFSTRUCT", "DESCR")
+
+
+async def console_state(qm: Any) -> dict[str, Any]:
+    """One snapshot for the console. MQRC_NOT_AUTHORIZED (2035) unless the caller may run MQSC."""
+    qm.security.check_qmgr(current_principal.get(), "ADMIN")
+    queues, structures = await run_script(qm, "DISPLAY QLOCAL(*) ALL\nDISPLAY CFSTATUS(*)")
+    if queues["completion_code"] and queues["reason"] != 2085:  # 2085: none defined yet
+        raise MQError(queues["reason"], "; ".join(queues["messages"]))
+    info = qm.info()
+    return {
+        "qmgr": {"name": info["name"], "qsg": info["qsg"], "status": info["status"]},
+        "members": await qm.group_info(),
+        "queues": [{k: q.get(k, "") for k in QUEUE_COLUMNS} for q in queues.get("objects", [])],
+        "structures": structures.get("objects", []),
+        "happenings": list(reversed(qm.metrics.recent)),  # newest first
+    }
