@@ -19,6 +19,7 @@ from typing import Any
 
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
 from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
+from app.client.asyncconsume import CBC, CBD, CTLO
 from app.client.properties import CMHO, DMHO, DMPO, IMPO, PD, SMPO, MessageHandle
 from app.client.session import RetryPolicy
 from app.client.sync import Queue, QueueManager, connect
@@ -35,7 +36,7 @@ def get_versions() -> dict[str, Any]:
             "client": "app.client"}
 
 
-__all__ = ["CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "Error",
+__all__ = ["CBC", "CBD", "CTLO", "CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "Error",
            "MQMIError", "PYIFError", "MessageHandle", "CMHO", "DMHO", "DMPO", "IMPO", "PD", "SMPO",
            "Queue", "QueueManager", "RetryPolicy", "aio", "cd", "cno", "connect", "csp",
            "get_versions", "gmo", "md", "od", "pmo", "sco"]
