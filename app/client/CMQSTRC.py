@@ -42,3 +42,7 @@ MQPER_DICT = _names("MQPER_", *_ALL)
 MQCHT_DICT = _names("MQCHT_", *_ALL)
 MQXPT_DICT = _names("MQXPT_", *_ALL)
 MQPL_DICT = _names("MQPL_", *_ALL)
+MQCBCT_DICT = _names("MQCBCT_", *_ALL)  # callback call types (asynchronous consume)
+MQCBT_DICT = _names("MQCBT_", *_ALL)
+MQCS_DICT = _names("MQCS_", *_ALL)
+MQTYPE_DICT = _names("MQTYPE_", *_ALL)  # message property types

@@ -135,6 +135,7 @@ class GMO(MQOpts):
         "Signal2": 0, "ResolvedQName": b"", "MatchOptions": CMQC.MQMO_MATCH_MSG_ID | CMQC.MQMO_MATCH_CORREL_ID,
         "GroupStatus": b" ", "SegmentStatus": b" ", "Segmentation": b" ", "Reserved1": b" ",
         "MsgToken": b"\0" * 16, "ReturnedLength": CMQC.MQRL_UNDEFINED,
+        "Reserved2": 0, "MsgHandle": CMQC.MQHM_NONE,  # version 4: the handle a get fills (app.client.properties)
     }
 
 
@@ -145,6 +146,8 @@ class PMO(MQOpts):
         "StrucId": b"PMO ", "Version": 1, "Options": CMQC.MQPMO_NONE, "Timeout": -1, "Context": 0,
         "KnownDestCount": 0, "UnknownDestCount": 0, "InvalidDestCount": 0, "ResolvedQName": b"",
         "ResolvedQMgrName": b"",
+        # version 3: the message handles whose properties a put carries (app.client.properties)
+        "OriginalMsgHandle": CMQC.MQHM_NONE, "NewMsgHandle": CMQC.MQHM_NONE, "Action": CMQC.MQACTP_NEW,
     }
 
 
@@ -350,10 +353,11 @@ GET_OPTIONS = {
     CMQC.MQGMO_UNLOCK: "UNLOCK", CMQC.MQGMO_SET_SIGNAL: "SET_SIGNAL",
 }
 # MQGMO_CONVERT: bodies are stored as sent, text is UTF-8; there is nothing to convert.
-# Properties options: messages here carry no properties, so every choice gives the same body
-# (pymqi's get_no_jms asks for MQGMO_NO_PROPERTIES).
+# Properties options: the body never holds an MQRFH2 here; properties reach a program only
+# through the GMO's message handle (app.client.properties), which NO_PROPERTIES leaves empty.
 GET_IGNORED = (CMQC.MQGMO_CONVERT | CMQC.MQGMO_COMPLETE_MSG | CMQC.MQGMO_NO_PROPERTIES
-               | CMQC.MQGMO_PROPERTIES_COMPATIBILITY | CMQC.MQGMO_PROPERTIES_FORCE_MQRFH2)
+               | CMQC.MQGMO_PROPERTIES_COMPATIBILITY | CMQC.MQGMO_PROPERTIES_FORCE_MQRFH2
+               | CMQC.MQGMO_PROPERTIES_IN_HANDLE)
 
 
 def option_names(options: int, table: dict[int, str], ignored: int, what: str, reason: int) -> list[str]:

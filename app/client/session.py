@@ -52,6 +52,8 @@ from app.client.core import (
     set_request,
     warning_of,
 )
+from app.client.properties import fill as fill_handle
+from app.client.properties import get_handle_of, put_properties
 
 T = TypeVar("T")
 # Time the server may take beyond a get's own wait before the call counts as lost.
@@ -267,6 +269,9 @@ class Connection:
     def put(self, hobj: str | None, msg: Any, md: MD, pmo: PMO, desc: Any = None) -> Plan[None]:
         """MQPUT on ``hobj``, or MQPUT1 of ``desc`` when ``hobj`` is None; updates ``md``."""
         body = put_request(msg, md, pmo)
+        properties = put_properties(pmo, self.hconn)  # the PMO's message handles, if any
+        if properties:
+            body["md"]["properties"] = properties
         if hobj is None:
             body["object_name"], body["object_qmgr"] = queue_name(desc)
             path = self._path("/put1")
@@ -281,7 +286,10 @@ class Connection:
     def get(self, hobj: str, max_length: int | None, md: MD, gmo: GMO) -> Plan[bytes]:
         """MQGET; updates ``md`` and ``gmo.ReturnedLength``."""
         call = get_request(max_length, md, gmo)
+        handle = get_handle_of(gmo, self.hconn)  # checked before the message is taken
         result = _ok((yield Call("POST", self._path(f"/objects/{hobj}/get"), call.body, wait_ms=call.wait_ms)))
+        if handle is not None:
+            fill_handle(handle, result["md"])
         return get_result(result, md, gmo)
 
     def inquire(self, hobj: str, selector: int) -> Plan[Any]:

@@ -30,6 +30,7 @@ from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
 import app.client.CMQC as CMQC
+from app.client import asyncconsume
 from app.client.core import (
     CD,
     CSP,
@@ -44,6 +45,7 @@ from app.client.core import (
     connect_arguments,
     credentials_of,
     qmgr_inquire_value,
+    queue_name,
     selectors_of,
     ssl_context,
     string_message,
@@ -164,6 +166,7 @@ class QueueManager:
         self._auth_headers: dict[str, str] | None = None  # the connection's credentials
         # Handles of Queue objects collected while open, closed before the next call (see Queue.__del__)
         self._orphans: list[str] = []
+        self._consume: Any = None  # asynchronous consume (app.client.asyncconsume), made by cb/ctl
         self.disconnect_on_exit = disconnect_on_exit
         if name is not None or url is not None:
             self.connect(name, url=url)
@@ -231,6 +234,8 @@ class QueueManager:
         """MQDISC: the unit of work is committed, open queues are closed."""
         if not self._conn.connected:
             raise PYIFError("not connected")
+        if self._consume is not None:  # MQDISC stops asynchronous consume first
+            self._consume.shutdown()
         try:
             self._run(self._conn.disconnect())
         finally:
@@ -258,6 +263,20 @@ class QueueManager:
     def get_handle(self) -> str:
         """The connection handle (hconn)."""
         return self._conn.hconn
+
+    def get_name(self) -> str:
+        """The name of the queue manager connected to (ibmmq's ``get_name``)."""
+        if not self._conn.connected:
+            raise PYIFError("not connected")
+        return self._conn.qmgr_name
+
+    def cb(self, **kwargs: Any) -> None:
+        """MQCB for the connection's event handler (ibmmq: ``cb(operation=, cbd=)``)."""
+        asyncconsume.of(self).cb(None, kwargs)
+
+    def ctl(self, operation: int, ctlo: Any = None) -> None:
+        """MQCTL: start, stop, suspend or resume asynchronous consume (app.client.asyncconsume)."""
+        asyncconsume.of(self).ctl(operation, ctlo)
 
     @property
     def qmgr_name(self) -> str:
@@ -307,6 +326,8 @@ class QueueManager:
     def _run(self, plan: Plan[T]) -> T:
         if self._http is None and self._session is None:
             raise MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_HCONN_ERROR, "not connected")
+        if self._consume is not None:
+            self._consume.check_call()  # 2500 while started, but for the callbacks' thread
         while self._orphans:
             hobj = self._orphans.pop()
             try:
@@ -371,6 +392,8 @@ class Queue:
         if self._hobj is None:
             raise PYIFError("not open")
         self._qmgr._run(self._qmgr._conn.close(self._hobj, options or CMQC.MQCO_NONE))
+        if self._qmgr._consume is not None:
+            self._qmgr._consume.closed(self._hobj)  # closing deregisters the queue's consumer
         self._hobj = None
         self._desc = None
 
@@ -415,6 +438,17 @@ class Queue:
 
     def get_handle(self) -> str:
         return self._handle()
+
+    def get_name(self) -> str:
+        """The queue's name (ibmmq's ``get_name``)."""
+        return queue_name(self._desc)[0] if self._desc is not None else ""
+
+    def get_queue_manager(self) -> QueueManager:
+        return self._qmgr
+
+    def cb(self, **kwargs: Any) -> None:
+        """MQCB for this queue's message consumer (ibmmq: ``cb(operation=, cbd=, md=, gmo=)``)."""
+        asyncconsume.of(self._qmgr).cb(self, kwargs)
 
     def __del__(self) -> None:
         # pymqi closes a Queue object that is collected while open, and programs rely on it (a

@@ -7,6 +7,7 @@ snake_case (docs/api.md); inside the queue manager it is an ``MQMD``.
 
 from __future__ import annotations
 
+import base64
 import functools
 import itertools
 import re
@@ -53,7 +54,8 @@ APPL_TYPE_QMGR = 7
 APPL_TYPE_CLIENT = 6
 MAX_PRIORITY = 9
 # Message properties (MQSETMP / JMS user properties, the IBM REST API's ibm-mq-usr-*): a flat
-# object of name -> string, number, boolean or null, as the usr folder of an MQRFH2 holds.
+# object of name -> string, number, boolean or null, as the usr folder of an MQRFH2 holds; a byte
+# string (MQTYPE_BYTE_STRING) is {"$bytes": base64}.
 _PROPERTY_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]{0,254}")
 MAX_PROPERTIES = 100
 
@@ -298,9 +300,22 @@ def _properties(value: Any) -> dict[str, Any]:
     for name, prop in value.items():
         if not _PROPERTY_NAME.fullmatch(name):
             raise MQError(MQRC.MD_ERROR, f"md.properties: '{name}' is not a valid property name")
-        if prop is not None and not isinstance(prop, (str, int, float, bool)):
-            raise MQError(MQRC.MD_ERROR, f"md.properties.{name} must be a string, number, boolean or null")
+        if prop is not None and not isinstance(prop, (str, int, float, bool)) and not _is_byte_string(prop):
+            raise MQError(MQRC.MD_ERROR, f"md.properties.{name} must be a string, number, boolean, null"
+                                         " or {\"$bytes\": base64}")
     return dict(value)
+
+
+def _is_byte_string(prop: Any) -> bool:
+    """A byte-string property (MQTYPE_BYTE_STRING) as JSON carries it: ``{"$bytes": base64}``,
+    kept as given (the queue manager never looks inside a property)."""
+    if not isinstance(prop, dict) or prop.keys() != {"$bytes"} or not isinstance(prop["$bytes"], str):
+        return False
+    try:
+        base64.b64decode(prop["$bytes"], validate=True)
+    except ValueError:
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=4)
