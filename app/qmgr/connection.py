@@ -34,6 +34,12 @@ class Handle:
     creator: bool = False
     # The dynamic queue was deleted while this handle had it open: MQRC_Q_DELETED but for MQCLOSE.
     deleted: bool = False
+    # MQOO_ALTERNATE_USER_AUTHORITY: the alternate user id, which z/OS puts in the UserIdentifier
+    # of the handle's default-context puts ("" when the open named none).
+    alternate_user_id: str = ""
+    # MQOO_SAVE_ALL_CONTEXT: the MQMD of the message the last MQGET got (None before the first,
+    # or after a browse), whose context a put with MQPMO_PASS_*_CONTEXT naming this handle passes.
+    saved_context: Any = None
 
 
 @dataclass
