@@ -525,9 +525,10 @@ def put_request(msg: Any, md: MD, pmo: PMO) -> dict[str, Any]:
     """docs/api.md's put body (data always base64: bytes go through unchanged): with
     MQPMO_SET_*_CONTEXT the MD's context fields too, with MQPMO_PASS_*_CONTEXT the handle of
     ``pmo.Context`` (a Queue opened with MQOO_SAVE_ALL_CONTEXT, or its handle)."""
-    body = {"md": md_to_api(md),
-            "options": option_names(pmo.Options, PUT_OPTIONS, PUT_IGNORED, "put", CMQC.MQRC_OPTIONS_ERROR),
-            "data": base64.b64encode(message_bytes(msg)).decode("ascii"), "data_encoding": "base64"}
+    body: dict[str, Any] = {
+        "md": md_to_api(md),
+        "options": option_names(pmo.Options, PUT_OPTIONS, PUT_IGNORED, "put", CMQC.MQRC_OPTIONS_ERROR),
+        "data": base64.b64encode(message_bytes(msg)).decode("ascii"), "data_encoding": "base64"}
     for bit, fields in _SET_CONTEXT.items():
         if pmo.Options & bit:
             body["md"].update(context_to_api(md, fields))
