@@ -60,7 +60,7 @@ def test_every_type_travels_across_the_group(group, connect):
 
     body, got = _get_into(reader, q)
     assert body == b"payload"  # the properties are not in the body (no MQRFH2)
-    for name, (value, mqtype) in values.items():
+    for name, (value, _) in values.items():
         assert got.properties.get(name) == value, name
         assert type(got.properties.get(name)) is type(value), name
     # asked with the type it was set as: the integer and float families answer

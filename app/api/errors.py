@@ -62,6 +62,8 @@ REASON_BY_FIELD: dict[str, int] = {
     "script": MQRC.MQRCCF_PARM_SYNTAX_ERROR,
     "messages": MQRC.PMO_ERROR,
     "max_messages": MQRC.GMO_ERROR,
+    "alternate_user_id": MQRC.OD_ERROR,
+    "context": MQRC.CONTEXT_HANDLE_ERROR,
 }
 
 

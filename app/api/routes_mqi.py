@@ -58,7 +58,7 @@ async def backout(request: Request, hconn: str) -> Response:
 @router.post("/{hconn}/objects", status_code=201, summary="MQOPEN")
 async def open_object(request: Request, hconn: str, body: OpenRequest) -> Response:
     handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options,
-                                      body.dynamic_q_name)
+                                      body.dynamic_q_name, body.alternate_user_id)
     resolved = handle.resolved
     return json_response({"hobj": handle.hobj, "object_name": resolved.opened.name,
                           "resolved_q_name": resolved.base.name,
@@ -90,7 +90,8 @@ async def put(request: Request, hconn: str, hobj: str) -> Response:
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
 async def put1(request: Request, hconn: str) -> Response:
     body = await parse_body(request, Put1Request)
-    return _put_response(await _mqi(request).put1(hconn, body.object_name, body.object_qmgr, wire.put_call(body)))
+    return _put_response(await _mqi(request).put1(hconn, body.object_name, body.object_qmgr, wire.put_call(body),
+                                                  body.alternate_user_id))
 
 
 @router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)",

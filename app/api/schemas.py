@@ -27,6 +27,10 @@ class OpenRequest(_Body):
     dynamic_q_name: StrictStr = Field("", max_length=48, examples=["APP.REPLY.*"],
                                       description="MQOD DynamicQName, used when object_name is a model queue: a "
                                                   "trailing * is replaced by a unique suffix (default CSQ.*)")
+    alternate_user_id: StrictStr = Field("", max_length=12, examples=["PAYAPP"],
+                                         description="MQOD AlternateUserId: with ALTERNATE_USER_AUTHORITY the open "
+                                                     "is checked against this user's authority (and its puts carry "
+                                                     "it as UserIdentifier)")
 
 
 class CloseRequest(_Body):
@@ -40,11 +44,17 @@ class PutRequest(_Body):
     options: list[StrictStr] = Field(default_factory=list, max_length=16, examples=[["NO_SYNCPOINT"]])
     data: StrictStr = Field("", description="The message body: text, or base64 with data_encoding base64")
     data_encoding: StrictStr = Field("utf-8", description="utf-8 or base64")
+    context: StrictStr | None = Field(None, description="MQPMO Context: with PASS_IDENTITY_CONTEXT or "
+                                                        "PASS_ALL_CONTEXT, the hobj of a handle opened with "
+                                                        "SAVE_ALL_CONTEXT whose last got message's context is passed")
 
 
 class Put1Request(PutRequest):
     object_name: StrictStr = Field(..., max_length=48)
     object_qmgr: StrictStr = Field("", max_length=48)
+    alternate_user_id: StrictStr = Field("", max_length=12, description="MQOD AlternateUserId: with the put option "
+                                                                        "ALTERNATE_USER_AUTHORITY the put is checked "
+                                                                        "against this user's authority")
 
 
 class GetRequest(_Body):
@@ -71,6 +81,7 @@ class PutBatchRequest(_Body):
     # the count (1 to 1000) gives MQRC_PMO_ERROR, not a framework error.
     messages: list[Any] = Field(..., description="1 to 1000 messages, put in order",
                                 examples=[[{"data": "one"}, {"md": {"priority": 7}, "data": "two"}]])
+    context: StrictStr | None = Field(None, description="MQPMO Context for every message (see the put)")
 
 
 class GetBatchRequest(GetRequest):

@@ -46,8 +46,8 @@ def encode_data(body: bytes, fmt: str) -> tuple[str, str]:
 def put_call(body: PutRequest) -> PutCall:
     """An MQPUT/MQPUT1 request body as the MQI's ``PutCall``."""
     pmo = parse_put_options(body.options)
-    md, warnings = validate_put_md(body.md)
-    return PutCall(md, decode_data(body.data, body.data_encoding), pmo, warnings)
+    md, warnings = validate_put_md(body.md, settable=pmo.settable)
+    return PutCall(md, decode_data(body.data, body.data_encoding), pmo, warnings, body.context)
 
 
 def _match_id(value: Any, name: str) -> str | None:
@@ -151,11 +151,11 @@ def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
         except ValidationError as exc:
             raise _message_error(i, exc) from None
         try:
-            md, warnings = validate_put_md(message.md)
+            md, warnings = validate_put_md(message.md, settable=pmo.settable)
             data = decode_data(message.data, message.data_encoding)
         except MQError as exc:
             raise MQError(exc.reason, f"messages[{i}]: {exc.message}", exc.comp) from None
-        calls.append(PutCall(md, data, pmo, warnings))
+        calls.append(PutCall(md, data, pmo, warnings, body.context))
     return calls
 
 

@@ -12,14 +12,14 @@ authentication on, connect with pymqi's ``user``/``password`` (or an MQCSP ``csp
 
 Differences from pymqi worth knowing: a connection name ``host(port)`` is the queue manager's
 REST address and the channel is not used; message properties travel through message handles
-(``app.client.properties``); distribution lists, PCF and XA are not offered; MQGMO_CONVERT is accepted and does nothing (bodies come back as they were put).
+(``app.client.properties``); distribution lists, PCF and XA are not offered.
 """
 
 from typing import Any
 
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
-from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
 from app.client.asyncconsume import CBC, CBD, CTLO
+from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
 from app.client.properties import CMHO, DMHO, DMPO, IMPO, PD, SMPO, MessageHandle
 from app.client.session import RetryPolicy
 from app.client.sync import Queue, QueueManager, connect
@@ -36,7 +36,8 @@ def get_versions() -> dict[str, Any]:
             "client": "app.client"}
 
 
-__all__ = ["CBC", "CBD", "CTLO", "CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "Error",
-           "MQMIError", "PYIFError", "MessageHandle", "CMHO", "DMHO", "DMPO", "IMPO", "PD", "SMPO",
+__all__ = ["CBC", "CBD", "CTLO", "CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD",
+           "PMO", "SCO", "Error", "MQMIError", "PYIFError", "MessageHandle", "CMHO", "DMHO", "DMPO", "IMPO", "PD",
+           "SMPO",
            "Queue", "QueueManager", "RetryPolicy", "aio", "cd", "cno", "connect", "csp",
            "get_versions", "gmo", "md", "od", "pmo", "sco"]

@@ -139,8 +139,8 @@ class AsyncConsume:
         base = operation & (CMQC.MQOP_REGISTER | CMQC.MQOP_DEREGISTER)
         state_ops = operation & (CMQC.MQOP_SUSPEND | CMQC.MQOP_RESUME)
         if operation & ~(CMQC.MQOP_REGISTER | CMQC.MQOP_DEREGISTER | CMQC.MQOP_SUSPEND | CMQC.MQOP_RESUME) \
-                or base == CMQC.MQOP_REGISTER | CMQC.MQOP_DEREGISTER or state_ops == CMQC.MQOP_SUSPEND | CMQC.MQOP_RESUME \
-                or not operation:
+                or base == CMQC.MQOP_REGISTER | CMQC.MQOP_DEREGISTER \
+                or state_ops == CMQC.MQOP_SUSPEND | CMQC.MQOP_RESUME or not operation:
             raise _fail(CMQC.MQRC_OPERATION_ERROR, f"MQCB operation {operation} is not valid")
         with self._cond:
             if base == CMQC.MQOP_REGISTER:

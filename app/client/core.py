@@ -328,19 +328,29 @@ OPEN_OPTIONS = {
     CMQC.MQOO_INPUT_AS_Q_DEF: "INPUT_AS_Q_DEF", CMQC.MQOO_INPUT_SHARED: "INPUT_SHARED",
     CMQC.MQOO_INPUT_EXCLUSIVE: "INPUT_EXCLUSIVE", CMQC.MQOO_BROWSE: "BROWSE", CMQC.MQOO_OUTPUT: "OUTPUT",
     CMQC.MQOO_INQUIRE: "INQUIRE", CMQC.MQOO_SET: "SET", CMQC.MQOO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING",
+    CMQC.MQOO_SAVE_ALL_CONTEXT: "SAVE_ALL_CONTEXT", CMQC.MQOO_PASS_IDENTITY_CONTEXT: "PASS_IDENTITY_CONTEXT",
+    CMQC.MQOO_PASS_ALL_CONTEXT: "PASS_ALL_CONTEXT", CMQC.MQOO_SET_IDENTITY_CONTEXT: "SET_IDENTITY_CONTEXT",
+    CMQC.MQOO_SET_ALL_CONTEXT: "SET_ALL_CONTEXT", CMQC.MQOO_ALTERNATE_USER_AUTHORITY: "ALTERNATE_USER_AUTHORITY",
 }
 # Bits with no meaning here (binding of cluster queues): accepted and ignored.
-# Read-ahead is a client-side optimisation of non-persistent gets; saving the context of a
-# message only matters to a later put passing it, which this client does not offer: both harmless.
+# Read-ahead is a client-side optimisation of non-persistent gets: harmless.
 OPEN_IGNORED = (CMQC.MQOO_BIND_ON_OPEN | CMQC.MQOO_BIND_NOT_FIXED | CMQC.MQOO_BIND_ON_GROUP
-                | CMQC.MQOO_READ_AHEAD | CMQC.MQOO_NO_READ_AHEAD | CMQC.MQOO_SAVE_ALL_CONTEXT)
+                | CMQC.MQOO_READ_AHEAD | CMQC.MQOO_NO_READ_AHEAD)
 PUT_OPTIONS = {
     CMQC.MQPMO_SYNCPOINT: "SYNCPOINT", CMQC.MQPMO_NO_SYNCPOINT: "NO_SYNCPOINT",
     CMQC.MQPMO_NEW_MSG_ID: "NEW_MSG_ID", CMQC.MQPMO_NEW_CORREL_ID: "NEW_CORREL_ID",
-    CMQC.MQPMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING", CMQC.MQPMO_LOGICAL_ORDER: "LOGICAL_ORDER",
+    CMQC.MQPMO_FAIL_IF_QUIESCING: "FAIL_IF_QUIESCING", CMQC.MQPMO_DEFAULT_CONTEXT: "DEFAULT_CONTEXT",
+    CMQC.MQPMO_NO_CONTEXT: "NO_CONTEXT", CMQC.MQPMO_PASS_IDENTITY_CONTEXT: "PASS_IDENTITY_CONTEXT",
+    CMQC.MQPMO_PASS_ALL_CONTEXT: "PASS_ALL_CONTEXT", CMQC.MQPMO_SET_IDENTITY_CONTEXT: "SET_IDENTITY_CONTEXT",
+    CMQC.MQPMO_SET_ALL_CONTEXT: "SET_ALL_CONTEXT", CMQC.MQPMO_ALTERNATE_USER_AUTHORITY: "ALTERNATE_USER_AUTHORITY",
+    CMQC.MQPMO_LOGICAL_ORDER: "LOGICAL_ORDER",
 }
-# Context options: the emulator sets the context itself; asking for the default or none is fine.
-PUT_IGNORED = CMQC.MQPMO_DEFAULT_CONTEXT | CMQC.MQPMO_NO_CONTEXT
+PUT_IGNORED = 0
+# What an MD supplies of the context under MQPMO_SET_IDENTITY_CONTEXT / SET_ALL_CONTEXT (docs/api.md names).
+_IDENTITY = ("user_identifier", "accounting_token", "appl_identity_data")
+_SET_CONTEXT = {CMQC.MQPMO_SET_IDENTITY_CONTEXT: _IDENTITY,
+                CMQC.MQPMO_SET_ALL_CONTEXT: (*_IDENTITY, "put_appl_type", "put_appl_name", "put_date_time",
+                                             "appl_origin_data")}
 GET_OPTIONS = {
     CMQC.MQGMO_WAIT: "WAIT", CMQC.MQGMO_SYNCPOINT: "SYNCPOINT", CMQC.MQGMO_NO_SYNCPOINT: "NO_SYNCPOINT",
     CMQC.MQGMO_SYNCPOINT_IF_PERSISTENT: "SYNCPOINT_IF_PERSISTENT", CMQC.MQGMO_BROWSE_FIRST: "BROWSE_FIRST",
@@ -530,10 +540,31 @@ def message_bytes(msg: Any) -> bytes:
 
 
 def put_request(msg: Any, md: MD, pmo: PMO) -> dict[str, Any]:
-    """docs/api.md's put body (data always base64: bytes go through unchanged)."""
-    return {"md": md_to_api(md),
-            "options": option_names(pmo.Options, PUT_OPTIONS, PUT_IGNORED, "put", CMQC.MQRC_OPTIONS_ERROR),
-            "data": base64.b64encode(message_bytes(msg)).decode("ascii"), "data_encoding": "base64"}
+    """docs/api.md's put body (data always base64: bytes go through unchanged): with
+    MQPMO_SET_*_CONTEXT the MD's context fields too, with MQPMO_PASS_*_CONTEXT the handle of
+    ``pmo.Context`` (a Queue opened with MQOO_SAVE_ALL_CONTEXT, or its handle)."""
+    body: dict[str, Any] = {
+        "md": md_to_api(md),
+        "options": option_names(pmo.Options, PUT_OPTIONS, PUT_IGNORED, "put", CMQC.MQRC_OPTIONS_ERROR),
+        "data": base64.b64encode(message_bytes(msg)).decode("ascii"), "data_encoding": "base64"}
+    for bit, fields in _SET_CONTEXT.items():
+        if pmo.Options & bit:
+            body["md"].update(context_to_api(md, fields))
+    if pmo.Options & (CMQC.MQPMO_PASS_IDENTITY_CONTEXT | CMQC.MQPMO_PASS_ALL_CONTEXT):
+        body["context"] = context_handle(pmo.Context)
+    return body
+
+
+def context_handle(context: Any) -> str | None:
+    """MQPMO Context as the put body's ``context``: a Queue object's handle, or a handle as
+    ``Queue.get_handle`` gives it; 0 (MQHO_NONE) or an unopened Queue: none (the queue manager
+    answers MQRC_CONTEXT_HANDLE_ERROR)."""
+    if isinstance(context, str):
+        return context
+    if isinstance(context, int) and not isinstance(context, bool):
+        return str(context) if context else None
+    hobj = getattr(context, "_hobj", None)
+    return hobj if isinstance(hobj, str) else None
 
 
 @dataclass(frozen=True)
@@ -760,6 +791,8 @@ def open_request(desc: Any, options: int) -> dict[str, Any]:
     body = {"object_name": name, "object_qmgr": qmgr, "options": names}
     if isinstance(desc, OD) and text(desc.DynamicQName).strip():
         body["dynamic_q_name"] = text(desc.DynamicQName)  # used when the queue is a model queue
+    if isinstance(desc, OD) and options & CMQC.MQOO_ALTERNATE_USER_AUTHORITY:
+        body["alternate_user_id"] = text(desc.AlternateUserId).strip()
     return body
 
 

@@ -50,6 +50,7 @@ from app.client.core import (
     put_request,
     queue_name,
     set_request,
+    text,
     warning_of,
 )
 from app.client.properties import fill as fill_handle
@@ -274,6 +275,8 @@ class Connection:
             body["md"]["properties"] = properties
         if hobj is None:
             body["object_name"], body["object_qmgr"] = queue_name(desc)
+            if isinstance(desc, OD) and pmo.Options & CMQC.MQPMO_ALTERNATE_USER_AUTHORITY:
+                body["alternate_user_id"] = text(desc.AlternateUserId).strip()
             path = self._path("/put1")
         else:
             path = self._path(f"/objects/{hobj}/put")

@@ -24,12 +24,15 @@ Warning = tuple[int, str]  # (reason, text) of a completion-code-1 outcome, e.g.
 @dataclass(slots=True)
 class PutCall:
     """An MQPUT or MQPUT1: the message descriptor, the data and the put-message options.
-    ``warnings`` are those found when the MQMD was validated (reported with the outcome)."""
+    ``warnings`` are those found when the MQMD was validated (reported with the outcome).
+    ``context`` is MQPMO Context: the object handle (hobj) whose last got message's context a
+    PASS_IDENTITY_CONTEXT / PASS_ALL_CONTEXT put passes; None when not given."""
 
     md: MQMD
     data: bytes
     pmo: PutOptions
     warnings: list[Warning] = field(default_factory=list)
+    context: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,15 +8,38 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from app.core.errors import MQError
+from app.core.mqmd import CONTEXT_FIELDS, IDENTITY_FIELDS
 from app.core.reasons import MQRC
 
 T = TypeVar("T")
 
+# MQOO_ context options (IBM "MQOO_* (Opening options)", "Controlling context information"):
+# each implies the ones IBM says it implies - PASS_ALL implies PASS_IDENTITY, SET_IDENTITY
+# implies PASS_IDENTITY, SET_ALL implies PASS_ALL and SET_IDENTITY (and so all four).
+OPEN_CONTEXT_IMPLIES: dict[str, frozenset[str]] = {
+    "PASS_IDENTITY_CONTEXT": frozenset({"PASS_IDENTITY"}),
+    "PASS_ALL_CONTEXT": frozenset({"PASS_IDENTITY", "PASS_ALL"}),
+    "SET_IDENTITY_CONTEXT": frozenset({"PASS_IDENTITY", "SET_IDENTITY"}),
+    "SET_ALL_CONTEXT": frozenset({"PASS_IDENTITY", "PASS_ALL", "SET_IDENTITY", "SET_ALL"}),
+}
+# Options with no effect here, accepted because IBM's samples and pymqi/ibmmq programs pass
+# them: binding of cluster queues (no clusters here) and client read-ahead (every get is one
+# request to the queue manager). At most one of each family, as IBM requires (2046).
+_BIND_OPTIONS = frozenset({"BIND_ON_OPEN", "BIND_NOT_FIXED", "BIND_ON_GROUP", "BIND_AS_Q_DEF"})
+_READ_AHEAD_OPTIONS = frozenset({"READ_AHEAD", "NO_READ_AHEAD", "READ_AHEAD_AS_Q_DEF"})
+_INPUT_OPTIONS = frozenset({"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE"})
+# What an open is for: at least one of these (the others only modify an open).
+_ACCESS_OPTIONS = _INPUT_OPTIONS | {"BROWSE", "OUTPUT", "INQUIRE", "SET"}
 OPEN_OPTIONS = frozenset({
     "INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "OUTPUT", "INQUIRE", "SET",
-    "FAIL_IF_QUIESCING",
-})
-PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING"})
+    "FAIL_IF_QUIESCING", "SAVE_ALL_CONTEXT", "ALTERNATE_USER_AUTHORITY",
+}) | OPEN_CONTEXT_IMPLIES.keys() | _BIND_OPTIONS | _READ_AHEAD_OPTIONS
+# MQPMO_ context options: at most one (IBM "MQPMO options": 2046 otherwise).
+PUT_CONTEXT_OPTIONS = ("DEFAULT_CONTEXT", "NO_CONTEXT", "PASS_IDENTITY_CONTEXT", "PASS_ALL_CONTEXT",
+                       "SET_IDENTITY_CONTEXT", "SET_ALL_CONTEXT")
+# ALTERNATE_USER_AUTHORITY is MQPUT1's (MQPUT answers 2046 for it: ``Mqi.put``).
+PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING",
+                         "ALTERNATE_USER_AUTHORITY", *PUT_CONTEXT_OPTIONS})
 PUT_OPTIONS |= {"LOGICAL_ORDER"}  # message groups (docs/api.md "Message groups")
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",
@@ -65,6 +88,12 @@ class OpenOptions:
     inquire: bool
     set: bool
     fail_if_quiescing: bool
+    # What puts on this handle may do with context (PASS_IDENTITY, PASS_ALL, SET_IDENTITY,
+    # SET_ALL, after IBM's implications), whether MQGET saves the context of the message it
+    # gets (SAVE_ALL_CONTEXT), and whether the open used an alternate user id.
+    context: frozenset[str] = frozenset()
+    save_all_context: bool = False
+    alternate_user: bool = False
 
     @property
     def any_input(self) -> bool:
@@ -72,14 +101,36 @@ class OpenOptions:
 
 
 def parse_open_options(options: Iterable[str]) -> frozenset[str]:
-    """Validate MQOO_ names (without the prefix); MQRC_OPTIONS_ERROR for unknown ones or bad mixes."""
+    """Validate MQOO_ names (without the prefix); MQRC_OPTIONS_ERROR for unknown ones or bad mixes.
+
+    IBM's rules (MQOPEN, "MQOO_* (Opening options)"): one input option at most; the context
+    options that pass or set context are valid only with OUTPUT, SAVE_ALL_CONTEXT only with an
+    input option; one binding and one read-ahead option at most.
+    """
     chosen = _option_set(options, OPEN_OPTIONS, MQRC.OPTIONS_ERROR, "OO")
-    inputs = chosen & {"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE"}
+    inputs = chosen & _INPUT_OPTIONS
     if len(inputs) > 1:
         raise MQError(MQRC.OPTIONS_ERROR, f"only one input option may be given, not {', '.join(sorted(inputs))}")
-    if not chosen - {"FAIL_IF_QUIESCING"}:
+    if not chosen & _ACCESS_OPTIONS:
         raise MQError(MQRC.OPTIONS_ERROR, "at least one of INPUT_*, BROWSE, OUTPUT, INQUIRE, SET is needed")
+    context = chosen & OPEN_CONTEXT_IMPLIES.keys()
+    if context and "OUTPUT" not in chosen:
+        raise MQError(MQRC.OPTIONS_ERROR, f"{', '.join(sorted(context))} need(s) OUTPUT")
+    if "SAVE_ALL_CONTEXT" in chosen and not inputs:
+        raise MQError(MQRC.OPTIONS_ERROR, "SAVE_ALL_CONTEXT needs an INPUT_* option")
+    for family in (_BIND_OPTIONS, _READ_AHEAD_OPTIONS):
+        if len(chosen & family) > 1:
+            raise MQError(MQRC.OPTIONS_ERROR, f"only one of {', '.join(sorted(chosen & family))} may be given")
     return chosen
+
+
+def open_context(chosen: frozenset[str]) -> frozenset[str]:
+    """What the MQOO_ context options of an open allow its puts (IBM's implications applied):
+    a subset of PASS_IDENTITY, PASS_ALL, SET_IDENTITY, SET_ALL."""
+    out: frozenset[str] = frozenset()
+    for option in chosen & OPEN_CONTEXT_IMPLIES.keys():
+        out |= OPEN_CONTEXT_IMPLIES[option]
+    return out
 
 
 def resolve_open_options(chosen: frozenset[str], *, shareable: bool, defsopt: str) -> OpenOptions:
@@ -105,7 +156,14 @@ def resolve_open_options(chosen: frozenset[str], *, shareable: bool, defsopt: st
         inquire="INQUIRE" in chosen,
         set="SET" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
+        context=open_context(chosen),
+        save_all_context="SAVE_ALL_CONTEXT" in chosen,
+        alternate_user="ALTERNATE_USER_AUTHORITY" in chosen,
     )
+
+
+# MQPMO_ context option -> the MQMD context fields the application's MQMD supplies.
+_SETTABLE = {"SET_IDENTITY": frozenset(IDENTITY_FIELDS), "SET_ALL": CONTEXT_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -115,6 +173,21 @@ class PutOptions:
     new_correl_id: bool
     fail_if_quiescing: bool
     logical_order: bool = False
+    # The MQPMO_ context option without its suffix: DEFAULT, NO, PASS_IDENTITY, PASS_ALL,
+    # SET_IDENTITY or SET_ALL (IBM "Controlling context information").
+    context: str = "DEFAULT"
+    alternate_user: bool = False  # MQPMO_ALTERNATE_USER_AUTHORITY (MQPUT1 only)
+
+    @property
+    def settable(self) -> frozenset[str]:
+        """The MQMD context fields the application supplies (SET_IDENTITY: identity; SET_ALL:
+        identity and origin); validate_put_md takes only these."""
+        return _SETTABLE.get(self.context, frozenset())
+
+    @property
+    def passes(self) -> bool:
+        """Whether the context comes from the message last got on the PMO's Context handle."""
+        return self.context.startswith("PASS_")
 
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
@@ -127,12 +200,17 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
     chosen = _option_set(options, PUT_OPTIONS, MQRC.OPTIONS_ERROR, "PMO")
     if {"SYNCPOINT", "NO_SYNCPOINT"} <= chosen:
         raise MQError(MQRC.OPTIONS_ERROR, "SYNCPOINT and NO_SYNCPOINT are mutually exclusive")
+    context = [c for c in PUT_CONTEXT_OPTIONS if c in chosen]
+    if len(context) > 1:
+        raise MQError(MQRC.OPTIONS_ERROR, f"only one context option may be given, not {', '.join(context)}")
     return PutOptions(
         syncpoint="NO_SYNCPOINT" not in chosen,
         new_msg_id="NEW_MSG_ID" in chosen,
         new_correl_id="NEW_CORREL_ID" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
         logical_order="LOGICAL_ORDER" in chosen,
+        context=context[0].removesuffix("_CONTEXT") if context else "DEFAULT",
+        alternate_user="ALTERNATE_USER_AUTHORITY" in chosen,
     )
 
 

@@ -40,6 +40,12 @@ class Handle:
     get_group: Any = None
     browse_group: Any = None
     browse_logical: bool | None = None
+    # MQOO_ALTERNATE_USER_AUTHORITY: the alternate user id, which z/OS puts in the UserIdentifier
+    # of the handle's default-context puts ("" when the open named none).
+    alternate_user_id: str = ""
+    # MQOO_SAVE_ALL_CONTEXT: the MQMD of the message the last MQGET got (None before the first,
+    # or after a browse), whose context a put with MQPMO_PASS_*_CONTEXT naming this handle passes.
+    saved_context: Any = None
 
 
 @dataclass

@@ -30,15 +30,24 @@ from app.core.mqmd import (
     APPL_TYPE_CLIENT,
     APPL_TYPE_QMGR,
     CCSID_Q_MGR,
+    IDENTITY_FIELDS,
     MQMD,
+    NO_ACCOUNTING_TOKEN,
     NO_ID,
+    ORIGIN_FIELDS,
     MsgIdGenerator,
     format_put_time,
     validate_put_md,
 )
 from app.core.names import check_object_name, is_object_name
 from app.core.objects import ObjectDef
-from app.core.options import PutOptions, parse_open_options, parse_put_options, resolve_open_options
+from app.core.options import (
+    PutOptions,
+    open_context,
+    parse_open_options,
+    parse_put_options,
+    resolve_open_options,
+)
 from app.core.reasons import MQRC
 from app.core.reports import report_code
 from app.qmgr.connection import Connection, Handle, connection_owner
@@ -401,14 +410,15 @@ class Mqi:
 
     @recorded(Verb.OPEN)
     async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any,
-                   dynamic_q_name: Any = "") -> Handle:
+                   dynamic_q_name: Any = "", alternate_user_id: str = "") -> Handle:
         """MQOPEN of a queue (local or alias), or of a model queue, which creates a dynamic
-        queue named from ``dynamic_q_name`` (app/qmgr/dynamic.py)."""
+        queue named from ``dynamic_q_name`` (app/qmgr/dynamic.py). ``alternate_user_id`` is
+        MQOD AlternateUserId, used with MQOO_ALTERNATE_USER_AUTHORITY."""
         conn = self.connection(hconn)
         # In progress from here (no await before): MQDISC, or the end of the connection's session,
         # waits for the open and then closes its handle too, so no open count is left to nobody.
         with self._in_call(conn):
-            return await self._open(conn, object_name, object_qmgr, options, dynamic_q_name)
+            return await self._open(conn, object_name, object_qmgr, options, dynamic_q_name, alternate_user_id)
 
     def _model(self, object_name: Any, object_qmgr: Any) -> ObjectDef | None:
         """The model queue an MQOPEN names, if it names one of this queue manager."""
@@ -420,20 +430,27 @@ class Mqi:
         return named if named is not None and named.objtype == "QMODEL" else None
 
     async def _open(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any,
-                    dynamic_q_name: Any = "") -> Handle:
+                    dynamic_q_name: Any = "", alternate_user_id: str = "") -> Handle:
         if not isinstance(options, list):
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)
         self._check_running("FAIL_IF_QUIESCING" in chosen)
+        # IBM ignores AlternateUserId unless MQOO_ALTERNATE_USER_AUTHORITY is given; with it the
+        # open is checked for that user (after the caller's right to name it), and the context
+        # options still for the caller ("AlternateUserId (MQCHAR12)").
+        alternate = alternate_user_id.strip() if "ALTERNATE_USER_AUTHORITY" in chosen else ""
+        checked = conn.principal
+        if "ALTERNATE_USER_AUTHORITY" in chosen:
+            checked = await self.qm.security.alternate_principal(conn.principal, alternate)
         model = self._model(object_name, object_qmgr)
         created: ObjectDef | None = None
         if model is not None:
             # the authority to open is checked against the model queue's name, before anything is made
-            self.qm.security.check_open(conn.principal, model.name, chosen)
+            self._check_open(conn, checked, model.name, chosen)
             created = await self.qm.dynamic.create(model, dynamic_q_name)
             try:
                 return await self._open_resolved(conn, self.qm.cache.resolve_queue(created.name), chosen,
-                                                 creator=True)
+                                                 creator=True, alternate_user_id=alternate)
             except BaseException:
                 # the open failed after the queue was made: nobody holds it, so it goes again
                 if created.attrs.get("DEFTYPE") == "TEMPDYN":
@@ -441,11 +458,17 @@ class Mqi:
                         await self.qm.dynamic.delete(created)
                 raise
         resolved = await self.resolve_target(object_name, object_qmgr)
-        self.qm.security.check_open(conn.principal, str(object_name), chosen)
-        return await self._open_resolved(conn, resolved, chosen)
+        self._check_open(conn, checked, str(object_name), chosen)
+        return await self._open_resolved(conn, resolved, chosen, alternate_user_id=alternate)
+
+    def _check_open(self, conn: Connection, checked: Any, name: str, chosen: frozenset[str]) -> None:
+        """MQOPEN's authority checks: the access the options ask of ``checked`` (the caller, or
+        the alternate user), then context security for the caller."""
+        self.qm.security.check_open(checked, name, chosen)
+        self.qm.security.check_context(conn.principal, name, open_context(chosen))
 
     async def _open_resolved(self, conn: Connection, resolved: ResolvedQueue, chosen: frozenset[str], *,
-                             creator: bool = False) -> Handle:
+                             creator: bool = False, alternate_user_id: str = "") -> Handle:
         object_name = resolved.opened.name
         if resolved.remote and chosen & {"INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "SET"}:
             raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
@@ -460,7 +483,7 @@ class Mqi:
         conn.next_hobj += 1
         if resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_opened(self.qm.name, resolved.opened.name, f"{conn.hconn}:{hobj}")
-        handle = Handle(hobj, resolved, opts, opened.gen, creator=creator)
+        handle = Handle(hobj, resolved, opts, opened.gen, creator=creator, alternate_user_id=alternate_user_id)
         if opts.input and int(opened.ipprocs) == 1:
             # condition 13: a trigger monitor opening an initiation queue nobody else reads
             await self.qm.triggers.initq_opened(resolved.base)
@@ -562,7 +585,38 @@ class Mqi:
         if call.pmo.logical_order or handle.put_group is not None:
             handle.put_group = groups.logical_put(handle.put_group, call.md, len(call.data), call.pmo.syncpoint,
                                                   call.pmo.logical_order, self.msg_ids.next)
-        return await self._put(conn, handle.resolved, call, gen=handle.gen)
+        if call.pmo.context == "DEFAULT" and not call.pmo.alternate_user:  # the common case
+            return await self._put(conn, handle.resolved, call, gen=handle.gen,
+                                   user_id=handle.alternate_user_id or None)
+        if call.pmo.alternate_user:
+            # IBM (MQPMO options): MQPMO_ALTERNATE_USER_AUTHORITY is valid on MQPUT1 only
+            raise MQError(MQRC.OPTIONS_ERROR, "ALTERNATE_USER_AUTHORITY is a put option of MQPUT1 only: "
+                                              "open the queue with ALTERNATE_USER_AUTHORITY instead")
+        passed = self._put_context(conn, handle, call)
+        return await self._put(conn, handle.resolved, call, gen=handle.gen, passed=passed,
+                               user_id=handle.alternate_user_id or None)
+
+    def _put_context(self, conn: Connection, handle: Handle | None, call: PutCall) -> MQMD | None:
+        """The context checks of a put whose options pass or set context: the handle's open
+        options allow it (MQPUT; MQPUT1 implies them), and for PASS_*_CONTEXT the MQMD whose
+        context is passed - that of the message last got on the handle ``call.context`` names.
+        IBM's reasons: 2093-2096 NOT_OPEN_FOR_PASS_ALL / PASS_IDENT / SET_ALL / SET_IDENT,
+        2097 CONTEXT_HANDLE_ERROR (no such handle, or not opened with SAVE_ALL_CONTEXT), 2098
+        CONTEXT_NOT_AVAILABLE (nothing got on it yet, or its last get was a browse)."""
+        context = call.pmo.context
+        if handle is not None and context in _NOT_OPEN_FOR and context not in handle.options.context:
+            reason, option = _NOT_OPEN_FOR[context]
+            raise MQError(reason, f"{handle.resolved.opened.name} was not opened with {option}")
+        if not call.pmo.passes:
+            return None
+        source = conn.handles.get(call.context) if isinstance(call.context, str) else None
+        if source is None or not source.options.save_all_context:
+            raise MQError(MQRC.CONTEXT_HANDLE_ERROR, f"context handle {call.context!r} is not a handle of this "
+                                                     "connection opened with SAVE_ALL_CONTEXT")
+        if source.saved_context is None:
+            raise MQError(MQRC.CONTEXT_NOT_AVAILABLE, f"no message has been got on handle {call.context} since it "
+                                                      "was opened (or its last get was a browse): no context to pass")
+        return source.saved_context
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
                          conn: Connection | None = None) -> PutOutcome:
@@ -583,15 +637,29 @@ class Mqi:
             log.warning("trigger evaluation for %s failed: %s", base.name, exc)
 
     @recorded(Verb.PUT1)
-    async def put1(self, hconn: str, object_name: str, object_qmgr: str, call: PutCall) -> PutOutcome:
-        """MQPUT1: open for output, put, close, as one call."""
+    async def put1(self, hconn: str, object_name: str, object_qmgr: str, call: PutCall,
+                   alternate_user_id: str = "") -> PutOutcome:
+        """MQPUT1: open for output, put, close, as one call. ``alternate_user_id`` is MQOD
+        AlternateUserId, used with MQPMO_ALTERNATE_USER_AUTHORITY (as MQOPEN's with MQOO_)."""
         conn = self.connection(hconn)
         resolved = await self.resolve_target(object_name, object_qmgr)
-        self.qm.security.check(conn.principal, "PUT", "QUEUE", object_name)
-        return await self._put(conn, resolved, call, gen=None)
+        pmo = call.pmo
+        if pmo.context == "DEFAULT" and not pmo.alternate_user:  # the common case
+            self.qm.security.check(conn.principal, "PUT", "QUEUE", object_name)
+            return await self._put(conn, resolved, call, gen=None)
+        checked, user_id = conn.principal, None
+        if pmo.alternate_user:
+            user_id = alternate_user_id.strip()
+            checked = await self.qm.security.alternate_principal(conn.principal, user_id)
+        self.qm.security.check(checked, "PUT", "QUEUE", object_name)
+        # MQPUT1 opens with the MQOO_ context option its MQPMO_ option implies: context security
+        # is checked as MQOPEN checks it, for the caller (z/OS "Profiles for context security")
+        self.qm.security.check_context(conn.principal, object_name, frozenset({pmo.context}))
+        passed = None if pmo.context == "DEFAULT" else self._put_context(conn, None, call)
+        return await self._put(conn, resolved, call, gen=None, passed=passed, user_id=user_id or None)
 
     async def _put(self, conn: Connection, resolved: ResolvedQueue, call: PutCall, *,
-                   gen: int | None) -> PutOutcome:
+                   gen: int | None, passed: MQMD | None = None, user_id: str | None = None) -> PutOutcome:
         pmo, md, data = call.pmo, call.md, call.data
         self._check_running(pmo.fail_if_quiescing)
         opened = self._current(resolved.opened)
@@ -601,7 +669,7 @@ class Mqi:
         if len(data) > qm_maxmsgl:
             raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                           f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
-        now = self._fill_put_md(conn, resolved, opened, md, pmo)
+        now = self._fill_put_md(conn, resolved, opened, md, pmo, passed=passed, user_id=user_id)
         group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
         stored_md, stored_data = md.to_dict(compact=True), data
         if resolved.remote:
@@ -636,9 +704,11 @@ class Mqi:
         return groups.group_entry(md, indxtype, self.msg_ids.next)
 
     def _fill_put_md(self, conn: Connection, resolved: ResolvedQueue, opened: Any, md: MQMD,
-                     pmo: PutOptions) -> int:
+                     pmo: PutOptions, *, passed: MQMD | None = None, user_id: str | None = None) -> int:
         """The MQMD of a put as the queue manager completes it (MQPUT, MQPUT1, put-batch): the
-        queue's defaults, MsgId/CorrelId, ReplyToQMgr and the context fields; refuses a
+        queue's defaults, MsgId/CorrelId, ReplyToQMgr and the context fields as the put options
+        say (``passed``: the MQMD whose context PASS_*_CONTEXT passes; ``user_id``: the default
+        UserIdentifier when not the connection's, i.e. an alternate user id); refuses a
         persistent message for a RECOVER(NO) structure. Returns the put time (ms) it used."""
         # Defaults come from the first definition in the resolution path (the alias if opened
         # through one), as it is at the time of the put.
@@ -664,12 +734,35 @@ class Mqi:
         if md.reply_to_q and not md.reply_to_qmgr:
             md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
         now = self.qm.clock.now_ms()
-        md.backout_count, md.put_appl_name, md.put_date_time = 0, conn.appl_name, format_put_time(now)
-        md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
-        md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+        md.backout_count, md.put_qmgr = 0, self.qm.name
+        context = pmo.context
+        if context == "DEFAULT":  # the common case first: the queue manager's context
+            md.put_appl_name, md.put_date_time = conn.appl_name, format_put_time(now)
+            md.user_identifier = conn.user_id if user_id is None else user_id
+            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+        else:
+            self._put_context_fields(conn, md, context, passed, now)
         if md.coded_char_set_id == CCSID_Q_MGR:
             md.coded_char_set_id = int(self.qm.attrs.get("CCSID", 500))
         return now
+
+    def _put_context_fields(self, conn: Connection, md: MQMD, context: str, passed: MQMD | None, now: int) -> None:
+        """The context fields of a put with a context option other than DEFAULT_CONTEXT (IBM
+        "Controlling context information"): NO_CONTEXT blanks every field; SET_IDENTITY keeps
+        the application's identity fields (``validate_put_md`` took them) and SET_ALL all of
+        them; PASS_IDENTITY takes the identity and PASS_ALL every context field of ``passed``;
+        where the origin is not set or passed the queue manager generates it."""
+        if context == "NO":
+            md.user_identifier, md.accounting_token, md.appl_identity_data = "", NO_ACCOUNTING_TOKEN, ""
+            md.put_appl_type, md.put_appl_name, md.put_date_time, md.appl_origin_data = 0, "", "", ""
+            return
+        if passed is not None:
+            for name in IDENTITY_FIELDS if context == "PASS_IDENTITY" else IDENTITY_FIELDS + ORIGIN_FIELDS:
+                setattr(md, name, getattr(passed, name))
+        if context in ("PASS_IDENTITY", "SET_IDENTITY"):  # origin context: the queue manager's
+            md.put_appl_name, md.put_date_time = conn.appl_name, format_put_time(now)
+            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+            md.appl_origin_data = ""
 
     def _gettable(self, handle: Handle, call: GetCall) -> int:
         """The checks of MQGET and get-batch before the coupling facility is asked: the handle's
@@ -731,6 +824,8 @@ class Mqi:
         got = _got_message(result, call, self.qm.clock.now_ms())
         if select:
             self._group_got(conn, handle, call, result, got)
+        if handle.options.save_all_context:  # MQOO_SAVE_ALL_CONTEXT: a browse leaves no context
+            handle.saved_context = None if gmo.browse else got.md
         return got
 
     def _group_select(self, conn: Connection, handle: Handle, call: GetCall) -> str:
@@ -823,6 +918,10 @@ class Mqi:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
         resolved = handle.resolved
         pmo = calls[0].pmo  # the batch's options, the same for every message
+        if pmo.alternate_user:  # as MQPUT: an MQPUT1 option only
+            raise MQError(MQRC.OPTIONS_ERROR, "ALTERNATE_USER_AUTHORITY is a put option of MQPUT1 only")
+        passed = None if pmo.context == "DEFAULT" else self._put_context(conn, handle, calls[0])
+        user_id = handle.alternate_user_id or None
         self._check_running(pmo.fail_if_quiescing)
         opened = self._current(resolved.opened)
         if opened.attrs.get("PUT") == "DISABLED":  # an alias inhibits on its own too
@@ -841,7 +940,7 @@ class Mqi:
                 if call.pmo.logical_order or handle.put_group is not None:
                     handle.put_group = groups.logical_put(handle.put_group, md, len(data), call.pmo.syncpoint,
                                                           call.pmo.logical_order, self.msg_ids.next)
-                now = self._fill_put_md(conn, resolved, opened, md, call.pmo)
+                now = self._fill_put_md(conn, resolved, opened, md, call.pmo, passed=passed, user_id=user_id)
                 group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
             except MQError as exc:
                 refused = exc
@@ -942,6 +1041,8 @@ class Mqi:
             message = _got_message(result, call, now)
             done.append((call, message, {"depth": result.depth}))
             got.append(message)
+        if handle.options.save_all_context and got:  # the context of the last message, as MQGET's
+            handle.saved_context = None if gmo.browse else got[-1].md
         return got
 
     # ---- attributes ---------------------------------------------------------------------
@@ -990,6 +1091,15 @@ class Mqi:
                               else MQRC.SELECTOR_ERROR, exc.message) from None
             raise
         return display_object(updated)
+
+
+# MQPMO_ context option -> (reason, MQOO_ option) when the handle was not opened with it.
+_NOT_OPEN_FOR = {
+    "PASS_ALL": (MQRC.NOT_OPEN_FOR_PASS_ALL, "PASS_ALL_CONTEXT"),
+    "PASS_IDENTITY": (MQRC.NOT_OPEN_FOR_PASS_IDENT, "PASS_IDENTITY_CONTEXT"),
+    "SET_ALL": (MQRC.NOT_OPEN_FOR_SET_ALL, "SET_ALL_CONTEXT"),
+    "SET_IDENTITY": (MQRC.NOT_OPEN_FOR_SET_IDENT, "SET_IDENTITY_CONTEXT"),
+}
 
 
 def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:

@@ -63,6 +63,29 @@ _ADMIN_FROM = frozenset({"CHG", "DLT", "DSP"})
 RIGHT_FOR_OPEN_OPTION = {"INPUT_AS_Q_DEF": "GET", "INPUT_SHARED": "GET", "INPUT_EXCLUSIVE": "GET",
                          "BROWSE": "BROWSE", "OUTPUT": "PUT", "INQUIRE": "INQ", "SET": "SET"}
 
+# Context security. z/OS checks, at MQOPEN and MQPUT1, the caller's access to the MQADMIN profile
+# hlq.CONTEXT.queuename: READ to pass identity or all context, UPDATE to set identity context,
+# CONTROL to set all context; none for SAVE_ALL_CONTEXT, NO_CONTEXT or DEFAULT_CONTEXT (IBM "Profiles
+# for context security", https://www.ibm.com/docs/en/ibm-mq/9.3.x?topic=resources-profiles-context-security).
+# Here the profile's access levels are the queue's authorities PASSID, PASSALL, SETID and SETALL
+# (IBM's OAM names for the same rights), in this order: each grants the ones before it, as a
+# higher RACF access level does. The queue manager's CTX (implied by SETALL on OBJTYPE(QMGR)) is
+# hlq.CONTEXT.** at CONTROL: every context right on every queue.
+CONTEXT_LADDER = ("PASSID", "PASSALL", "SETID", "SETALL")
+RIGHT_FOR_CONTEXT = {"PASS_IDENTITY": "PASSID", "PASS_ALL": "PASSALL", "SET_IDENTITY": "SETID", "SET_ALL": "SETALL"}
+
+
+def context_right_needed(context: frozenset[str] | set[str]) -> str | None:
+    """The queue authority an open (or MQPUT1) that passes or sets ``context`` (PASS_IDENTITY,
+    PASS_ALL, SET_IDENTITY, SET_ALL) needs: the highest of the ladder; None for none."""
+    needed = [CONTEXT_LADDER.index(RIGHT_FOR_CONTEXT[c]) for c in context if c in RIGHT_FOR_CONTEXT]
+    return CONTEXT_LADDER[max(needed)] if needed else None
+
+
+def has_context_right(rights: frozenset[str] | set[str], needed: str) -> bool:
+    """Whether the authorities ``rights`` on a queue include ``needed`` or one above it."""
+    return any(r in rights for r in CONTEXT_LADDER[CONTEXT_LADDER.index(needed):])
+
 
 @dataclass(frozen=True)
 class Principal:

@@ -32,6 +32,8 @@ from app.security.rights import (
     RIGHT_FOR_OPEN_OPTION,
     AuthRec,
     Principal,
+    context_right_needed,
+    has_context_right,
     igq_checked_users,
     not_authorized,
     rights_of,
@@ -221,6 +223,35 @@ class Security:
             return True
         have = self.rights(principal, "QMGR", self.qm.name)
         return "CTX" in have or "ADMIN" in have
+
+    def check_context(self, principal: Principal | None, queue: str, context: frozenset[str]) -> None:
+        """Context security at MQOPEN / MQPUT1 (``rights`` module: hlq.CONTEXT.queuename): passing
+        or setting ``context`` on ``queue`` needs the matching authority, or the queue manager's
+        CTX; MQRC_NOT_AUTHORIZED otherwise. IBM checks the caller here even when the open uses an
+        alternate user id ("AlternateUserId (MQCHAR12)": context checks use the current user)."""
+        needed = context_right_needed(context)
+        if principal is None or principal.admin or needed is None or self.may_set_context(principal):
+            return
+        if not has_context_right(self.rights(principal, "QUEUE", queue), needed):
+            raise not_authorized(principal, needed, "QUEUE", queue)
+
+    async def alternate_principal(self, principal: Principal | None, user_id: str) -> Principal | None:
+        """MQOO_ALTERNATE_USER_AUTHORITY: the user the open's authority is checked for instead of
+        the caller (None with authentication off: nothing is checked). IBM ("Alternate user
+        authority"): the caller needs the authority to name another user - on z/OS access to
+        hlq.ALTERNATE.USER.userid, here ALTUSR on the queue manager - and the alternate user must
+        be one the security manager knows; a blank id can pass only where no authority is
+        needed, which with authentication on is never the case for an open."""
+        if principal is None:
+            return None
+        if not principal.admin:
+            self.check_qmgr(principal, "ALTUSR")
+        if not user_id:
+            raise MQError(MQRC.NOT_AUTHORIZED, "ALTERNATE_USER_AUTHORITY with a blank alternate_user_id")
+        entry = await self._cached(self._users, user_id, self.store.user)
+        if entry.value is None:
+            raise MQError(MQRC.NOT_AUTHORIZED, f"alternate user '{user_id}' is not defined")
+        return Principal(entry.value.name, entry.value.groups, entry.value.admin, "alternate")
 
     async def check_igq_put(self, queue: str, user_identifier: str) -> None:
         """The IGQ agent's check before it puts a message to ``queue``: the PUT right of the

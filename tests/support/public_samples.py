@@ -80,7 +80,7 @@ def _run_one(group: Cluster, path: Path, port: int, work: Path) -> tuple[str, st
     name = f"{path.parent.parent.parent.name}/{path.name}"
     if done.returncode == 0:
         return name, "pass", ""
-    last = (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1]
+    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
     return name, "fail", last[:200]
 
 
