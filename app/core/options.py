@@ -16,7 +16,8 @@ OPEN_OPTIONS = frozenset({
     "INPUT_AS_Q_DEF", "INPUT_SHARED", "INPUT_EXCLUSIVE", "BROWSE", "OUTPUT", "INQUIRE", "SET",
     "FAIL_IF_QUIESCING",
 })
-PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING"})
+PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING",
+                         "WARN_IF_NO_SUBS_MATCHED"})  # the last: publications (app/qmgr/pubsub.py)
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",
     "BROWSE_NEXT", "MSG_UNDER_CURSOR", "ACCEPT_TRUNCATED_MSG", "FAIL_IF_QUIESCING",
@@ -103,6 +104,7 @@ class PutOptions:
     new_msg_id: bool
     new_correl_id: bool
     fail_if_quiescing: bool
+    warn_if_no_subs_matched: bool = False  # a publication no subscription matched: MQRC 2550 (warning)
 
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
@@ -120,6 +122,7 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
         new_msg_id="NEW_MSG_ID" in chosen,
         new_correl_id="NEW_CORREL_ID" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
+        warn_if_no_subs_matched="WARN_IF_NO_SUBS_MATCHED" in chosen,
     )
 
 
