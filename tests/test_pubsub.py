@@ -232,3 +232,141 @@ def test_durable_subscription_survives_a_restart(make_fresh_cluster):
     g.mqsc_ok("QM1", f"DISPLAY SUB('{name}')")
     m.disconnect()
     m.http.close()
+
+
+# ---- the drop-in client (pymqi's and ibmmq's Topic, Subscription, SD) ----------------------------
+
+
+def test_dev_patterns_basic_publish_and_subscribe_through_the_drop_in_client(group):
+    """What IBM's mq-dev-patterns Python/basicsubscribe.py and basicpublish.py do, written here
+    against ``import qsg_pymqi as mq``: a managed non-durable subscription made from an SD with
+    set_vs('ObjectString'), a Topic(qmgr, topic_string=...) opened for output and published to
+    with MQPMO_NO_SYNCPOINT, gets with WAIT until MQRC_NO_MSG_AVAILABLE, close(close_sub_queue=True)."""
+    import json
+
+    import qsg_pymqi as mq
+    from tests.support.pymqi_group import conn_name
+
+    topic_string = uniq("dev") + "/"
+    sub_qmgr = mq.connect("QM1", "DEV.APP.SVRCONN", conn_name(group))
+    sd = mq.SD()
+    sd.Options = mq.CMQC.MQSO_CREATE | mq.CMQC.MQSO_MANAGED | mq.CMQC.MQSO_NON_DURABLE | mq.CMQC.MQSO_FAIL_IF_QUIESCING
+    sd.set_vs("ObjectString", topic_string)
+    subscription = mq.Subscription(sub_qmgr)
+    subscription.sub(sub_desc=sd)
+
+    pub_qmgr = mq.QueueManager(None)
+    cd = mq.CD(Version=mq.CMQXC.MQCD_VERSION_11)
+    cd.ChannelName, cd.ConnectionName = "DEV.APP.SVRCONN", conn_name(group)
+    cd.ChannelType, cd.TransportType = mq.CMQXC.MQCHT_CLNTCONN, mq.CMQXC.MQXPT_TCP
+    pub_qmgr.connect_with_options("QM1", cd=cd, sco=mq.SCO())
+    topic = mq.Topic(pub_qmgr, topic_string=topic_string)
+    topic.open(open_opts=mq.CMQC.MQOO_OUTPUT)
+    md = mq.MD()
+    md.Format = mq.CMQC.MQFMT_STRING
+    pmo = mq.PMO()
+    pmo.Options = mq.CMQC.MQPMO_NO_SYNCPOINT
+    sent = json.dumps({"Greeting": "Hello from Python!"})
+    topic.pub(sent, md, pmo)
+    topic.close()
+    pub_qmgr.disconnect()
+
+    gmo = mq.GMO(Options=mq.CMQC.MQGMO_NO_SYNCPOINT | mq.CMQC.MQGMO_FAIL_IF_QUIESCING | mq.CMQC.MQGMO_WAIT
+                 | mq.CMQC.MQGMO_NO_PROPERTIES)
+    gmo.WaitInterval = 2000
+    received = []
+    while True:
+        got_md = mq.MD()
+        try:
+            received.append(subscription.get(None, got_md, gmo))
+        except mq.MQMIError as e:
+            assert e.comp == mq.CMQC.MQCC_FAILED and e.reason == mq.CMQC.MQRC_NO_MSG_AVAILABLE
+            break
+        assert got_md.CorrelId == sd.SubCorrelId  # the subscription's CorrelId
+    assert [json.loads(m) for m in received] == [json.loads(sent)]
+    queue_name = text_of(subscription.get_sub_queue())
+    subscription.close(close_sub_queue=True)
+    sub_qmgr.disconnect()
+    [res] = group.mqsc("QM1", f"DISPLAY QLOCAL({queue_name})")
+    assert res["reason"] == 2085  # the managed queue went with the subscription
+
+
+def text_of(queue) -> str:
+    desc = queue._desc
+    return desc if isinstance(desc, str) else desc.decode()
+
+
+def test_pymqi_durable_resume_unmanaged_and_reasons(group):
+    import qsg_pymqi as pymqi
+    from tests.support.pymqi_group import conn_name
+
+    topic, name, queue = uniq("pymqi") + "/d", uniq("PYSUB"), uniq("PYQ")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({queue})")
+    qmgr = pymqi.connect("QM1", "SVRCONN", conn_name(group))
+    sd = pymqi.SD()
+    sd["Options"] = pymqi.CMQC.MQSO_CREATE + pymqi.CMQC.MQSO_DURABLE + pymqi.CMQC.MQSO_MANAGED
+    sd.set_vs("SubName", name)
+    sd.set_vs("ObjectString", topic)
+    sub = pymqi.Subscription(qmgr)
+    sub.sub(sub_desc=sd)
+    again = pymqi.SD(Options=pymqi.CMQC.MQSO_CREATE + pymqi.CMQC.MQSO_DURABLE + pymqi.CMQC.MQSO_MANAGED)
+    again.set_vs("SubName", name)
+    again.set_vs("ObjectString", topic)
+    with pytest.raises(pymqi.MQMIError) as caught:
+        pymqi.Subscription(qmgr).sub(sub_desc=again)
+    assert caught.value.reason == pymqi.CMQC.MQRC_SUB_ALREADY_EXISTS
+    sub.close(sub_close_options=pymqi.CMQC.MQCO_KEEP_SUB, close_sub_queue=True)
+    # unmanaged: publications to a queue the program opened
+    unmanaged = pymqi.Subscription(qmgr)
+    sub_queue = pymqi.Queue(qmgr, queue, pymqi.CMQC.MQOO_INPUT_AS_Q_DEF)
+    usd = pymqi.SD(Options=pymqi.CMQC.MQSO_CREATE)
+    usd.set_vs("ObjectString", topic)
+    unmanaged.sub(sub_desc=usd, sub_queue=sub_queue)
+    t = pymqi.Topic(qmgr, topic_string=topic)
+    t.open(open_opts=pymqi.CMQC.MQOO_OUTPUT)
+    t.pub(b"to both")  # pymqi's default PMO: on z/OS inside the unit of work
+    t.close()
+    with pytest.raises(pymqi.MQMIError) as caught:
+        unmanaged.get(None, pymqi.MD(), pymqi.GMO())
+    assert caught.value.reason == pymqi.CMQC.MQRC_NO_MSG_AVAILABLE
+    qmgr.commit()
+    assert unmanaged.get(None, pymqi.MD(), pymqi.GMO()) == b"to both"
+    unmanaged.close(sub_close_options=0, close_sub_queue=True)
+    resumed = pymqi.Subscription(qmgr)
+    rsd = pymqi.SD(Options=pymqi.CMQC.MQSO_RESUME + pymqi.CMQC.MQSO_DURABLE + pymqi.CMQC.MQSO_MANAGED)
+    rsd.set_vs("SubName", name)
+    resumed.sub(sub_desc=rsd)
+    assert resumed.get(None, pymqi.MD(), pymqi.GMO()) == b"to both"
+    resumed.close(sub_close_options=pymqi.CMQC.MQCO_REMOVE_SUB, close_sub_queue=True)
+    with pytest.raises(pymqi.MQMIError) as caught:
+        pymqi.Subscription(qmgr).sub(sub_desc=rsd)
+    assert caught.value.reason == pymqi.CMQC.MQRC_NO_SUBSCRIPTION
+    qmgr.disconnect()
+
+
+def test_asyncio_client_publish_and_subscribe(group):
+    import asyncio
+
+    from app.client import CMQC, MD, PMO, aio
+    from tests.support.pymqi_group import conn_name
+
+    topic = uniq("aio") + "/t"
+
+    async def scenario() -> bytes:
+        qmgr = aio.QueueManager(None)
+        await qmgr.connect_tcp_client("QM1", None, "SVRCONN", conn_name(group))
+        sub = aio.Subscription(qmgr)
+        sd = aio.SD(Options=CMQC.MQSO_CREATE | CMQC.MQSO_MANAGED)
+        sd.set_vs("ObjectString", topic)
+        await sub.sub(sub_desc=sd)
+        t = aio.Topic(qmgr, topic_string=topic)
+        await t.open(open_opts=CMQC.MQOO_OUTPUT)
+        await t.pub(b"async hello", MD(),
+                    PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+        await t.close()
+        got = await sub.get(None)
+        await sub.close(close_sub_queue=True)
+        await qmgr.disconnect()
+        return got
+
+    assert asyncio.run(scenario()) == b"async hello"

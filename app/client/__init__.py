@@ -19,12 +19,14 @@ from typing import Any
 
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
 from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
+from app.client.pubsub import SD, Subscription, Topic
 from app.client.session import RetryPolicy
 from app.client.sync import Queue, QueueManager, connect
 
 __version__ = "1.12.11"  # the pymqi release whose interface this client follows
 # pymqi's lower-case aliases of the structures, still used by older programs
 md, gmo, pmo, od, cd, sco, cno, csp = MD, GMO, PMO, OD, CD, SCO, CNO, CSP
+sd = SD
 
 
 def get_versions() -> dict[str, Any]:
@@ -34,6 +36,6 @@ def get_versions() -> dict[str, Any]:
             "client": "app.client"}
 
 
-__all__ = ["CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "Error",
-           "MQMIError", "PYIFError", "Queue", "QueueManager", "RetryPolicy", "aio", "cd", "cno", "connect", "csp",
-           "get_versions", "gmo", "md", "od", "pmo", "sco"]
+__all__ = ["CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "SD", "Error",
+           "MQMIError", "PYIFError", "Queue", "QueueManager", "RetryPolicy", "Subscription", "Topic", "aio", "cd", "cno", "connect", "csp",
+           "get_versions", "gmo", "md", "od", "pmo", "sco", "sd"]

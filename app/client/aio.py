@@ -417,3 +417,9 @@ async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any
     await qmgr.connect_tcp_client(queue_manager, cd if cd is not None else CD(), channel, conn_info, user,
                                   password, api_key=api_key, csp=csp)
     return qmgr
+
+
+# Publish/subscribe (app/client/pubsub.py): ``aio.Topic``, ``aio.Subscription``, ``aio.SD``
+from app.client.pubsub import SD  # noqa: E402
+from app.client.pubsub import AsyncSubscription as Subscription  # noqa: E402
+from app.client.pubsub import AsyncTopic as Topic  # noqa: E402
