@@ -370,3 +370,39 @@ def test_asyncio_client_publish_and_subscribe(group):
         return got
 
     assert asyncio.run(scenario()) == b"async hello"
+
+
+def test_publish_and_subscribe_need_pub_and_sub_rights(make_fresh_cluster):
+    """Authentication on: PUB (MQOPEN of a topic for output) and SUB (MQSUB) are checked on the
+    topic object above the topic string (SET AUTHREC OBJTYPE(TOPIC)); the managed queue needs no
+    right of its own, as the queue manager makes it for the subscriber."""
+    import httpx
+
+    from tests.support.security import ADMIN, ALICE, assert_2035, mqsc_ok, qsg_cli
+
+    g = make_fresh_cluster(["QM1"], env={"QSG_AUTH": "on"})
+    qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    qsg_cli(g, "user", "add", "alice", "--password-stdin", stdin=ALICE[1] + "\n")
+    mqsc_ok(g, "QM1", "DEFINE TOPIC(PRICES) TOPICSTR('prices')\n"
+                      "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)")
+    url = g.url("QM1")
+    with httpx.Client(base_url=url, auth=ALICE, timeout=30) as http:
+        hconn = http.post("/v1/connections", json={}).json()["hconn"]
+        topic = {"object_type": "TOPIC", "object_string": "prices/fruit", "options": ["OUTPUT"]}
+        sub = {"object_string": "prices/#", "options": ["CREATE", "MANAGED"]}
+        assert_2035(http.post(f"/v1/connections/{hconn}/objects", json=topic))
+        assert_2035(http.post(f"/v1/connections/{hconn}/subscriptions", json=sub))
+        mqsc_ok(g, "QM1", "SET AUTHREC PROFILE(PRICES) OBJTYPE(TOPIC) PRINCIPAL('alice') AUTHADD(PUB,SUB)")
+        made = http.post(f"/v1/connections/{hconn}/subscriptions", json=sub)
+        assert made.status_code == 201, made.text
+        opened = http.post(f"/v1/connections/{hconn}/objects", json=topic)
+        assert opened.status_code == 201, opened.text
+        put = http.post(f"/v1/connections/{hconn}/objects/{opened.json()['hobj']}/put",
+                        json={"data": "pears", "options": ["NO_SYNCPOINT"]})
+        assert put.status_code == 201, put.text
+        got = http.post(f"/v1/connections/{hconn}/objects/{made.json()['hobj']}/get", json={})
+        assert got.json()["data"] == "pears"
+        # another topic string, under SYSTEM.BASE.TOPIC, where alice has no right
+        other = {**topic, "object_string": "news/today"}
+        assert_2035(http.post(f"/v1/connections/{hconn}/objects", json=other))
+        http.delete(f"/v1/connections/{hconn}")

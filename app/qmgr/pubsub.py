@@ -238,6 +238,7 @@ class PubSub:
             md.msg_id = mqi.msg_ids.next()
         if pmo.new_correl_id:
             md.correl_id = mqi.msg_ids.next()
+        filled = self._context(conn, md)  # the publisher's MQMD as MQPUT returns it
         matched = [s for s in list(self.subs.values()) if topics.matches(s.topic_string, full, s.scheme)]
         copy_pmo = replace(pmo, new_msg_id=False, new_correl_id=False)
         for sub in matched:
@@ -254,7 +255,6 @@ class PubSub:
                     raise
                 log.warning("%s: publication on '%s' not delivered to subscription %s (%s): %s",
                             self.qm.name, full, sub.sub_name or sub.subid, sub.dest, exc)
-        filled = self._context(conn, md)
         warnings = list(call.warnings)
         if not matched and getattr(pmo, "warn_if_no_subs_matched", False):
             warnings.append((MQRC.NO_SUBS_MATCHED, f"no subscription matched topic '{full}'"))
