@@ -420,6 +420,11 @@ async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any
 
 
 # Publish/subscribe (app/client/pubsub.py): ``aio.Topic``, ``aio.Subscription``, ``aio.SD``
-from app.client.pubsub import SD  # noqa: E402
-from app.client.pubsub import AsyncSubscription as Subscription  # noqa: E402
+from app.client.pubsub import SD, AsyncSubscription  # noqa: E402
 from app.client.pubsub import AsyncTopic as Topic  # noqa: E402
+
+
+class Subscription(AsyncSubscription):
+    """pymqi's ``Subscription`` for this asyncio client (app/client/pubsub.py)."""
+
+    queue_class = Queue

@@ -310,6 +310,9 @@ class AsyncSubscription(Subscription):
     """``Subscription`` for ``app.client.aio.QueueManager``: ``await sub.sub(...)``, ``await
     sub.get(...)``, ``await sub.close(...)``."""
 
+    #: the asyncio ``Queue`` class the managed queue's handle is given (app.client.aio sets it)
+    queue_class: type | None = None
+
     def __init__(self, queue_manager: Any) -> None:
         self._qmgr = queue_manager
         self.sub_queue = None
@@ -319,11 +322,11 @@ class AsyncSubscription(Subscription):
 
     async def sub(self, sub_desc: SD | None = None, sub_queue: Any = None, sub_name: Any = None,  # type: ignore[override]
                   sub_opts: Any = None, topic_name: Any = None, topic_string: Any = None) -> Any:
-        from app.client.aio import Queue
+        assert self.queue_class is not None, "use app.client.aio.Subscription"
         sd = _sub_desc(sub_desc, sub_name, sub_opts, topic_name, topic_string)
         hobj = None if sub_queue is None else sub_queue.get_handle()
         result = await self._qmgr._run(subscribe_plan(self._qmgr._conn, sd, hobj))
-        self._adopt(sd, result, sub_queue, Queue)
+        self._adopt(sd, result, sub_queue, self.queue_class)
         return self.sub_queue
 
     async def get(self, max_length: int | None = None, *opts: Any) -> bytes:  # type: ignore[override]
