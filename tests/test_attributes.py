@@ -40,7 +40,7 @@ def reason_of(objtype: str, *keywords: tuple[str, str | None]) -> MQError:
 # ---------------------------------------------------------------------------------------------
 
 def test_object_types_and_queue_types() -> None:
-    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR")
+    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR", "TOPIC")
     assert QUEUE_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL")
 
 

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import routes_admin, routes_ibm, routes_mqi, routes_qmgr, session
+from app.api import routes_admin, routes_ibm, routes_mqi, routes_pubsub, routes_qmgr, session
 from app.api.auth import AuthenticationMiddleware
 from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
@@ -59,6 +59,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     app.include_router(routes_qmgr.router)
     app.include_router(routes_qmgr.operations)  # GET /metrics
     app.include_router(routes_mqi.router)
+    app.include_router(routes_pubsub.router)
     app.include_router(routes_admin.router)
     app.include_router(routes_reports.router)
     app.include_router(routes_console.router)  # /console: the live console

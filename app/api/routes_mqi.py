@@ -11,6 +11,7 @@ from starlette.responses import Response
 from app.api import wire
 from app.api.body import documented, parse_body
 from app.api.errors import json_response, validation_error
+from app.api.routes_pubsub import object_type, open_topic
 from app.api.schemas import (
     CloseRequest,
     ConnectRequest,
@@ -57,6 +58,8 @@ async def backout(request: Request, hconn: str) -> Response:
 
 @router.post("/{hconn}/objects", status_code=201, summary="MQOPEN")
 async def open_object(request: Request, hconn: str, body: OpenRequest) -> Response:
+    if object_type(body.object_type) == "TOPIC":
+        return await open_topic(request, hconn, body)  # app/api/routes_pubsub.py
     handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options,
                                       body.dynamic_q_name, body.alternate_user_id)
     resolved = handle.resolved
@@ -90,6 +93,9 @@ async def put(request: Request, hconn: str, hobj: str) -> Response:
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
 async def put1(request: Request, hconn: str) -> Response:
     body = await parse_body(request, Put1Request)
+    if body.object_type != "QUEUE" and object_type(body.object_type) == "TOPIC":
+        return _put_response(await _mqi(request).put1_topic(hconn, body.object_name, body.object_string,
+                                                             wire.put_call(body)))
     return _put_response(await _mqi(request).put1(hconn, body.object_name, body.object_qmgr, wire.put_call(body),
                                                   body.alternate_user_id))
 

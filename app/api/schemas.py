@@ -21,7 +21,8 @@ class ConnectRequest(_Body):
 
 
 class OpenRequest(_Body):
-    object_name: StrictStr = Field(..., max_length=48, examples=["APP.Q"])
+    object_name: StrictStr = Field("", max_length=48, examples=["APP.Q"],
+                                   description="A queue, or (object_type TOPIC) a TOPIC object (may be blank)")
     object_qmgr: StrictStr = Field("", max_length=48, description="Empty for this QM")
     options: list[StrictStr] = Field(..., max_length=16, examples=[["INPUT_SHARED", "OUTPUT"]])
     dynamic_q_name: StrictStr = Field("", max_length=48, examples=["APP.REPLY.*"],
@@ -31,6 +32,10 @@ class OpenRequest(_Body):
                                          description="MQOD AlternateUserId: with ALTERNATE_USER_AUTHORITY the open "
                                                      "is checked against this user's authority (and its puts carry "
                                                      "it as UserIdentifier)")
+    object_type: StrictStr = Field("QUEUE", examples=["TOPIC"], description="MQOD ObjectType: QUEUE or TOPIC")
+    object_string: StrictStr = Field("", max_length=10240, examples=["price/fruit/apples"],
+                                     description="MQOD ObjectString: the topic string (object_type TOPIC), joined to "
+                                                 "the TOPICSTR of the TOPIC object named by object_name")
 
 
 class CloseRequest(_Body):
@@ -50,11 +55,13 @@ class PutRequest(_Body):
 
 
 class Put1Request(PutRequest):
-    object_name: StrictStr = Field(..., max_length=48)
+    object_name: StrictStr = Field("", max_length=48)
     object_qmgr: StrictStr = Field("", max_length=48)
     alternate_user_id: StrictStr = Field("", max_length=12, description="MQOD AlternateUserId: with the put option "
                                                                         "ALTERNATE_USER_AUTHORITY the put is checked "
                                                                         "against this user's authority")
+    object_type: StrictStr = Field("QUEUE", description="QUEUE, or TOPIC to publish (MQPUT1 of a topic)")
+    object_string: StrictStr = Field("", max_length=10240, description="the topic string (object_type TOPIC)")
 
 
 class GetRequest(_Body):
@@ -91,3 +98,25 @@ class GetBatchRequest(GetRequest):
 class MqscRequest(_Body):
     script: StrictStr = Field(..., max_length=1_000_000,
                               examples=["DEFINE QLOCAL(APP.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) +\n  MAXDEPTH(5000)"])
+
+
+class SubscribeRequest(_Body):
+    """MQSUB: the MQSD fields, by IBM's names in snake_case."""
+
+    object_name: StrictStr = Field("", max_length=48, description="A TOPIC object whose TOPICSTR starts the topic")
+    object_string: StrictStr = Field("", max_length=10240, examples=["price/fruit/#"],
+                                     description="The topic string (IBM's wildcards # and +, or * and ? with "
+                                                 "WILDCARD_CHAR)")
+    sub_name: StrictStr = Field("", max_length=10240, description="SubName: needed for DURABLE, RESUME and ALTER")
+    options: list[StrictStr] = Field(..., max_length=24, examples=[["CREATE", "MANAGED", "NON_DURABLE"]],
+                                     description="MQSO_ names: CREATE, RESUME, ALTER, DURABLE, NON_DURABLE, MANAGED, "
+                                                 "WILDCARD_TOPIC, WILDCARD_CHAR, SET_CORREL_ID, FAIL_IF_QUIESCING, ...")
+    hobj: StrictStr | None = Field(None, description="Unmanaged: the handle of a queue this connection opened, "
+                                                     "where publications go")
+    sub_correl_id: StrictStr | None = Field(None, description="With SET_CORREL_ID: 48 hex digits (zeros: keep the "
+                                                              "publisher's CorrelId)")
+
+
+class SubCloseRequest(_Body):
+    options: list[StrictStr] = Field(default_factory=list, max_length=4, examples=[["REMOVE_SUB"]],
+                                     description="MQCO_ options of a subscription: KEEP_SUB or REMOVE_SUB")

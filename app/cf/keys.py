@@ -273,3 +273,10 @@ def ltpa_token_key(qsg: str, token_digest: str) -> str:
     """STRING: the user name an IBM REST login token (LtpaToken2 cookie) stands for, with the
     token's lifetime as TTL; keyed by the token's SHA-256 so Redis never holds the token itself."""
     return f"{group_prefix(qsg)}ltpa:{token_digest}"
+
+
+def subscriptions_key(qsg: str, qmgr: str) -> str:
+    """Hash of a queue manager's subscriptions (publish/subscribe, app/qmgr/pubsub.py): SUBID ->
+    the subscription as JSON. Under the QM's own hash tag: on z/OS a subscription belongs to one
+    queue manager; the durable ones survive its restart, as they do on z/OS (page set zero)."""
+    return structure_prefix(private_tag(qsg, qmgr)) + "subscriptions"

@@ -21,12 +21,14 @@ from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
 from app.client.asyncconsume import CBC, CBD, CTLO
 from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
 from app.client.properties import CMHO, DMHO, DMPO, IMPO, PD, SMPO, MessageHandle
+from app.client.pubsub import SD, Subscription, Topic
 from app.client.session import RetryPolicy
 from app.client.sync import Queue, QueueManager, connect
 
 __version__ = "1.12.11"  # the pymqi release whose interface this client follows
 # pymqi's lower-case aliases of the structures, still used by older programs
 md, gmo, pmo, od, cd, sco, cno, csp = MD, GMO, PMO, OD, CD, SCO, CNO, CSP
+sd = SD
 
 
 def get_versions() -> dict[str, Any]:
@@ -36,8 +38,7 @@ def get_versions() -> dict[str, Any]:
             "client": "app.client"}
 
 
-__all__ = ["CBC", "CBD", "CTLO", "CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD",
-           "PMO", "SCO", "Error", "MQMIError", "PYIFError", "MessageHandle", "CMHO", "DMHO", "DMPO", "IMPO", "PD",
-           "SMPO",
-           "Queue", "QueueManager", "RetryPolicy", "aio", "cd", "cno", "connect", "csp",
-           "get_versions", "gmo", "md", "od", "pmo", "sco"]
+__all__ = ["CBC", "CBD", "CTLO", "CD", "CMHO", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "DMHO",
+           "DMPO", "GMO", "IMPO", "MD", "OD", "PD", "PMO", "SCO", "SD", "SMPO", "Error", "MQMIError", "PYIFError",
+           "MessageHandle", "Queue", "QueueManager", "RetryPolicy", "Subscription", "Topic", "aio", "cd", "cno",
+           "connect", "csp", "get_versions", "gmo", "md", "od", "pmo", "sco", "sd"]

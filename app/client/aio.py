@@ -417,3 +417,13 @@ async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any
     await qmgr.connect_tcp_client(queue_manager, cd if cd is not None else CD(), channel, conn_info, user,
                                   password, api_key=api_key, csp=csp)
     return qmgr
+
+
+# Publish/subscribe (app/client/pubsub.py): ``aio.Topic``, ``aio.Subscription``, ``aio.SD``
+from app.client.pubsub import AsyncSubscription  # noqa: E402
+
+
+class Subscription(AsyncSubscription):
+    """pymqi's ``Subscription`` for this asyncio client (app/client/pubsub.py)."""
+
+    queue_class = Queue

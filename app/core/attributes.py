@@ -68,7 +68,7 @@ __all__ = [
     "validate_cross",
 ]
 
-OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR")
+OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR", "TOPIC")
 QUEUE_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL")
 
 # DefinitionType (MQQDT_*) by its MQSC word. A model queue's DEFTYPE says what MQOPEN of it
@@ -243,6 +243,37 @@ _PROCESS: tuple[AttrSpec, ...] = (
 )
 
 # --------------------------------------------------------------------------------------------
+# TOPIC (IBM MQ for z/OS "DEFINE TOPIC": the z/OS keywords; ASPARENT takes the value of the
+# nearest administrative node above in the topic tree - app/core/topics.py resolves it)
+# --------------------------------------------------------------------------------------------
+
+_ASPARENT = "ASPARENT"
+_TOPIC: tuple[AttrSpec, ...] = (
+    _enum("CLROUTE", "DIRECT", ("DIRECT", "TOPICHOST")),
+    _str("CLUSTER", 48),
+    _str("CUSTOM", 128),
+    _enum("DEFPRESP", _ASPARENT, (_ASPARENT, "SYNC", "ASYNC")),
+    # MQPRI_PRIORITY_AS_PARENT is -2
+    _int("DEFPRTY", -2, 0, 9, special={_ASPARENT: -2}),
+    _enum("DEFPSIST", _ASPARENT, (_ASPARENT, "YES", "NO")),
+    _str("DESCR", 64),
+    _enum("DURSUB", _ASPARENT, (_ASPARENT, "YES", "NO")),
+    _str("MDURMDL", 48),
+    _str("MNDURMDL", 48),
+    _enum("NPMSGDLV", _ASPARENT, (_ASPARENT, "ALL", "ALLAVAIL", "ALLDUR")),
+    _enum("PMSGDLV", _ASPARENT, (_ASPARENT, "ALL", "ALLAVAIL", "ALLDUR")),
+    _enum("PROXYSUB", "FIRSTUSE", ("FIRSTUSE", "FORCE")),
+    _enum("PUB", _ASPARENT, (_ASPARENT, "ENABLED", "DISABLED")),
+    _enum("PUBSCOPE", _ASPARENT, (_ASPARENT, "QMGR", "ALL")),
+    _enum("SUB", _ASPARENT, (_ASPARENT, "ENABLED", "DISABLED")),
+    _enum("SUBSCOPE", _ASPARENT, (_ASPARENT, "QMGR", "ALL")),
+    # required at DEFINE and fixed afterwards (the MQSC executor checks both)
+    _str("TOPICSTR", 10240),
+    _enum("USEDLQ", _ASPARENT, (_ASPARENT, "NO", "YES")),
+    _enum("WILDCARD", "PASSTHRU", ("PASSTHRU", "BLOCK")),
+)
+
+# --------------------------------------------------------------------------------------------
 # CFSTRUCT (a group object by nature: no QSGDISP)
 # --------------------------------------------------------------------------------------------
 
@@ -391,6 +422,7 @@ _SPECS: dict[str, dict[str, AttrSpec]] = {
     "PROCESS": _table(_PROCESS),
     "CFSTRUCT": _table(_CFSTRUCT),
     "QMGR": _table(_QMGR),
+    "TOPIC": _table(_TOPIC),
 }
 
 

@@ -41,6 +41,7 @@ PUT_CONTEXT_OPTIONS = ("DEFAULT_CONTEXT", "NO_CONTEXT", "PASS_IDENTITY_CONTEXT",
 PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING",
                          "ALTERNATE_USER_AUTHORITY", *PUT_CONTEXT_OPTIONS})
 PUT_OPTIONS |= {"LOGICAL_ORDER"}  # message groups (docs/api.md "Message groups")
+PUT_OPTIONS |= {"WARN_IF_NO_SUBS_MATCHED"}  # publications (app/qmgr/pubsub.py)
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",
     "BROWSE_NEXT", "MSG_UNDER_CURSOR", "ACCEPT_TRUNCATED_MSG", "FAIL_IF_QUIESCING",
@@ -188,6 +189,7 @@ class PutOptions:
     def passes(self) -> bool:
         """Whether the context comes from the message last got on the PMO's Context handle."""
         return self.context.startswith("PASS_")
+    warn_if_no_subs_matched: bool = False  # a publication no subscription matched: MQRC 2550 (warning)
 
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
@@ -211,6 +213,7 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
         logical_order="LOGICAL_ORDER" in chosen,
         context=context[0].removesuffix("_CONTEXT") if context else "DEFAULT",
         alternate_user="ALTERNATE_USER_AUTHORITY" in chosen,
+        warn_if_no_subs_matched="WARN_IF_NO_SUBS_MATCHED" in chosen,
     )
 
 

@@ -23,6 +23,7 @@ from app.mqsc.commands.base import DEFINABLE, MqscHost, select_attributes
 from app.mqsc.commands.cfstruct import StructureCommands
 from app.mqsc.commands.display import DisplayCommands
 from app.mqsc.commands.objects import ObjectCommands
+from app.mqsc.commands.pubsub import PubSubCommands
 from app.mqsc.commands.qmgr import QmgrCommands
 from app.mqsc.commands.security import SecurityCommands
 from app.mqsc.parser import Command, ParseFailure, parse_script
@@ -122,7 +123,7 @@ def _failed(qm: MqscHost, text: str, exc: MQError) -> dict[str, Any]:
             "messages": [exc.message, f"CSQ9023E {qm.name} ABNORMAL COMPLETION"], "objects": []}
 
 
-class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, StructureCommands):
+class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, StructureCommands, PubSubCommands):
     """One MQSC command on one queue manager: the dispatcher over the command families
     (app/mqsc/commands/)."""
 
@@ -132,7 +133,7 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
         table |= {("ALTER", t): self.alter for t in DEFINABLE}
         table |= {("DELETE", t): self.delete for t in DEFINABLE}
         table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "QUEUE",
-                                                            "PROCESS", "CFSTRUCT")}
+                                                            "PROCESS", "CFSTRUCT", "TOPIC")}
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
                   ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
                   ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,
@@ -142,7 +143,9 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
                   ("BACKUP", "CFSTRUCT"): self.backup_cfstruct, ("RECOVER", "CFSTRUCT"): self.recover_cfstruct,
                   ("RESET", "CFSTRUCT"): self.reset_cfstruct, ("DISPLAY", "CFSTATUS"): self.display_cfstatus,
                   ("DISPLAY", "QMSTATUS"): self.display_qmstatus, ("DISPLAY", "CONN"): self.display_conn,
-                  ("DISPLAY", "CMDSERV"): self.display_cmdserv}
+                  ("DISPLAY", "CMDSERV"): self.display_cmdserv,
+                  ("DISPLAY", "SUB"): self.display_sub, ("DISPLAY", "TPSTATUS"): self.display_tpstatus,
+                  ("DELETE", "SUB"): self.delete_sub}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def display_object(obj) -> dict[str, Any]:
     """An object definition keyed by MQSC attribute names, as DISPLAY and MQINQ show it."""
-    key = {"PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT"}.get(obj.objtype, "QUEUE")
+    key = {"PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT", "TOPIC": "TOPIC"}.get(obj.objtype, "QUEUE")
     out: dict[str, Any] = {key: obj.name}
     if key == "QUEUE":
         out["TYPE"] = obj.objtype  # IBM shows TYPE for queues only (not PROCESS or CFSTRUCT)

@@ -142,6 +142,7 @@ class Mqi:
                 await self._commit(conn)
             else:
                 await self._backout(conn)
+            await self.qm.pubsub.connection_ended(conn)  # before its handles: managed queues go with them
             for handle in list(conn.handles.values()):
                 await self._close_handle(conn, handle)
         except MQError as exc:
@@ -307,6 +308,7 @@ class Mqi:
             conn.uow_tags.clear()
             conn.pending_triggers.clear()  # the unit of work they wait for is backed out
         self.connections.clear()
+        self.qm.pubsub.connections_broken([conn.hconn for conn in ended])
         self._system.uow_tags.clear()
         self.qm.cf.wake_all_waiters()
         return len(ended)
@@ -508,6 +510,8 @@ class Mqi:
         chosen = parse_close_options(options)
         conn = self.connection(hconn)
         handle = conn.handles.get(hobj)
+        if handle is None and self.qm.pubsub.close_topic(conn, hobj):
+            return  # a topic handle (app/qmgr/pubsub.py)
         if handle is None:
             raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is not valid for this connection")
         delete_now: ObjectDef | None = None
@@ -577,8 +581,13 @@ class Mqi:
 
     @recorded(Verb.PUT)
     async def put(self, hconn: str, hobj: str, call: PutCall) -> PutOutcome:
-        """MQPUT on an open handle."""
+        """MQPUT on an open handle (of a topic: a publication, app/qmgr/pubsub.py)."""
         conn = self.connection(hconn)
+        if hobj not in conn.handles:
+            topic = self.qm.pubsub.topic_handle(hconn, hobj)
+            if topic is not None:
+                with self._in_call(conn):
+                    return await self.qm.pubsub.publish(conn, topic, call)
         handle = self.handle(conn, hobj)
         if not handle.options.output:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
@@ -657,6 +666,21 @@ class Mqi:
         self.qm.security.check_context(conn.principal, object_name, frozenset({pmo.context}))
         passed = None if pmo.context == "DEFAULT" else self._put_context(conn, None, call)
         return await self._put(conn, resolved, call, gen=None, passed=passed, user_id=user_id or None)
+
+    async def open_topic(self, hconn: str, object_name: Any, object_string: Any, options: Any):
+        """MQOPEN of a topic (MQOD ObjectType MQOT_TOPIC) for publishing (app/qmgr/pubsub.py)."""
+        return self.qm.pubsub.open_topic(self.connection(hconn), object_name, object_string, options)
+
+    @recorded(Verb.PUT1)
+    async def put1_topic(self, hconn: str, object_name: str, object_string: str, call: PutCall) -> PutOutcome:
+        """MQPUT1 of a topic: open it for output, publish, close."""
+        conn = self.connection(hconn)
+        topic = self.qm.pubsub.open_topic(conn, object_name, object_string, ["OUTPUT"])
+        try:
+            with self._in_call(conn):
+                return await self.qm.pubsub.publish(conn, topic, call)
+        finally:
+            self.qm.pubsub.close_topic(conn, topic.hobj)
 
     async def _put(self, conn: Connection, resolved: ResolvedQueue, call: PutCall, *,
                    gen: int | None, passed: MQMD | None = None, user_id: str | None = None) -> PutOutcome:

@@ -36,6 +36,7 @@ from app.qmgr.igq import IgqAgent
 from app.qmgr.membership import Membership, NameInUse
 from app.qmgr.metrics import QmgrMetrics
 from app.qmgr.mqi import Mqi
+from app.qmgr.pubsub import PubSub
 from app.qmgr.sysobjects import ensure_default_objects
 from app.qmgr.triggers import TriggerService
 from app.qmgr.workflow import DefinitionWorkflow
@@ -81,6 +82,7 @@ class QueueManager:
             broadcaster=self.broadcaster, retrigger=self._definition_changed)
         self.mqi = Mqi(self)
         self.dynamic = DynamicQueues(self)
+        self.pubsub = PubSub(self)
         self.expiry = ExpiryService(self)
         self.events = EventService(self)
         self.triggers = TriggerService(self)
@@ -127,6 +129,7 @@ class QueueManager:
         await ensure_default_objects(self)
         # temporary dynamic queues never outlive the queue manager run that made them
         await self.dynamic.purge_temporary()
+        await self.pubsub.start()  # after the default objects (models, SYSTEM.BASE.TOPIC)
         await self.reconcile_queue_state()
         self.mqi.start()
         await self._serve()

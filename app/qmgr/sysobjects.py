@@ -1,7 +1,9 @@
 """The default objects every queue manager of the group has, as z/OS's CSQ4INSG sample defines
 them with QSGDISP(QMGR): SYSTEM.DEFAULT.LOCAL.QUEUE, SYSTEM.DEFAULT.MODEL.QUEUE (DEFTYPE(TEMPDYN),
 the model an application opens for a temporary reply queue), SYSTEM.DEFAULT.ALIAS.QUEUE,
-SYSTEM.DEFAULT.REMOTE.QUEUE and SYSTEM.DEFAULT.PROCESS.
+SYSTEM.DEFAULT.REMOTE.QUEUE and SYSTEM.DEFAULT.PROCESS; for publish/subscribe SYSTEM.BASE.TOPIC and
+the managed-queue models SYSTEM.DURABLE.MODEL.QUEUE (PERMDYN) and SYSTEM.NDURABLE.MODEL.QUEUE
+(TEMPDYN).
 
 They are made at queue manager start when missing, the way SYSTEM.ADMIN.PERFM.EVENT is
 (app/qmgr/events.py): an operator's own definition (QMGR or COPY) is left as it is, so the
@@ -30,6 +32,18 @@ DEFAULT_OBJECTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("QALIAS", "SYSTEM.DEFAULT.ALIAS.QUEUE", {"DESCR": "Default alias queue"}),
     ("QREMOTE", "SYSTEM.DEFAULT.REMOTE.QUEUE", {"DESCR": "Default remote queue"}),
     ("PROCESS", "SYSTEM.DEFAULT.PROCESS", {"DESCR": "Default process"}),
+    # Publish/subscribe (CSQ4INSG): the root of the topic tree, whose values the ASPARENT of every
+    # other topic object ends at, and the models of managed subscription queues (app/qmgr/pubsub.py)
+    ("TOPIC", "SYSTEM.BASE.TOPIC", {"DESCR": "Base topic for ASPARENT resolution", "TOPICSTR": "",
+                                    "PUB": "ENABLED", "SUB": "ENABLED", "DEFPSIST": "NO", "DEFPRTY": 0,
+                                    "DURSUB": "YES", "MDURMDL": "SYSTEM.DURABLE.MODEL.QUEUE",
+                                    "MNDURMDL": "SYSTEM.NDURABLE.MODEL.QUEUE", "DEFPRESP": "SYNC",
+                                    "NPMSGDLV": "ALLAVAIL", "PMSGDLV": "ALLDUR", "PUBSCOPE": "ALL",
+                                    "SUBSCOPE": "ALL", "USEDLQ": "YES"}),
+    ("QMODEL", "SYSTEM.DURABLE.MODEL.QUEUE", {"DESCR": "Model for managed durable subscriptions",
+                                              "DEFTYPE": "PERMDYN", "DEFSOPT": "SHARED"}),
+    ("QMODEL", "SYSTEM.NDURABLE.MODEL.QUEUE", {"DESCR": "Model for managed non-durable subscriptions",
+                                               "DEFTYPE": "TEMPDYN", "DEFSOPT": "SHARED"}),
 )
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT")
+DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "TOPIC")
 # Keywords of the commands themselves rather than of the object's attributes.
 COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
                     "ALL", "TYPE", "WHERE", "NAME", "EXCLINT", "ACTION"}
@@ -36,6 +36,7 @@ QSGDISP_FOR = {
     # a SHAREDYN model makes shared dynamic queues.
     "QMODEL": ("QMGR", "COPY", "GROUP"),
     "PROCESS": ("QMGR", "COPY", "GROUP"),
+    "TOPIC": ("QMGR", "COPY", "GROUP"),
 }
 
 

@@ -25,6 +25,7 @@ class DisplayCommands(CommandBase):
         queue_types = {"QLOCAL", "QALIAS", "QREMOTE", "QMODEL"}
         objclass = "QUEUE" if objtype in (*queue_types, "QUEUE") else objtype
         types = {"QLOCAL": {"QLOCAL"}, "QALIAS": {"QALIAS"}, "PROCESS": {"PROCESS"}, "CFSTRUCT": {"CFSTRUCT"},
+                 "TOPIC": {"TOPIC"},
                  "QREMOTE": {"QREMOTE"}, "QMODEL": {"QMODEL"}, "QUEUE": queue_types}[objtype]
         if objtype == "QUEUE" and cmd.get("TYPE"):
             wanted = cmd.value("TYPE").upper()

@@ -42,6 +42,8 @@ class ObjectCommands(CommandBase):
         attrs = attributes.apply_keywords(objtype, base, self._attribute_keywords(cmd))
         attributes.validate_cross(objtype, attrs)
         self._check_shared_queue(objtype, qsgdisp, attrs)
+        if objtype == "TOPIC":
+            self._check_topic_define(name, qsgdisp, attrs)  # app/mqsc/commands/pubsub.py
         new = ObjectDef(objtype, name, qsgdisp, location, attrs)
         existing = await self._find(objtype, name, location)
         if existing and existing.objtype != objtype:
@@ -108,6 +110,8 @@ class ObjectCommands(CommandBase):
         new_attrs = attributes.apply_keywords(objtype, {**attributes.defaults(objtype), **existing.attrs}, keywords)
         attributes.validate_cross(objtype, new_attrs)
         self._check_shared_queue(objtype, qsgdisp, new_attrs)
+        if objtype == "TOPIC" and new_attrs.get("TOPICSTR") != existing.attrs.get("TOPICSTR"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPICSTR of TOPIC({name}) cannot be altered")
         if objtype == "QLOCAL" and qsgdisp == "SHARED" and new_attrs["CFSTRUCT"] != existing.attrs.get("CFSTRUCT"):
             status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, existing))
             if status.depth or open_handles(status):
