@@ -151,9 +151,10 @@ class AsyncConsume:
                 self._deregister(queue)
                 return
             key = self._key(queue, cbd)
-            callback = self.consumers.get(key) if key else self.event_handler
-            if callback is None:
+            found = self.consumers.get(key) if key else self.event_handler
+            if found is None:
                 raise _fail(CMQC.MQRC_CALLBACK_NOT_REGISTERED, "no callback is registered for the handle")
+            callback = found
             if state_ops:
                 callback.suspended = state_ops == CMQC.MQOP_SUSPEND
             self._cond.notify_all()

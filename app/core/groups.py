@@ -18,6 +18,7 @@ Pure functions and the per-handle state; no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.calls import GetCall
@@ -40,7 +41,7 @@ def is_segment(md: MQMD) -> bool:
     return bool(_SEGMENT_FLAGS.intersection(md.msg_flags)) or md.offset > 0
 
 
-def group_entry(md: MQMD, indxtype: str, new_id) -> str:
+def group_entry(md: MQMD, indxtype: str, new_id: Callable[[], str]) -> str:
     """The coupling facility's group index entry of a message put ("" for a message in no group
     and no segment: such a put costs nothing more). A group message whose GroupId is MQGI_NONE
     gets a new one (IBM: the queue manager generates it; ``new_id()`` makes 48 hex digits).
@@ -69,7 +70,7 @@ class PutGroup:
 
 
 def logical_put(state: PutGroup | None, md: MQMD, length: int, syncpoint: bool, logical: bool,
-                new_id) -> PutGroup | None:
+                new_id: Callable[[], str]) -> PutGroup | None:
     """Fill GroupId, MsgSeqNumber and Offset of a put as the queue manager does under
     MQPMO_LOGICAL_ORDER and return the handle's new state. Without LOGICAL_ORDER the
     application's values stand, but not while a group is in progress (MQRC_INCOMPLETE_GROUP).

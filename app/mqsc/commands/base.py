@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.cf.engine import CouplingFacility, QueueStatus
     from app.core.clock import Clock
     from app.qmgr.definitions import DefinitionCache
+    from app.qmgr.pubsub import PubSub
     from app.qmgr.workflow import DefinitionWorkflow
     from app.repository.cfstore import StructureStore
     from app.repository.security import SecurityStore
@@ -107,6 +108,8 @@ class MqscHost(Protocol):
     def expiry(self) -> ExpiryAdmin: ...
     @property
     def mqi(self) -> IgqSwitch: ...
+    @property
+    def pubsub(self) -> PubSub: ...
 
     def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 

@@ -13,6 +13,7 @@ from app.core.names import check_object_name
 from app.core.objects import GROUP_LOCATION, OBJECT_CLASS, ObjectDef, location_of
 from app.core.reasons import MQRC
 from app.mqsc.commands.base import QSGDISP_FOR, CommandBase, open_handles
+from app.mqsc.commands.pubsub import check_topic_define
 from app.mqsc.parser import Command
 from app.qmgr.definitions import EVENT_SWITCHES, queue_location
 
@@ -43,7 +44,7 @@ class ObjectCommands(CommandBase):
         attributes.validate_cross(objtype, attrs)
         self._check_shared_queue(objtype, qsgdisp, attrs)
         if objtype == "TOPIC":
-            self._check_topic_define(name, qsgdisp, attrs)  # app/mqsc/commands/pubsub.py
+            check_topic_define(self.qm.cache, name, qsgdisp, attrs)
         new = ObjectDef(objtype, name, qsgdisp, location, attrs)
         existing = await self._find(objtype, name, location)
         if existing and existing.objtype != objtype:

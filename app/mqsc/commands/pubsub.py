@@ -22,22 +22,23 @@ def _unquoted(value: str) -> str:
     return text
 
 
+def check_topic_define(cache: Any, name: str, qsgdisp: str, attrs: dict[str, Any]) -> None:
+    """DEFINE TOPIC: TOPICSTR is required and not blank, and no other topic object this
+    queue manager uses (``cache``; or, for GROUP, no other group one) has the same topic string."""
+    topicstr = topics.check_topic_string(str(attrs.get("TOPICSTR", "")), "TOPICSTR")
+    if not topicstr:
+        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPIC({name}) needs TOPICSTR('a/topic/string')")
+    group = qsgdisp == "GROUP"
+    for other in cache.all("TOPIC"):
+        if other.name == name or (other.location == GROUP_LOCATION) != group:
+            continue
+        if str(other.attrs.get("TOPICSTR", "")) == topicstr:
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                          f"TOPICSTR('{topicstr}') is already the topic string of TOPIC({other.name})")
+
+
 class PubSubCommands(CommandBase):
     """TOPIC checks, DISPLAY SUB, DELETE SUB, DISPLAY TPSTATUS."""
-
-    def _check_topic_define(self, name: str, qsgdisp: str, attrs: dict[str, Any]) -> None:
-        """DEFINE TOPIC: TOPICSTR is required and not blank, and no other topic object this
-        queue manager uses (or, for GROUP, no other group one) has the same topic string."""
-        topicstr = topics.check_topic_string(str(attrs.get("TOPICSTR", "")), "TOPICSTR")
-        if not topicstr:
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPIC({name}) needs TOPICSTR('a/topic/string')")
-        group = qsgdisp == "GROUP"
-        for other in self.qm.cache.all("TOPIC"):
-            if other.name == name or (other.location == GROUP_LOCATION) != group:
-                continue
-            if str(other.attrs.get("TOPICSTR", "")) == topicstr:
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                              f"TOPICSTR('{topicstr}') is already the topic string of TOPIC({other.name})")
 
     def _pattern(self, cmd: Command) -> str:
         if cmd.name is None:
