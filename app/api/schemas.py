@@ -27,6 +27,14 @@ class OpenRequest(_Body):
     dynamic_q_name: StrictStr = Field("", max_length=48, examples=["APP.REPLY.*"],
                                       description="MQOD DynamicQName, used when object_name is a model queue: a "
                                                   "trailing * is replaced by a unique suffix (default CSQ.*)")
+    object_type: StrictStr | StrictInt = Field("Q", examples=["Q", "Q_MGR"],
+                                               description="MQOD ObjectType: Q (MQOT_Q) or Q_MGR (MQOT_Q_MGR, "
+                                                           "the queue manager object, for MQINQ)")
+
+
+class StatRequest(_Body):
+    type: StrictStr | StrictInt = Field(..., examples=["ASYNC_ERROR"],
+                                        description="MQSTAT Type: ASYNC_ERROR, RECONNECTION or RECONNECTION_ERROR")
 
 
 class CloseRequest(_Body):
@@ -52,6 +60,8 @@ class GetRequest(_Body):
     wait_ms: StrictInt = Field(0, description="With WAIT: how long to wait; -1 waits up to the server's maximum")
     match: dict[str, Any] | None = Field(None, description="msg_id and/or correl_id (48 hex digits)")
     buffer_length: StrictInt = Field(100 * 1024 * 1024, description="Longest body to return")
+    md: dict[str, Any] | None = Field(None, description="MQMD fields that steer the get: coded_char_set_id and "
+                                                        "encoding wanted with CONVERT (default 1208, 546)")
 
 
 class PutBatchMessage(_Body):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.core.mqmd import MQMD
+from app.core.mqmd import DEFAULT_CCSID, DEFAULT_ENCODING, MQMD
 from app.core.options import GetOptions, PutOptions
 
 #: A get names no buffer length: the whole message fits (100 MB, the largest MAXMSGL).
@@ -50,6 +50,10 @@ class GetCall:
     match_msg_id: str | None = None
     match_correl_id: str | None = None
     buffer_length: int = DEFAULT_BUFFER_LENGTH
+    # MQGMO_CONVERT: the MsgDesc's CodedCharSetId and Encoding the data is wanted in
+    # (MQCCSI_Q_MGR, 0, means the queue manager's CCSID).
+    ccsid: int = DEFAULT_CCSID
+    encoding: int = DEFAULT_ENCODING
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +66,5 @@ class GotMessage:
     data_length: int
     truncated: bool = False
     buffer_length: int = DEFAULT_BUFFER_LENGTH
+    # MQGMO_CONVERT could not convert the data (returned unconverted): (reason, text), e.g. 2119
+    warning: tuple[int, str] | None = None

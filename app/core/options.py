@@ -17,10 +17,14 @@ OPEN_OPTIONS = frozenset({
     "FAIL_IF_QUIESCING",
 })
 PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_ID", "FAIL_IF_QUIESCING"})
+# Put response types (MQPMO_ASYNC_RESPONSE and its kin): every put completes synchronously here;
+# one the application asked to be asynchronous is counted for MQSTAT (app/qmgr/mqi.py).
+PUT_OPTIONS |= {"ASYNC_RESPONSE", "SYNC_RESPONSE", "RESPONSE_AS_Q_DEF"}
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",
     "BROWSE_NEXT", "MSG_UNDER_CURSOR", "ACCEPT_TRUNCATED_MSG", "FAIL_IF_QUIESCING",
 })
+GET_OPTIONS |= {"CONVERT"}  # MQGMO_CONVERT: data conversion of MQFMT_STRING messages (app/core/convert.py)
 
 
 def _option_set(options: Iterable[str], allowed: frozenset[str], reason: int, what: str) -> frozenset[str]:
@@ -103,6 +107,8 @@ class PutOptions:
     new_msg_id: bool
     new_correl_id: bool
     fail_if_quiescing: bool
+    async_response: bool = False  # MQPMO_ASYNC_RESPONSE
+    sync_response: bool = False  # MQPMO_SYNC_RESPONSE (neither: MQPMO_RESPONSE_AS_Q_DEF, DEFPRESP)
 
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
@@ -115,11 +121,16 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
     chosen = _option_set(options, PUT_OPTIONS, MQRC.OPTIONS_ERROR, "PMO")
     if {"SYNCPOINT", "NO_SYNCPOINT"} <= chosen:
         raise MQError(MQRC.OPTIONS_ERROR, "SYNCPOINT and NO_SYNCPOINT are mutually exclusive")
+    responses = chosen & {"ASYNC_RESPONSE", "SYNC_RESPONSE", "RESPONSE_AS_Q_DEF"}
+    if len(responses) > 1:  # IBM: one put response type at most (MQRC_OPTIONS_ERROR)
+        raise MQError(MQRC.OPTIONS_ERROR, f"only one of {', '.join(sorted(responses))} may be given")
     return PutOptions(
         syncpoint="NO_SYNCPOINT" not in chosen,
         new_msg_id="NEW_MSG_ID" in chosen,
         new_correl_id="NEW_CORREL_ID" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
+        async_response="ASYNC_RESPONSE" in chosen,
+        sync_response="SYNC_RESPONSE" in chosen,
     )
 
 
@@ -130,6 +141,7 @@ class GetOptions:
     mode: str  # "GET", "BROWSE_FIRST", "BROWSE_NEXT", "MSG_UNDER_CURSOR"
     accept_truncated: bool
     fail_if_quiescing: bool
+    convert: bool = False  # MQGMO_CONVERT
 
     @property
     def browse(self) -> bool:
@@ -173,4 +185,5 @@ def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
         mode=mode,
         accept_truncated="ACCEPT_TRUNCATED_MSG" in chosen,
         fail_if_quiescing="FAIL_IF_QUIESCING" in chosen,
+        convert="CONVERT" in chosen,
     )
