@@ -1,0 +1,120 @@
+"""MQSTAT over real HTTP: POST /v1/connections/{hconn}/stat answers IBM's MQSTS in snake_case.
+Puts made with MQPMO_ASYNC_RESPONSE (or RESPONSE_AS_Q_DEF on a DEFPRESP(ASYNC) queue) are done
+synchronously and counted per connection; MQSTAT_TYPE_ASYNC_ERROR reports and resets the counts
+and the first warning or failure; RECONNECTION and RECONNECTION_ERROR answer a connection that
+is not reconnecting; any other type is MQRC_STAT_TYPE_ERROR (2430)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.mq import MQ, connections, mq_reason
+from tests.support.names import uniq
+
+
+@pytest.fixture(scope="module")
+def group(make_cluster):
+    return make_cluster(["QM1"])
+
+
+@pytest.fixture
+def connect(group):
+    yield from connections(group, "STAT")
+
+
+def stat(m: MQ, kind: object = "ASYNC_ERROR") -> dict:
+    return m.call("POST", f"/v1/connections/{m.hconn}/stat", {"type": kind})
+
+
+def test_no_async_puts_reports_nothing(connect):
+    m = connect()
+    out = stat(m)
+    assert out["completion_code"] == 0 and out["reason"] == 0
+    assert out["put_success_count"] == out["put_warning_count"] == out["put_failure_count"] == 0
+    assert out["object_name"] == "" and out["resolved_object_name"] == "" and out["object_type"] == 1
+
+
+def test_async_puts_are_counted_and_reset(group, connect):
+    q = uniq("ASY")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) MAXDEPTH(2)")
+    m = connect()
+    hobj = m.open(q, ["OUTPUT"])
+    m.put(hobj, "sync")  # not asynchronous: not counted
+    m.put(hobj, "one", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    m.put(hobj, "warn", md={"priority": 12}, options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])  # 2049 warning
+    with mq_reason(2053):  # the queue is full: the failure is answered at once, and counted
+        m.put(hobj, "full", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    out = stat(m, "MQSTAT_TYPE_ASYNC_ERROR")
+    assert (out["put_success_count"], out["put_warning_count"], out["put_failure_count"]) == (1, 0, 1) or \
+        (out["put_success_count"], out["put_warning_count"], out["put_failure_count"]) == (0, 1, 1)
+    # the first failure replaces a first warning (IBM's MQSTAT usage notes)
+    assert out["completion_code"] == 2 and out["reason"] == 2053
+    assert out["object_name"] == q and out["resolved_object_name"] == q and out["resolved_qmgr_name"] == "QM1"
+    again = stat(m, 0)  # MQSTAT_TYPE_ASYNC_ERROR by number: reset by the call before
+    assert again["put_success_count"] == again["put_failure_count"] == 0 and again["reason"] == 0
+
+
+def test_warning_is_reported_when_nothing_failed(group, connect):
+    q = uniq("ASW")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    m = connect()
+    hobj = m.open(q, ["OUTPUT"])
+    m.put(hobj, "ok", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    r = m.put(hobj, "high", md={"priority": 15}, options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    assert r["reason"] == 2049
+    m.put1(q, "put1", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    out = stat(m)
+    assert (out["put_success_count"], out["put_warning_count"], out["put_failure_count"]) == (2, 1, 0)
+    assert out["completion_code"] == 1 and out["reason"] == 2049 and out["object_name"] == q
+
+
+def test_response_as_q_def_follows_defpresp(group, connect):
+    q = uniq("ASD")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) DEFPRESP(ASYNC)")
+    m = connect()
+    hobj = m.open(q, ["OUTPUT"])
+    m.put(hobj, "as q def")  # no response option: RESPONSE_AS_Q_DEF, the queue says ASYNC
+    m.put(hobj, "explicit", options=["NO_SYNCPOINT", "RESPONSE_AS_Q_DEF"])
+    m.put(hobj, "sync", options=["NO_SYNCPOINT", "SYNC_RESPONSE"])  # not counted
+    m.call("POST", f"/v1/connections/{m.hconn}/objects/{hobj}/put-batch",
+           {"options": ["NO_SYNCPOINT"], "messages": [{"data": "b1"}, {"data": "b2"}]})
+    assert stat(m)["put_success_count"] == 4
+    m.commit()
+
+
+def test_counts_are_per_connection(group, connect):
+    q = uniq("ASC")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    one, two = connect(), connect()
+    one.put(one.open(q, ["OUTPUT"]), "x", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    assert stat(two)["put_success_count"] == 0
+    assert stat(one)["put_success_count"] == 1
+
+
+def test_response_options_are_exclusive(group, connect):
+    q = uniq("ASX")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    m = connect()
+    hobj = m.open(q, ["OUTPUT"])
+    with mq_reason(2046):
+        m.put(hobj, "x", options=["ASYNC_RESPONSE", "SYNC_RESPONSE"])
+
+
+def test_reconnection_types(connect):
+    m = connect()
+    for kind in ("RECONNECTION", "RECONNECTION_ERROR", "MQSTAT_TYPE_RECONNECTION", 2):
+        out = stat(m, kind)
+        assert out["completion_code"] == 0 and out["reason"] == 0 and out["put_success_count"] == 0
+
+
+def test_bad_type_is_2430(connect):
+    m = connect()
+    for kind in ("SOMETHING", 7, "ASYNC"):
+        with mq_reason(2430):
+            stat(m, kind)
+
+
+def test_bad_connection_is_2018(connect):
+    m = connect()
+    with mq_reason(2018):
+        m.call("POST", "/v1/connections/QM1-nosuch/stat", {"type": "ASYNC_ERROR"})
