@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import httpx
 import pytest
 
 import app.core.cp1047  # noqa: F401  (registers the cp1047 codec the tests encode with)
@@ -138,3 +139,22 @@ def test_ascii_in_latin1_is_text_without_convert(queue):
     put_bytes(m, hobj, b"plain ascii", 819)
     got = get(m, hobj, ["NO_SYNCPOINT"])
     assert got["data_encoding"] == "utf-8" and got["data"] == "plain ascii"
+
+
+@pytest.mark.parametrize("ccsid,codec", [(37, "cp037"), (1047, "cp1047"), (819, "latin-1")])
+def test_ibm_rest_api_returns_string_messages_as_utf8(group, connect, ccsid, codec):
+    """mqweb's messaging API answers text/plain in UTF-8 whatever the string message's code page."""
+    q = uniq("CNVR")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    m = connect()
+    hobj = m.open(q, ["OUTPUT"])
+    put_bytes(m, hobj, TEXT.encode(codec), ccsid)
+    put_bytes(m, hobj, TEXT.encode(codec), ccsid)
+    url = f"{group.url('QM1')}/ibmmq/rest/v2/messaging/qmgr/QM1/queue/{q}/message"
+    with httpx.Client(timeout=30) as http:
+        browsed = http.get(url)
+        assert browsed.status_code == 200, browsed.text
+        assert browsed.content.decode("utf-8") == TEXT
+        got = http.delete(url, headers={"ibm-mq-rest-csrf-token": ""})
+        assert got.status_code == 200, got.text
+        assert got.content.decode("utf-8") == TEXT
