@@ -46,13 +46,13 @@ def test_convert_string_rules():
             convert.convert_string(b"x", source, target)
         assert caught.value.reason == reason
     with pytest.raises(convert.ConversionError) as caught:
-        convert.convert_string("€".encode("utf-8"), 1208, 819)
+        convert.convert_string("€".encode(), 1208, 819)
     assert caught.value.reason == 2119
     with pytest.raises(convert.ConversionError) as caught:
         convert.convert_string(b"\xff\xfe", 1208, 500)  # not UTF-8 at all
     assert caught.value.reason == 2119
     # truncated UTF-8: the incomplete last character is left out
-    assert convert.convert_string("aé".encode("utf-8")[:2], 1208, 819, partial=True) == b"a"
+    assert convert.convert_string("aé".encode()[:2], 1208, 819, partial=True) == b"a"
 
 
 def test_convert_message_rules():
@@ -64,5 +64,7 @@ def test_convert_message_rules():
     # ACCEPT_TRUNCATED_MSG: converted, then cut to the buffer (the 2079 warning says so)
     assert cut.warning is None and cut.data == b"\xc3\xa9\xc3"
     assert convert.convert_message("", b"x", 37, 785, 1208, 546, buffer_length=9).warning[0] == 2110
+    same = convert.convert_message("", b"x", 1208, 546, 1208, 546, buffer_length=9)  # nothing to convert
+    assert same.warning is None and same.data == b"x"
     own = convert.convert_message("MQEVENT", b"{}", 1208, 546, 500, 785, buffer_length=9)
     assert own.warning is None and own.ccsid == 1208

@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 import app.core.cp1047  # noqa: F401  (registers the cp1047 codec the tests encode with)
-
 from tests.support.mq import MQ, connections
 from tests.support.names import uniq
 

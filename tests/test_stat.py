@@ -41,9 +41,11 @@ def test_async_puts_are_counted_and_reset(group, connect):
     hobj = m.open(q, ["OUTPUT"])
     m.put(hobj, "sync")  # not asynchronous: not counted
     m.put(hobj, "one", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
-    m.put(hobj, "warn", md={"priority": 12}, options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])  # 2049 warning
-    with mq_reason(2053):  # the queue is full: the failure is answered at once, and counted
-        m.put(hobj, "full", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    # asynchronous: the put completes (MQCC_OK) and its warning or failure is for MQSTAT to tell
+    assert "reason" not in m.put(hobj, "warn", md={"priority": 12}, options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
+    m.put(hobj, "full", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])  # the queue is full: 2053 later
+    with mq_reason(2053):  # a synchronous put is told at once
+        m.put(hobj, "full", options=["NO_SYNCPOINT"])
     out = stat(m, "MQSTAT_TYPE_ASYNC_ERROR")
     assert (out["put_success_count"], out["put_warning_count"], out["put_failure_count"]) == (1, 1, 1)
     # the first failure replaces a first warning (IBM's MQSTAT usage notes)
@@ -60,7 +62,7 @@ def test_warning_is_reported_when_nothing_failed(group, connect):
     hobj = m.open(q, ["OUTPUT"])
     m.put(hobj, "ok", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
     r = m.put(hobj, "high", md={"priority": 15}, options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
-    assert r["reason"] == 2049
+    assert "reason" not in r and r["md"]["priority"] == 15
     m.put1(q, "put1", options=["NO_SYNCPOINT", "ASYNC_RESPONSE"])
     out = stat(m)
     assert (out["put_success_count"], out["put_warning_count"], out["put_failure_count"]) == (2, 1, 0)
@@ -117,3 +119,41 @@ def test_bad_connection_is_2018(connect):
     m = connect()
     with mq_reason(2018):
         m.call("POST", "/v1/connections/QM1-nosuch/stat", {"type": "ASYNC_ERROR"})
+
+
+def test_async_put_and_mqstat_through_the_ibmmq_shaped_client(group):
+    """IBM's ibmmq example of asynchronous puts (put_async_message.py), run through this
+    emulator's client imported under ibmmq's name: puts with MQPMO_ASYNC_RESPONSE while PUT is
+    allowed and then inhibited (MQSET by selector dict), each batch's outcome from MQSTAT, never
+    from the put itself."""
+    import qsg_pymqi as ibmmq
+
+    q = uniq("ASYX")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    host, port = group.url("QM1").removeprefix("http://").rsplit(":", 1)
+    cd = ibmmq.CD()
+    cd.ConnectionName = f"{host}({port})"
+    cd.ChannelName = "DEV.APP.SVRCONN"
+    cno = ibmmq.CNO()
+    cno.Options = ibmmq.CMQC.MQCNO_CLIENT_BINDING
+    qmgr = ibmmq.connect("QM1", cd=cd, cno=cno)
+    od = ibmmq.OD()
+    od.ObjectName = q
+    queue = ibmmq.Queue(qmgr, od, ibmmq.CMQC.MQOO_SET | ibmmq.CMQC.MQOO_OUTPUT)
+    pmo = ibmmq.PMO()
+    pmo.Options = ibmmq.CMQC.MQPMO_NO_SYNCPOINT | ibmmq.CMQC.MQPMO_ASYNC_RESPONSE
+    seen = {}
+    for allowed in (ibmmq.CMQC.MQQA_PUT_ALLOWED, ibmmq.CMQC.MQQA_PUT_INHIBITED):
+        queue.set({ibmmq.CMQC.MQIA_INHIBIT_PUT: allowed})
+        for i in range(10):
+            queue.put(f"async message {i}", ibmmq.MD(), pmo)  # never raises: reported by MQSTAT
+        sts = qmgr.stat(ibmmq.CMQC.MQSTAT_TYPE_ASYNC_ERROR)
+        seen[ibmmq.CMQSTRC.MQQA_PUT_DICT[allowed]] = (sts.PutSuccessCount, sts.PutFailureCount, sts.Reason)
+    assert seen == {"MQQA_PUT_ALLOWED": (10, 0, 0), "MQQA_PUT_INHIBITED": (0, 10, 2051)}
+    assert sts.CompCode == 2 and sts.ObjectName.rstrip() == q.encode() and isinstance(sts, ibmmq.STS)
+    with pytest.raises(ibmmq.MQMIError) as caught:
+        qmgr.stat(7)
+    assert caught.value.reason == 2430
+    queue.set({ibmmq.CMQC.MQIA_INHIBIT_PUT: ibmmq.CMQC.MQQA_PUT_ALLOWED})
+    queue.close()
+    qmgr.disconnect()

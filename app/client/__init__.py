@@ -12,19 +12,21 @@ authentication on, connect with pymqi's ``user``/``password`` (or an MQCSP ``csp
 
 Differences from pymqi worth knowing: a connection name ``host(port)`` is the queue manager's
 REST address and the channel is not used; message properties, message handles, distribution lists, PCF and XA are not
-offered; MQGMO_CONVERT is accepted and does nothing (bodies come back as they were put).
+offered. MQGMO_CONVERT converts string messages to the MD's CodedCharSetId (MQCCSI_Q_MGR: the
+client's UTF-8); MQSTAT reports MQPMO_ASYNC_RESPONSE puts.
 """
 
 from typing import Any
 
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
-from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
+from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, STS, Error, MQMIError, PYIFError
 from app.client.session import RetryPolicy
 from app.client.sync import Queue, QueueManager, connect
 
 __version__ = "1.12.11"  # the pymqi release whose interface this client follows
 # pymqi's lower-case aliases of the structures, still used by older programs
 md, gmo, pmo, od, cd, sco, cno, csp = MD, GMO, PMO, OD, CD, SCO, CNO, CSP
+sts = STS
 
 
 def get_versions() -> dict[str, Any]:
@@ -35,5 +37,5 @@ def get_versions() -> dict[str, Any]:
 
 
 __all__ = ["CD", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "GMO", "MD", "OD", "PMO", "SCO", "Error",
-           "MQMIError", "PYIFError", "Queue", "QueueManager", "RetryPolicy", "aio", "cd", "cno", "connect", "csp",
-           "get_versions", "gmo", "md", "od", "pmo", "sco"]
+           "MQMIError", "PYIFError", "Queue", "QueueManager", "RetryPolicy", "STS", "aio", "cd", "cno", "connect",
+           "csp", "get_versions", "gmo", "md", "od", "pmo", "sco", "sts"]

@@ -93,7 +93,9 @@ def convert_message(fmt: str, data: bytes, ccsid: int, encoding: int, target_ccs
     ``target_*``: what the application asked for, MQCCSI_Q_MGR already resolved)."""
     name = fmt.strip()
     unconverted = Converted(data, ccsid, encoding)
-    if name in OWN_FORMATS:
+    if name in OWN_FORMATS or (ccsid == target_ccsid and encoding == target_encoding):
+        # nothing to convert: the data is already what was asked for, whatever its format
+        # (MQGMO_CONVERT: the queue manager converts only when the CCSID or encoding differ)
         return unconverted
     if name not in STRING_FORMATS:
         what = "MQFMT_NONE" if not name else f"format {name!r}"

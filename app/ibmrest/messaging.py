@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.calls import DEFAULT_BUFFER_LENGTH, GetCall, GotMessage, PutCall
-from app.core.errors import MQError
 from app.core.convert import as_unicode
+from app.core.errors import MQError
 from app.core.mqmd import NO_ID, TEXT_FORMATS, validate_put_md
 from app.core.options import parse_get_options, parse_put_options
 from app.core.reasons import MQRC

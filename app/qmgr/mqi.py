@@ -654,16 +654,20 @@ class Mqi:
     async def _async_put(self, conn: Connection, resolved: ResolvedQueue, call: PutCall, *,
                          gen: int | None) -> PutOutcome:
         """A put the application asked to be asynchronous (MQPMO_ASYNC_RESPONSE, or DEFPRESP(ASYNC)
-        with RESPONSE_AS_Q_DEF). It is done synchronously all the same - its outcome is known at
-        once and a failure is answered at once, as IBM allows - and counted for MQSTAT."""
+        with RESPONSE_AS_Q_DEF). It is done synchronously all the same, and answered as IBM
+        answers an asynchronous put: MQCC_OK, its outcome - success, warning or failure (put
+        inhibited, queue full ...) - kept for MQSTAT(MQSTAT_TYPE_ASYNC_ERROR), "not generated at
+        MQPUT time". (Handle and option errors, found before the put is sent, still fail at once.)"""
         try:
             outcome = await self._put(conn, resolved, call, gen=gen)
         except MQError as exc:
+            if isinstance(exc, FencedError) or exc.reason in (MQRC.CONNECTION_BROKEN, MQRC.Q_MGR_NOT_AVAILABLE):
+                raise  # the connection itself is gone: no later MQSTAT could report it
             _note_async(conn, resolved, self.qm, int(exc.comp), int(exc.reason))
-            raise
+            return PutOutcome(call.md, [])
         first = outcome.warnings[0][0] if outcome.warnings else 0
         _note_async(conn, resolved, self.qm, 1 if first else 0, int(first))
-        return outcome
+        return PutOutcome(outcome.md, [])
 
     def _note_async_batch(self, hconn: str, hobj: str, calls: Sequence[PutCall], done: list,
                           failed: MQError | None) -> None:
