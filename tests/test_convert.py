@@ -157,3 +157,33 @@ def test_ibm_rest_api_returns_string_messages_as_utf8(group, connect, ccsid, cod
         got = http.delete(url, headers={"ibm-mq-rest-csrf-token": ""})
         assert got.status_code == 200, got.text
         assert got.content.decode("utf-8") == TEXT
+
+
+def test_pymqi_shaped_client_get_with_convert(group):
+    """GMO MQGMO_CONVERT through the client: the MD's CodedCharSetId is what the data comes
+    back in (MQCCSI_Q_MGR: the client's UTF-8)."""
+    import qsg_pymqi as pymqi
+    from qsg_pymqi import CMQC
+
+    q = uniq("CNVP")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    host, port = group.url("QM1").removeprefix("http://").rsplit(":", 1)
+    qmgr = pymqi.connect("QM1", "SVRCONN", f"{host}({port})")
+    queue = pymqi.Queue(qmgr, q, CMQC.MQOO_OUTPUT | CMQC.MQOO_INPUT_SHARED)
+    pmo = pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT)
+    for _ in range(3):
+        queue.put(TEXT.encode("cp037"), pymqi.MD(CodedCharSetId=37, Format=CMQC.MQFMT_STRING), pmo)
+    gmo = pymqi.GMO(Options=CMQC.MQGMO_CONVERT | CMQC.MQGMO_NO_SYNCPOINT)
+    md = pymqi.MD()
+    assert queue.get(None, md, gmo) == TEXT.encode("utf-8") and md.CodedCharSetId == 1208
+    md = pymqi.MD(CodedCharSetId=1047)
+    assert queue.get(None, md, gmo) == TEXT.encode("cp1047") and md.CodedCharSetId == 1047
+    md = pymqi.MD()
+    assert queue.get(None, md, pymqi.GMO(Options=CMQC.MQGMO_NO_SYNCPOINT)) == TEXT.encode("cp037")
+    assert md.CodedCharSetId == 37  # without CONVERT: as put
+    queue.put(b"\x00\x01", pymqi.MD(CodedCharSetId=37), pmo)  # MQFMT_NONE
+    with pytest.raises(pymqi.MQMIError) as caught:
+        queue.get(None, pymqi.MD(), gmo)
+    assert caught.value.comp == 1 and caught.value.reason == 2110  # a warning, as pymqi raises it
+    queue.close()
+    qmgr.disconnect()
