@@ -21,6 +21,10 @@ CCSID 037's (Python's ``cp037``) with those six bytes changed.
 from __future__ import annotations
 
 import codecs
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 #: The bytes at which CCSID 1047 differs from CCSID 037, and what 1047 has there.
 DIFFERENCES_FROM_037: dict[int, str] = {
@@ -44,7 +48,7 @@ def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
     return codecs.charmap_encode(text, errors, ENCODING_TABLE)
 
 
-def decode(data: bytes, errors: str = "strict") -> tuple[str, int]:
+def decode(data: Buffer, errors: str = "strict") -> tuple[str, int]:
     """CCSID 1047 bytes as text (every byte maps: 1047 is a full 256-character page)."""
     return codecs.charmap_decode(data, errors, DECODING_TABLE)
 

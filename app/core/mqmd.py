@@ -258,7 +258,7 @@ def _int_field(md: dict[str, Any], name: str, low: int, reason: int, default: in
     value = md.get(name, default)
     if not _is_int(value) or value < low or value > 0x7FFFFFFF:
         raise MQError(reason, f"md.{name} must be an integer from {low} to 2147483647")
-    return value
+    return int(value)
 
 
 def _rare_fields(md: dict[str, Any], out: dict[str, Any], settable: frozenset[str]) -> None:

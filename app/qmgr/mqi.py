@@ -674,7 +674,7 @@ class Mqi:
         """Count a put-batch's asynchronous puts for MQSTAT: each message put, and the one refused."""
         conn = self.connections.get(hconn)
         handle = conn.handles.get(hobj) if conn is not None else None
-        if handle is None or not calls or not _asynchronous(calls[0].pmo, handle.resolved):
+        if conn is None or handle is None or not calls or not _asynchronous(calls[0].pmo, handle.resolved):
             return
         for _, outcome, _ in done:
             first = outcome.warnings[0][0] if outcome.warnings else 0
