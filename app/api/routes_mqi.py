@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from app.api import wire
 from app.api.body import documented, parse_body
 from app.api.errors import json_response, validation_error
-from app.api.routes_pubsub import object_type, open_topic
+from app.api.routes_pubsub import open_topic
 from app.api.schemas import (
     CloseRequest,
     ConnectRequest,
@@ -21,9 +21,12 @@ from app.api.schemas import (
     Put1Request,
     PutBatchRequest,
     PutRequest,
+    StatRequest,
 )
 from app.core.calls import PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
+from app.core.options import parse_object_type
+from app.qmgr.connection import QmgrHandle
 
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
 
@@ -58,10 +61,15 @@ async def backout(request: Request, hconn: str) -> Response:
 
 @router.post("/{hconn}/objects", status_code=201, summary="MQOPEN")
 async def open_object(request: Request, hconn: str, body: OpenRequest) -> Response:
-    if object_type(body.object_type) == "TOPIC":
+    kind = parse_object_type(body.object_type)
+    if kind == "TOPIC":
         return await open_topic(request, hconn, body)  # app/api/routes_pubsub.py
     handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options,
-                                      body.dynamic_q_name, body.alternate_user_id)
+                                      body.dynamic_q_name, body.alternate_user_id, kind)
+    if isinstance(handle, QmgrHandle):  # MQOT_Q_MGR: the queue manager object
+        name = request.app.state.qm.name
+        return json_response({"hobj": handle.hobj, "object_type": "Q_MGR", "object_name": name,
+                              "resolved_q_name": "", "resolved_qmgr": name, "qsgdisp": "QMGR"}, 201)
     resolved = handle.resolved
     return json_response({"hobj": handle.hobj, "object_name": resolved.opened.name,
                           "resolved_q_name": resolved.base.name,
@@ -93,7 +101,7 @@ async def put(request: Request, hconn: str, hobj: str) -> Response:
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
 async def put1(request: Request, hconn: str) -> Response:
     body = await parse_body(request, Put1Request)
-    if body.object_type != "QUEUE" and object_type(body.object_type) == "TOPIC":
+    if parse_object_type(body.object_type) == "TOPIC":
         return _put_response(await _mqi(request).put1_topic(hconn, body.object_name, body.object_string,
                                                              wire.put_call(body)))
     return _put_response(await _mqi(request).put1(hconn, body.object_name, body.object_qmgr, wire.put_call(body),
@@ -132,15 +140,22 @@ async def get_batch(request: Request, hconn: str, hobj: str) -> Response:
     return json_response(wire.get_batch_response(await _mqi(request).get_batch(hconn, hobj, call, max_messages)))
 
 
-@router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ")
-async def inquire(request: Request, hconn: str, hobj: str) -> Response:
-    return json_response(await _mqi(request).inquire(hconn, hobj))
+@router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ (all attributes, or ?selectors=CURDEPTH,MAXDEPTH)")
+async def inquire(request: Request, hconn: str, hobj: str, selectors: str | None = Query(
+        None, description="Comma-separated selectors: MQSC names, MQIA_/MQCA_ names or their numbers",
+        examples=["CURDEPTH,MQIA_MAX_Q_DEPTH,2016"])) -> Response:
+    return json_response(await _mqi(request).inquire(hconn, hobj, selectors))
 
 
 @router.patch("/{hconn}/objects/{hobj}/attributes", summary="MQSET")
 async def set_attributes(request: Request, hconn: str, hobj: str, body: dict[str, Any] = Body(
         ..., examples=[{"PUT": "DISABLED"}, {"TRIGGER": True, "TRIGTYPE": "FIRST"}])) -> Response:
     return json_response(await _mqi(request).set(hconn, hobj, body))
+
+
+@router.post("/{hconn}/stat", summary="MQSTAT: status of asynchronous puts (MQSTS)")
+async def stat(request: Request, hconn: str, body: StatRequest) -> Response:
+    return json_response(await _mqi(request).stat(hconn, body.type))
 
 
 # Served by app.api.hotpath without FastAPI's router (the routes above still document them):

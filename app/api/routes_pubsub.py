@@ -10,21 +10,8 @@ from starlette.responses import Response
 from app.api.body import documented, parse_body
 from app.api.errors import json_response
 from app.api.schemas import OpenRequest, SubCloseRequest, SubscribeRequest
-from app.core.errors import MQError
-from app.core.reasons import MQRC
 
 router = APIRouter(prefix="/v1/connections", tags=["Publish/subscribe"])
-
-_OBJECT_TYPES = {"QUEUE": "QUEUE", "Q": "QUEUE", "TOPIC": "TOPIC"}
-
-
-def object_type(value: str) -> str:
-    """MQOD ObjectType by name (MQOT_ prefix optional): QUEUE or TOPIC, else MQRC_OBJECT_TYPE_ERROR."""
-    kind = _OBJECT_TYPES.get(value.upper().removeprefix("MQOT_"))
-    if kind is None:
-        raise MQError(MQRC.OBJECT_TYPE_ERROR, f"object_type '{value}' is not QUEUE or TOPIC")
-    return kind
-
 
 async def open_topic(request: Request, hconn: str, body: OpenRequest) -> Response:
     """MQOPEN of a topic for output: 201 with the hobj to publish on and the full topic string."""

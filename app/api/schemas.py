@@ -32,10 +32,17 @@ class OpenRequest(_Body):
                                          description="MQOD AlternateUserId: with ALTERNATE_USER_AUTHORITY the open "
                                                      "is checked against this user's authority (and its puts carry "
                                                      "it as UserIdentifier)")
-    object_type: StrictStr = Field("QUEUE", examples=["TOPIC"], description="MQOD ObjectType: QUEUE or TOPIC")
+    object_type: StrictStr | StrictInt = Field("Q", examples=["Q", "TOPIC", "Q_MGR"],
+                                               description="MQOD ObjectType: Q (MQOT_Q), TOPIC (MQOT_TOPIC) or Q_MGR "
+                                                           "(MQOT_Q_MGR, the queue manager object, for MQINQ)")
     object_string: StrictStr = Field("", max_length=10240, examples=["price/fruit/apples"],
                                      description="MQOD ObjectString: the topic string (object_type TOPIC), joined to "
                                                  "the TOPICSTR of the TOPIC object named by object_name")
+
+
+class StatRequest(_Body):
+    type: StrictStr | StrictInt = Field(..., examples=["ASYNC_ERROR"],
+                                        description="MQSTAT Type: ASYNC_ERROR, RECONNECTION or RECONNECTION_ERROR")
 
 
 class CloseRequest(_Body):
@@ -60,7 +67,7 @@ class Put1Request(PutRequest):
     alternate_user_id: StrictStr = Field("", max_length=12, description="MQOD AlternateUserId: with the put option "
                                                                         "ALTERNATE_USER_AUTHORITY the put is checked "
                                                                         "against this user's authority")
-    object_type: StrictStr = Field("QUEUE", description="QUEUE, or TOPIC to publish (MQPUT1 of a topic)")
+    object_type: StrictStr | StrictInt = Field("Q", description="Q, or TOPIC to publish (MQPUT1 of a topic)")
     object_string: StrictStr = Field("", max_length=10240, description="the topic string (object_type TOPIC)")
 
 
@@ -71,6 +78,8 @@ class GetRequest(_Body):
         None, description="msg_id, correl_id, group_id (48 hex digits), msg_seq_number, offset, "
                           "msg_token (32 hex digits)")
     buffer_length: StrictInt = Field(100 * 1024 * 1024, description="Longest body to return")
+    md: dict[str, Any] | None = Field(None, description="MQMD fields that steer the get: coded_char_set_id and "
+                                                        "encoding wanted with CONVERT (default 1208, 546)")
 
 
 class PutBatchMessage(_Body):

@@ -14,7 +14,7 @@ from app.api.errors import REASON_BY_FIELD
 from app.api.schemas import GetBatchRequest, GetRequest, PutBatchMessage, PutBatchRequest, PutRequest
 from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome, group_status
 from app.core.errors import MQError
-from app.core.mqmd import NO_ID, as_text, hex_id, validate_put_md
+from app.core.mqmd import DEFAULT_CCSID, DEFAULT_ENCODING, NO_ID, as_text, hex_id, validate_put_md
 from app.core.options import parse_get_options, parse_put_options
 from app.core.reasons import MQRC, CompCode
 
@@ -35,9 +35,10 @@ def decode_data(data: Any, encoding: Any) -> bytes:
     raise MQError(MQRC.BUFFER_ERROR, "data_encoding must be 'utf-8' or 'base64'")
 
 
-def encode_data(body: bytes, fmt: str) -> tuple[str, str]:
-    """Body of a get response: text for a text format when valid UTF-8, else base64."""
-    text = as_text(body, fmt)
+def encode_data(body: bytes, fmt: str, ccsid: int = DEFAULT_CCSID) -> tuple[str, str]:
+    """Body of a get response: text for a text format whose bytes are UTF-8 text (its CCSID
+    1208, or pure ASCII in an ASCII-based code page), else base64 (EBCDIC data included)."""
+    text = as_text(body, fmt, ccsid)
     if text is not None:
         return text, "utf-8"
     return base64.b64encode(body).decode("ascii"), "base64"
@@ -68,9 +69,11 @@ def get_call(body: GetRequest) -> GetCall:
         raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
     if gmo.wait and body.wait_ms < -1:
         raise MQError(MQRC.WAIT_INTERVAL_ERROR, "wait_ms must be -1 (unlimited) or a non-negative integer")
+    ccsid, encoding = _wanted_ccsid(body.md) if body.md else (DEFAULT_CCSID, DEFAULT_ENCODING)
     if not match.keys() - {"msg_id", "correl_id"}:
         return GetCall(gmo, body.wait_ms if gmo.wait else 0, _match_id(match.get("msg_id"), "msg_id"),
-                       _match_id(match.get("correl_id"), "correl_id"), body.buffer_length)
+                       _match_id(match.get("correl_id"), "correl_id"), body.buffer_length,
+                       ccsid=ccsid, encoding=encoding)
     token = match.get("msg_token")
     if token is not None:
         if not isinstance(token, str) or len(token) != 32 or any(c not in "0123456789abcdefABCDEF" for c in token):
@@ -84,7 +87,7 @@ def get_call(body: GetRequest) -> GetCall:
                    _match_id(match.get("correl_id"), "correl_id"), body.buffer_length,
                    None if group is None else hex_id(group, "match.group_id"),
                    _match_int(match, "msg_seq_number", 1, MQRC.MSG_SEQ_NUMBER_ERROR),
-                   _match_int(match, "offset", 0, MQRC.OFFSET_ERROR), token)
+                   _match_int(match, "offset", 0, MQRC.OFFSET_ERROR), token, ccsid=ccsid, encoding=encoding)
 
 
 _MATCH_FIELDS = frozenset({"msg_id", "correl_id", "group_id", "msg_seq_number", "offset", "msg_token"})
@@ -97,6 +100,16 @@ def _match_int(match: dict[str, Any], name: str, low: int, reason: int) -> int |
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 999999999:
         raise MQError(reason, f"match.{name} must be an integer from {low} to 999999999")
     return value
+
+
+def _wanted_ccsid(md: dict[str, Any]) -> tuple[int, int]:
+    """The CodedCharSetId and Encoding of a get's MsgDesc: what MQGMO_CONVERT converts to."""
+    ccsid = md.get("coded_char_set_id", DEFAULT_CCSID)
+    encoding = md.get("encoding", DEFAULT_ENCODING)
+    for name, value in (("coded_char_set_id", ccsid), ("encoding", encoding)):
+        if not isinstance(value, int) or isinstance(value, bool) or not -4 <= value <= 0x7FFFFFFF:
+            raise MQError(MQRC.MD_ERROR, f"md.{name} must be an integer")
+    return ccsid, encoding
 
 
 def _with_warning(out: dict[str, Any], warnings: list[tuple[int, str]]) -> dict[str, Any]:
@@ -112,7 +125,7 @@ def put_response(outcome: PutOutcome) -> dict[str, Any]:
 
 def get_response(got: GotMessage) -> dict[str, Any]:
     """The body of a get or browse: MQMD, data (text or base64) and its full length."""
-    data, encoding = encode_data(got.data, got.md.format)
+    data, encoding = encode_data(got.data, got.md.format, got.md.coded_char_set_id)
     out = {"md": got.md.to_dict(), "data": data, "data_encoding": encoding, "data_length": got.data_length,
            # MQGMO output fields; z/OS never reassembles segments (SegmentStatus and
            # Segmentation are always NOT_A_SEGMENT and INHIBITED there)
@@ -121,6 +134,8 @@ def get_response(got: GotMessage) -> dict[str, Any]:
     if got.truncated:
         return _with_warning(out, [(MQRC.TRUNCATED_MSG_ACCEPTED,
                                     f"message of {got.data_length} bytes truncated to {got.buffer_length}")])
+    if got.warning is not None:  # MQGMO_CONVERT could not convert it (2110, 2111, 2115, 2119, 2120)
+        return _with_warning(out, [got.warning])
     return out
 
 
@@ -186,4 +201,7 @@ def get_batch_response(messages: list[GotMessage]) -> dict[str, Any]:
     if truncated:
         out.update(completion_code=CompCode.WARNING, reason=int(MQRC.TRUNCATED_MSG_ACCEPTED),
                    message=f"{truncated} message(s) truncated to the buffer length")
+    elif any(m.warning is not None for m in messages):
+        first = next(m.warning for m in messages if m.warning is not None)
+        out.update(completion_code=CompCode.WARNING, reason=int(first[0]), message=first[1])
     return out

@@ -46,3 +46,6 @@ MQCBCT_DICT = _names("MQCBCT_", *_ALL)  # callback call types (asynchronous cons
 MQCBT_DICT = _names("MQCBT_", *_ALL)
 MQCS_DICT = _names("MQCS_", *_ALL)
 MQTYPE_DICT = _names("MQTYPE_", *_ALL)  # message property types
+MQQA_GET_DICT = _names("MQQA_GET_", *_ALL)
+MQQA_PUT_DICT = _names("MQQA_PUT_", *_ALL)
+MQSTAT_DICT = _names("MQSTAT_TYPE_", *_ALL)

@@ -12,14 +12,16 @@ authentication on, connect with pymqi's ``user``/``password`` (or an MQCSP ``csp
 
 Differences from pymqi worth knowing: a connection name ``host(port)`` is the queue manager's
 REST address and the channel is not used; message properties travel through message handles
-(``app.client.properties``); distribution lists, PCF and XA are not offered.
+(``app.client.properties``); distribution lists, PCF and XA are not offered. MQGMO_CONVERT
+converts string messages to the MD's CodedCharSetId (MQCCSI_Q_MGR: the client's UTF-8); MQSTAT
+reports MQPMO_ASYNC_RESPONSE puts.
 """
 
 from typing import Any
 
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
 from app.client.asyncconsume import CBC, CBD, CTLO
-from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, Error, MQMIError, PYIFError
+from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, STS, Error, MQMIError, PYIFError
 from app.client.properties import CMHO, DMHO, DMPO, IMPO, PD, SMPO, MessageHandle
 from app.client.pubsub import SD, Subscription, Topic
 from app.client.session import RetryPolicy
@@ -29,6 +31,7 @@ __version__ = "1.12.11"  # the pymqi release whose interface this client follows
 # pymqi's lower-case aliases of the structures, still used by older programs
 md, gmo, pmo, od, cd, sco, cno, csp = MD, GMO, PMO, OD, CD, SCO, CNO, CSP
 sd = SD
+sts = STS
 
 
 def get_versions() -> dict[str, Any]:
@@ -39,6 +42,6 @@ def get_versions() -> dict[str, Any]:
 
 
 __all__ = ["CBC", "CBD", "CTLO", "CD", "CMHO", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "DMHO",
-           "DMPO", "GMO", "IMPO", "MD", "OD", "PD", "PMO", "SCO", "SD", "SMPO", "Error", "MQMIError", "PYIFError",
-           "MessageHandle", "Queue", "QueueManager", "RetryPolicy", "Subscription", "Topic", "aio", "cd", "cno",
-           "connect", "csp", "get_versions", "gmo", "md", "od", "pmo", "sco", "sd"]
+           "DMPO", "GMO", "IMPO", "MD", "OD", "PD", "PMO", "SCO", "SD", "SMPO", "STS", "Error", "MQMIError",
+           "PYIFError", "MessageHandle", "Queue", "QueueManager", "RetryPolicy", "Subscription", "Topic", "aio", "cd",
+           "cno", "connect", "csp", "get_versions", "gmo", "md", "od", "pmo", "sco", "sd", "sts"]

@@ -35,6 +35,7 @@ from app.client.core import (
     OD,
     PMO,
     SHARE_OPTIONS,
+    STS,
     MQMIError,
     PYIFError,
     already_connected,
@@ -266,6 +267,10 @@ class QueueManager:
     async def backout(self) -> None:
         """MQBACK."""
         await self._run(self._conn.backout())
+
+    async def stat(self, stat_type: int) -> STS:
+        """MQSTAT (e.g. CMQC.MQSTAT_TYPE_ASYNC_ERROR): an STS of the asynchronous puts."""
+        return await self._run(self._conn.stat(stat_type))
 
     async def put1(self, q_desc: OD | str, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
         """MQPUT1; ``md`` receives the MsgId and put time (a ``str`` message goes as MQFMT_STRING)."""

@@ -346,6 +346,9 @@ PUT_OPTIONS = {
     CMQC.MQPMO_LOGICAL_ORDER: "LOGICAL_ORDER",
     CMQC.MQPMO_WARN_IF_NO_SUBS_MATCHED: "WARN_IF_NO_SUBS_MATCHED",  # publications (app/client/pubsub.py)
 }
+# Put response types: MQPMO_ASYNC_RESPONSE puts are counted for MQSTAT (RESPONSE_AS_Q_DEF is 0).
+PUT_OPTIONS[CMQC.MQPMO_ASYNC_RESPONSE] = "ASYNC_RESPONSE"
+PUT_OPTIONS[CMQC.MQPMO_SYNC_RESPONSE] = "SYNC_RESPONSE"
 PUT_IGNORED = 0
 # What an MD supplies of the context under MQPMO_SET_IDENTITY_CONTEXT / SET_ALL_CONTEXT (docs/api.md names).
 _IDENTITY = ("user_identifier", "accounting_token", "appl_identity_data")
@@ -363,11 +366,12 @@ GET_OPTIONS = {
     CMQC.MQGMO_BROWSE_MSG_UNDER_CURSOR: "BROWSE_MSG_UNDER_CURSOR", CMQC.MQGMO_LOCK: "LOCK",
     CMQC.MQGMO_UNLOCK: "UNLOCK", CMQC.MQGMO_SET_SIGNAL: "SET_SIGNAL",
 }
-# MQGMO_CONVERT: bodies are stored as sent, text is UTF-8; there is nothing to convert.
+# MQGMO_CONVERT: the queue manager converts string messages to the MD's CodedCharSetId.
+GET_OPTIONS[CMQC.MQGMO_CONVERT] = "CONVERT"
+GET_OPTIONS[CMQC.MQGMO_COMPLETE_MSG] = "COMPLETE_MSG"  # z/OS: needs INDXTYPE(GROUPID) (2394)
 # Properties options: the body never holds an MQRFH2 here; properties reach a program only
 # through the GMO's message handle (app.client.properties), which NO_PROPERTIES leaves empty.
-GET_IGNORED = (CMQC.MQGMO_CONVERT | CMQC.MQGMO_COMPLETE_MSG | CMQC.MQGMO_NO_PROPERTIES
-               | CMQC.MQGMO_PROPERTIES_COMPATIBILITY | CMQC.MQGMO_PROPERTIES_FORCE_MQRFH2
+GET_IGNORED = (CMQC.MQGMO_NO_PROPERTIES | CMQC.MQGMO_PROPERTIES_COMPATIBILITY | CMQC.MQGMO_PROPERTIES_FORCE_MQRFH2
                | CMQC.MQGMO_PROPERTIES_IN_HANDLE)
 
 
@@ -603,6 +607,11 @@ def get_request(max_length: int | None, md: MD, gmo: GMO) -> GetCall:
         match["correl_id"] = id_hex(md.CorrelId, "CorrelId")
     if match:
         body["match"] = match
+    if gmo.Options & CMQC.MQGMO_CONVERT:
+        # the MD names what the data is wanted in; MQCCSI_Q_MGR on a client is the client's own
+        # CCSID (IBM MQ clients send their CCSID), UTF-8 here
+        ccsid = UTF8_CCSID if md.CodedCharSetId == CMQC.MQCCSI_Q_MGR else md.CodedCharSetId
+        body["md"] = {"coded_char_set_id": ccsid, "encoding": md.Encoding}
     wait_ms = 0
     if gmo.Options & CMQC.MQGMO_WAIT:
         if gmo.WaitInterval < CMQC.MQWI_UNLIMITED:
@@ -806,3 +815,34 @@ def close_request(options: int) -> dict[str, Any] | None:
     """The MQCLOSE body for pymqi's close options (None: MQCO_NONE, no body)."""
     names = option_names(options, CLOSE_OPTIONS, CLOSE_IGNORED, "close", CMQC.MQRC_OPTION_NOT_VALID_FOR_TYPE)
     return {"options": names} if names else None
+
+
+class STS(MQOpts):
+    """MQSTS, what MQSTAT answers: pymqi's/ibmmq's field names (``PutSuccessCount`` ...)."""
+
+    _fields: dict[str, Any] = {
+        "StrucId": CMQC.MQSTS_STRUC_ID, "Version": CMQC.MQSTS_VERSION_2, "CompCode": CMQC.MQCC_OK,
+        "Reason": CMQC.MQRC_NONE, "PutSuccessCount": 0, "PutWarningCount": 0, "PutFailureCount": 0,
+        "ObjectType": CMQC.MQOT_Q, "ObjectName": b"", "ObjectQMgrName": b"", "ResolvedObjectName": b"",
+        "ResolvedQMgrName": b"", "OpenOptions": 0, "SubOptions": 0,
+    }
+
+
+def stat_type_name(stat_type: int) -> str:
+    """An MQSTAT Type as docs/api.md's name (any other value: the queue manager answers 2430)."""
+    names = {CMQC.MQSTAT_TYPE_ASYNC_ERROR: "ASYNC_ERROR", CMQC.MQSTAT_TYPE_RECONNECTION: "RECONNECTION",
+             CMQC.MQSTAT_TYPE_RECONNECTION_ERROR: "RECONNECTION_ERROR"}
+    return names.get(stat_type, str(stat_type))
+
+
+def sts_of(body: dict[str, Any]) -> STS:
+    """The STS of a ``POST .../stat`` answer: names blank-padded to 48 bytes, as pymqi returns them."""
+    return STS(CompCode=int(body.get("completion_code", 0)), Reason=int(body.get("reason", 0)),
+               PutSuccessCount=int(body.get("put_success_count", 0)),
+               PutWarningCount=int(body.get("put_warning_count", 0)),
+               PutFailureCount=int(body.get("put_failure_count", 0)),
+               ObjectType=int(body.get("object_type", CMQC.MQOT_Q)),
+               ObjectName=padded(str(body.get("object_name", "")), 48),
+               ObjectQMgrName=padded(str(body.get("object_qmgr_name", "")), 48),
+               ResolvedObjectName=padded(str(body.get("resolved_object_name", "")), 48),
+               ResolvedQMgrName=padded(str(body.get("resolved_qmgr_name", "")), 48))

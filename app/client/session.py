@@ -37,6 +37,7 @@ from app.client.core import (
     MD,
     OD,
     PMO,
+    STS,
     MQMIError,
     PYIFError,
     Reply,
@@ -50,6 +51,8 @@ from app.client.core import (
     put_request,
     queue_name,
     set_request,
+    stat_type_name,
+    sts_of,
     text,
     warning_of,
 )
@@ -253,6 +256,10 @@ class Connection:
 
     def backout(self) -> Plan[None]:
         _ok((yield Call("POST", self._path("/backout"))))
+
+    def stat(self, stat_type: int) -> Plan[STS]:
+        """MQSTAT."""
+        return sts_of(_ok((yield Call("POST", self._path("/stat"), {"type": stat_type_name(stat_type)}))))
 
     def qmgr_info(self) -> Plan[dict[str, Any]]:
         return _ok((yield Call("GET", "/v1/qmgr")))

@@ -39,6 +39,7 @@ from app.client.core import (
     OD,
     PMO,
     SHARE_OPTIONS,
+    STS,
     MQMIError,
     PYIFError,
     already_connected,
@@ -305,6 +306,11 @@ class QueueManager:
     def backout(self) -> None:
         """MQBACK."""
         self._run(self._conn.backout())
+
+    def stat(self, stat_type: int) -> STS:
+        """MQSTAT (e.g. CMQC.MQSTAT_TYPE_ASYNC_ERROR): an STS with the outcome of the
+        MQPMO_ASYNC_RESPONSE puts since the last call (PutSuccessCount, PutFailureCount ...)."""
+        return self._run(self._conn.stat(stat_type))
 
     def put1(self, q_desc: OD | str, msg: bytes | str, md: MD | None = None, opts: PMO | None = None) -> None:
         """MQPUT1 (open, put, close as one call); ``md`` receives the MsgId and put time. A

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.core.mqmd import MQMD
+from app.core.mqmd import DEFAULT_CCSID, DEFAULT_ENCODING, MQMD
 from app.core.options import GetOptions, PutOptions
 
 #: A get names no buffer length: the whole message fits (100 MB, the largest MAXMSGL).
@@ -58,6 +58,10 @@ class GetCall:
     match_msg_seq_number: int | None = None
     match_offset: int | None = None
     match_msg_token: str | None = None
+    # MQGMO_CONVERT: the MsgDesc's CodedCharSetId and Encoding the data is wanted in
+    # (MQCCSI_Q_MGR, 0, means the queue manager's CCSID).
+    ccsid: int = DEFAULT_CCSID
+    encoding: int = DEFAULT_ENCODING
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +75,8 @@ class GotMessage:
     truncated: bool = False
     buffer_length: int = DEFAULT_BUFFER_LENGTH
     msg_token: str = ""  # MQGMO MsgToken: 32 hex digits, unique per message on its queue
+    # MQGMO_CONVERT could not convert the data (returned unconverted): (reason, text), e.g. 2119
+    warning: tuple[int, str] | None = None
 
 
 def group_status(md: MQMD) -> str:

@@ -136,9 +136,21 @@ _RARE_DEFAULTS: dict[str, Any] = {
 TEXT_FORMATS = frozenset({"MQSTR", "MQEVENT", "MQTRIG", "MQDEAD"})
 
 
-def as_text(data: bytes, fmt: str) -> str | None:
-    """A message's data as text when its format is a text format and it is valid UTF-8."""
+#: Code pages whose first 128 code points are ASCII (ISO 8859-1 819, ASCII 367, the PC pages):
+#: data of one of them that is pure ASCII is the same bytes in UTF-8.
+_ASCII_COMPATIBLE = frozenset({819, 367, 437, 850, 1252})
+
+
+def as_text(data: bytes, fmt: str, ccsid: int = DEFAULT_CCSID) -> str | None:
+    """A message's data as text, when its format is a text format and the bytes are that text
+    in UTF-8: a UTF-8 (1208) message that is valid UTF-8, or a pure-ASCII message of an
+    ASCII-based code page. Anything else (EBCDIC, Latin-1 beyond ASCII) is not UTF-8 text, and
+    returning it as such would change its bytes: the wire gives it as base64 instead."""
     if fmt.strip() not in TEXT_FORMATS:
+        return None
+    if ccsid != DEFAULT_CCSID:
+        if ccsid in _ASCII_COMPATIBLE and data.isascii():
+            return data.decode("ascii")
         return None
     try:
         return data.decode("utf-8")

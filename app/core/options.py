@@ -42,6 +42,9 @@ PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_
                          "ALTERNATE_USER_AUTHORITY", *PUT_CONTEXT_OPTIONS})
 PUT_OPTIONS |= {"LOGICAL_ORDER"}  # message groups (docs/api.md "Message groups")
 PUT_OPTIONS |= {"WARN_IF_NO_SUBS_MATCHED"}  # publications (app/qmgr/pubsub.py)
+# Put response types (MQPMO_ASYNC_RESPONSE and its kin): every put completes synchronously here;
+# one the application asked to be asynchronous is counted for MQSTAT (app/qmgr/mqi.py).
+PUT_OPTIONS |= {"ASYNC_RESPONSE", "SYNC_RESPONSE", "RESPONSE_AS_Q_DEF"}
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",
     "BROWSE_NEXT", "MSG_UNDER_CURSOR", "ACCEPT_TRUNCATED_MSG", "FAIL_IF_QUIESCING",
@@ -190,6 +193,8 @@ class PutOptions:
         """Whether the context comes from the message last got on the PMO's Context handle."""
         return self.context.startswith("PASS_")
     warn_if_no_subs_matched: bool = False  # a publication no subscription matched: MQRC 2550 (warning)
+    async_response: bool = False  # MQPMO_ASYNC_RESPONSE
+    sync_response: bool = False  # MQPMO_SYNC_RESPONSE (neither: MQPMO_RESPONSE_AS_Q_DEF, DEFPRESP)
 
 
 def parse_put_options(options: Iterable[str]) -> PutOptions:
@@ -205,6 +210,9 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
     context = [c for c in PUT_CONTEXT_OPTIONS if c in chosen]
     if len(context) > 1:
         raise MQError(MQRC.OPTIONS_ERROR, f"only one context option may be given, not {', '.join(context)}")
+    responses = chosen & {"ASYNC_RESPONSE", "SYNC_RESPONSE", "RESPONSE_AS_Q_DEF"}
+    if len(responses) > 1:  # IBM: one put response type at most (MQRC_OPTIONS_ERROR)
+        raise MQError(MQRC.OPTIONS_ERROR, f"only one of {', '.join(sorted(responses))} may be given")
     return PutOptions(
         syncpoint="NO_SYNCPOINT" not in chosen,
         new_msg_id="NEW_MSG_ID" in chosen,
@@ -214,6 +222,8 @@ def _parse_put_options(options: tuple[str, ...]) -> PutOptions:
         context=context[0].removesuffix("_CONTEXT") if context else "DEFAULT",
         alternate_user="ALTERNATE_USER_AUTHORITY" in chosen,
         warn_if_no_subs_matched="WARN_IF_NO_SUBS_MATCHED" in chosen,
+        async_response="ASYNC_RESPONSE" in chosen,
+        sync_response="SYNC_RESPONSE" in chosen,
     )
 
 
@@ -292,3 +302,20 @@ def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
         mark_skip_backout="MARK_SKIP_BACKOUT" in chosen,
         convert="CONVERT" in chosen,
     )
+
+
+# MQOD ObjectType (cmqc.h: MQOT_Q 1, MQOT_Q_MGR 5, MQOT_TOPIC 8), by name (MQOT_ optional; QUEUE
+# as the REST API first spelled it) or number: the object types MQOPEN and MQPUT1 take here.
+_OBJECT_TYPES = {"Q": "Q", "QUEUE": "Q", "1": "Q", "Q_MGR": "Q_MGR", "5": "Q_MGR", "TOPIC": "TOPIC", "8": "TOPIC"}
+
+
+def parse_object_type(value: object) -> str:
+    """``Q`` (the default), ``Q_MGR`` or ``TOPIC``; anything else MQRC_OBJECT_TYPE_ERROR (2043)."""
+    if value is None:
+        return "Q"
+    key = str(value).strip().upper().removeprefix("MQOT_") if isinstance(value, (str, int)) \
+        and not isinstance(value, bool) else ""
+    kind = _OBJECT_TYPES.get(key)
+    if kind is None:
+        raise MQError(MQRC.OBJECT_TYPE_ERROR, f"object_type {value!r} is not Q (MQOT_Q), TOPIC or Q_MGR")
+    return kind

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.calls import DEFAULT_BUFFER_LENGTH, GetCall, GotMessage, PutCall
+from app.core.convert import as_unicode
 from app.core.errors import MQError
-from app.core.mqmd import NO_ID, as_text, validate_put_md
+from app.core.mqmd import NO_ID, TEXT_FORMATS, validate_put_md
 from app.core.options import parse_get_options, parse_put_options
 from app.core.reasons import MQRC
 from app.ibmrest import headers as h
@@ -91,7 +92,7 @@ class Messaging:
                 browsed = await self._browse_first(conn.hconn, hobj, sel.match, remaining)
                 if browsed is None:
                     return None
-                if as_text(browsed.data, browsed.md.format) is None:
+                if message_text(browsed) is None:
                     raise incompatible_message(queue, browsed.md.format)
                 if not destructive:
                     return _received(version, browsed)
@@ -161,8 +162,17 @@ def _get_call(options: list[str], match: dict[str, str], *, wait_ms: int = 0,
     return GetCall(parse_get_options(options), wait_ms, ids.get("msg_id"), ids.get("correl_id"), buffer_length)
 
 
+def message_text(got: GotMessage) -> str | None:
+    """A string message's data as text for a text/plain response, whatever its code page: mqweb
+    gets string messages converted to UTF-8 (EBCDIC 037/500/1047/1140, Latin-1 819 and UTF-8
+    1208 here: app/core/convert.py). None: not a text format, or not valid in its CCSID."""
+    if got.md.format.strip() not in TEXT_FORMATS:
+        return None
+    return as_unicode(got.data, got.md.coded_char_set_id)
+
+
 def _received(version: str, got: GotMessage) -> ReceivedMessage:
-    text = as_text(got.data, got.md.format)
+    text = message_text(got)
     assert text is not None  # checked when browsed
     return ReceivedMessage(text, h.response_headers(version, got.md.to_dict()))
 

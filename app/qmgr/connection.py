@@ -49,6 +49,32 @@ class Handle:
 
 
 @dataclass
+class QmgrHandle:
+    """An object handle of the queue manager object (MQOPEN with ObjectType MQOT_Q_MGR): for
+    MQINQ only (IBM allows no other open option for it)."""
+
+    hobj: str
+    options: OpenOptions
+
+
+@dataclass
+class AsyncPutStatus:
+    """What MQSTAT(MQSTAT_TYPE_ASYNC_ERROR) reports: the puts made with MQPMO_ASYNC_RESPONSE (or
+    RESPONSE_AS_Q_DEF on a DEFPRESP(ASYNC) queue) since the last MQSTAT, and the first warning
+    or failure among them (a later failure replaces a first warning, as IBM documents)."""
+
+    success: int = 0
+    warning: int = 0
+    failure: int = 0
+    comp: int = 0
+    reason: int = 0
+    object_name: str = ""
+    object_qmgr: str = ""
+    resolved_name: str = ""
+    resolved_qmgr: str = ""
+
+
+@dataclass
 class Connection:
     """A connection handle (hconn) and its unit of work."""
 
@@ -66,3 +92,12 @@ class Connection:
     next_hobj: int = 1
     pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
     marked: str | None = None  # structure of this UOW's get marked MQGMO_MARK_SKIP_BACKOUT
+    qmgr_handles: dict[str, QmgrHandle] = field(default_factory=dict)  # MQOT_Q_MGR opens (MQINQ)
+    # Messages put and got under syncpoint in the current unit of work (MAXUMSGS, MQRC 2024).
+    uow_messages: int = 0
+    async_status: AsyncPutStatus | None = None  # MQSTAT: made at the first asynchronous put
+
+    @property
+    def open_handles(self) -> int:
+        """Handles open now (MAXHANDS, MQRC 2017)."""
+        return len(self.handles) + len(self.qmgr_handles)

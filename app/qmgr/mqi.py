@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import time
@@ -20,8 +21,9 @@ import orjson
 from app.activity import Verb, note, record_batch, recorded, room_for_batch
 from app.cf.engine import BatchMessage, FencedError, GetResult
 from app.cf.keys import structure_name
-from app.core import attributes, groups
+from app.core import attributes, groups, selectors
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
+from app.core.convert import convert_message
 from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at, remaining_tenths
@@ -42,15 +44,17 @@ from app.core.mqmd import (
 from app.core.names import check_object_name, is_object_name
 from app.core.objects import ObjectDef
 from app.core.options import (
+    OpenOptions,
     PutOptions,
     open_context,
+    parse_object_type,
     parse_open_options,
     parse_put_options,
     resolve_open_options,
 )
-from app.core.reasons import MQRC
+from app.core.reasons import MQRC, CompCode
 from app.core.reports import report_code
-from app.qmgr.connection import Connection, Handle, connection_owner
+from app.qmgr.connection import AsyncPutStatus, Connection, Handle, QmgrHandle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
 from app.qmgr.display import display_object, live_counts
 from app.qmgr.dynamic import PREDEFINED, deftype
@@ -217,6 +221,7 @@ class Mqi:
         if len(tags) > 1:
             await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
         conn.marked = None
+        conn.uow_messages = 0  # a new unit of work starts (MAXUMSGS)
         await self.qm.triggers.unit_of_work_ended(conn, committed=True)
 
     async def _backout(self, conn: Connection, *, keep_marked: bool = False) -> None:
@@ -232,6 +237,7 @@ class Mqi:
         for handle in conn.handles.values():  # a backed-out group starts again from its first message
             handle.get_group = None
             handle.put_group = None
+        conn.uow_messages = 0  # a new unit of work starts (MAXUMSGS)
         await self.qm.triggers.unit_of_work_ended(conn, committed=False)
 
     def structure_failed(self, tag: str) -> None:
@@ -412,15 +418,72 @@ class Mqi:
 
     @recorded(Verb.OPEN)
     async def open(self, hconn: str, object_name: Any, object_qmgr: Any, options: Any,
-                   dynamic_q_name: Any = "", alternate_user_id: str = "") -> Handle:
+                   dynamic_q_name: Any = "", alternate_user_id: str = "",
+                   object_type: Any = "Q") -> Handle | QmgrHandle:
         """MQOPEN of a queue (local or alias), or of a model queue, which creates a dynamic
-        queue named from ``dynamic_q_name`` (app/qmgr/dynamic.py). ``alternate_user_id`` is
-        MQOD AlternateUserId, used with MQOO_ALTERNATE_USER_AUTHORITY."""
+        queue named from ``dynamic_q_name`` (app/qmgr/dynamic.py); with ``object_type``
+        Q_MGR (MQOT_Q_MGR) of the queue manager object itself, for MQINQ. ``alternate_user_id``
+        is MQOD AlternateUserId, used with MQOO_ALTERNATE_USER_AUTHORITY."""
         conn = self.connection(hconn)
+        kind = parse_object_type(object_type)
+        self._check_handles(conn)
+        if kind == "Q_MGR":
+            return self._open_qmgr(conn, object_name, object_qmgr, options)
         # In progress from here (no await before): MQDISC, or the end of the connection's session,
         # waits for the open and then closes its handle too, so no open count is left to nobody.
         with self._in_call(conn):
             return await self._open(conn, object_name, object_qmgr, options, dynamic_q_name, alternate_user_id)
+
+    def _uow_room(self, conn: Connection, pending: int = 0) -> int:
+        """MAXUMSGS (IBM MQ for z/OS, ALTER QMGR MAXUMSGS, default 10000): how many more messages
+        the connection's unit of work may put or get (beyond ``pending`` about to be put);
+        none: MQRC_SYNCPOINT_LIMIT_REACHED (2024). IBM counts the messages put with
+        MQPMO_SYNCPOINT and got with MQGMO_SYNCPOINT since the unit of work began (each message
+        of a put-batch or get-batch; SYNCPOINT_IF_PERSISTENT counts the persistent ones)."""
+        limit = int(self.qm.attrs.get("MAXUMSGS", 10000))
+        room = limit - conn.uow_messages - pending
+        if room <= 0:
+            raise MQError(MQRC.SYNCPOINT_LIMIT_REACHED,
+                          f"the unit of work holds {conn.uow_messages + pending} uncommitted messages: MAXUMSGS is "
+                          f"{limit} (MQCMIT or MQBACK, or ALTER QMGR MAXUMSGS)")
+        return room
+
+    def _check_handles(self, conn: Connection) -> None:
+        """MAXHANDS: the handles one connection may have open at once (IBM MQ for z/OS, ALTER
+        QMGR MAXHANDS, default 256). One more MQOPEN or MQPUT1 past it: MQRC_HANDLE_NOT_AVAILABLE
+        (2017: "an MQOPEN, MQPUT1 or MQSUB call was issued, but the maximum number of open
+        handles allowed for the current task has already been reached")."""
+        limit = int(self.qm.attrs.get("MAXHANDS", 256))
+        if conn.open_handles >= limit:
+            raise MQError(MQRC.HANDLE_NOT_AVAILABLE,
+                          f"the connection has {conn.open_handles} handles open: MAXHANDS is {limit}")
+
+    def _open_qmgr(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any) -> QmgrHandle:
+        """MQOPEN of the queue manager object (MQOT_Q_MGR). IBM: ObjectName blank or the local
+        queue manager's name; only MQOO_INQUIRE (with FAIL_IF_QUIESCING) is valid for it, other
+        options answer MQRC_OPTION_NOT_VALID_FOR_TYPE."""
+        if not isinstance(options, list):
+            raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
+        chosen = parse_open_options(options)
+        self._check_running("FAIL_IF_QUIESCING" in chosen)
+        other = chosen - {"INQUIRE", "FAIL_IF_QUIESCING"}
+        if other:
+            raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
+                          f"{', '.join(sorted(other))} cannot open the queue manager object: only INQUIRE")
+        name = object_name.strip() if isinstance(object_name, str) else None
+        qmgr = object_qmgr.strip() if isinstance(object_qmgr, str) else None
+        if name not in ("", self.qm.name):
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME,
+                          f"object_name must be blank or {self.qm.name} to open the queue manager object")
+        if qmgr not in ("", self.qm.name):
+            raise MQError(MQRC.UNKNOWN_OBJECT_Q_MGR, f"object_qmgr must be blank or {self.qm.name}")
+        self.qm.security.check_qmgr(conn.principal, "INQ")
+        hobj = str(conn.next_hobj)
+        conn.next_hobj += 1
+        handle = QmgrHandle(hobj, OpenOptions(None, False, False, False, True, False,
+                                              "FAIL_IF_QUIESCING" in chosen))
+        conn.qmgr_handles[hobj] = handle
+        return handle
 
     def _model(self, object_name: Any, object_qmgr: Any) -> ObjectDef | None:
         """The model queue an MQOPEN names, if it names one of this queue manager."""
@@ -495,6 +558,9 @@ class Mqi:
     def handle(self, conn: Connection, hobj: str) -> Handle:
         handle = conn.handles.get(hobj)
         if handle is None:
+            if hobj in conn.qmgr_handles:
+                raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is the queue manager object's: only "
+                                               f"MQINQ and MQCLOSE apply to it")
             raise MQError(MQRC.HOBJ_ERROR, f"object handle '{hobj}' is not valid for this connection")
         if handle.deleted:
             raise MQError(MQRC.Q_DELETED, f"dynamic queue {handle.resolved.base.name} was deleted: close the handle")
@@ -509,6 +575,11 @@ class Mqi:
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQCO_ names")
         chosen = parse_close_options(options)
         conn = self.connection(hconn)
+        if hobj in conn.qmgr_handles:
+            if chosen:  # IBM: MQCO_DELETE/DELETE_PURGE are for dynamic queues only
+                raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE, "the queue manager object cannot be deleted")
+            del conn.qmgr_handles[hobj]
+            return
         handle = conn.handles.get(hobj)
         if handle is None and self.qm.pubsub.close_topic(conn, hobj):
             return  # a topic handle (app/qmgr/pubsub.py)
@@ -594,16 +665,16 @@ class Mqi:
         if call.pmo.logical_order or handle.put_group is not None:
             handle.put_group = groups.logical_put(handle.put_group, call.md, len(call.data), call.pmo.syncpoint,
                                                   call.pmo.logical_order, self.msg_ids.next)
+        put = self._async_put if _asynchronous(call.pmo, handle.resolved) else self._put
         if call.pmo.context == "DEFAULT" and not call.pmo.alternate_user:  # the common case
-            return await self._put(conn, handle.resolved, call, gen=handle.gen,
-                                   user_id=handle.alternate_user_id or None)
+            return await put(conn, handle.resolved, call, gen=handle.gen, user_id=handle.alternate_user_id or None)
         if call.pmo.alternate_user:
             # IBM (MQPMO options): MQPMO_ALTERNATE_USER_AUTHORITY is valid on MQPUT1 only
             raise MQError(MQRC.OPTIONS_ERROR, "ALTERNATE_USER_AUTHORITY is a put option of MQPUT1 only: "
                                               "open the queue with ALTERNATE_USER_AUTHORITY instead")
         passed = self._put_context(conn, handle, call)
-        return await self._put(conn, handle.resolved, call, gen=handle.gen, passed=passed,
-                               user_id=handle.alternate_user_id or None)
+        return await put(conn, handle.resolved, call, gen=handle.gen, passed=passed,
+                         user_id=handle.alternate_user_id or None)
 
     def _put_context(self, conn: Connection, handle: Handle | None, call: PutCall) -> MQMD | None:
         """The context checks of a put whose options pass or set context: the handle's open
@@ -651,11 +722,13 @@ class Mqi:
         """MQPUT1: open for output, put, close, as one call. ``alternate_user_id`` is MQOD
         AlternateUserId, used with MQPMO_ALTERNATE_USER_AUTHORITY (as MQOPEN's with MQOO_)."""
         conn = self.connection(hconn)
+        self._check_handles(conn)  # MQPUT1 uses a handle while it runs (IBM: 2017 at MAXHANDS)
         resolved = await self.resolve_target(object_name, object_qmgr)
         pmo = call.pmo
+        put = self._async_put if _asynchronous(pmo, resolved) else self._put
         if pmo.context == "DEFAULT" and not pmo.alternate_user:  # the common case
             self.qm.security.check(conn.principal, "PUT", "QUEUE", object_name)
-            return await self._put(conn, resolved, call, gen=None)
+            return await put(conn, resolved, call, gen=None)
         checked, user_id = conn.principal, None
         if pmo.alternate_user:
             user_id = alternate_user_id.strip()
@@ -665,7 +738,7 @@ class Mqi:
         # is checked as MQOPEN checks it, for the caller (z/OS "Profiles for context security")
         self.qm.security.check_context(conn.principal, object_name, frozenset({pmo.context}))
         passed = None if pmo.context == "DEFAULT" else self._put_context(conn, None, call)
-        return await self._put(conn, resolved, call, gen=None, passed=passed, user_id=user_id or None)
+        return await put(conn, resolved, call, gen=None, passed=passed, user_id=user_id or None)
 
     async def open_topic(self, hconn: str, object_name: Any, object_string: Any, options: Any):
         """MQOPEN of a topic (MQOD ObjectType MQOT_TOPIC) for publishing (app/qmgr/pubsub.py)."""
@@ -681,6 +754,59 @@ class Mqi:
                 return await self.qm.pubsub.publish(conn, topic, call)
         finally:
             self.qm.pubsub.close_topic(conn, topic.hobj)
+
+    # ---- asynchronous put responses and MQSTAT ---------------------------------------------
+
+    async def _async_put(self, conn: Connection, resolved: ResolvedQueue, call: PutCall, *,
+                         gen: int | None, passed: MQMD | None = None, user_id: str | None = None) -> PutOutcome:
+        """A put the application asked to be asynchronous (MQPMO_ASYNC_RESPONSE, or DEFPRESP(ASYNC)
+        with RESPONSE_AS_Q_DEF). It is done synchronously all the same, and answered as IBM
+        answers an asynchronous put: MQCC_OK, its outcome - success, warning or failure (put
+        inhibited, queue full ...) - kept for MQSTAT(MQSTAT_TYPE_ASYNC_ERROR), "not generated at
+        MQPUT time". (Handle and option errors, found before the put is sent, still fail at once.)"""
+        try:
+            outcome = await self._put(conn, resolved, call, gen=gen, passed=passed, user_id=user_id)
+        except MQError as exc:
+            if isinstance(exc, FencedError) or exc.reason in (MQRC.CONNECTION_BROKEN, MQRC.Q_MGR_NOT_AVAILABLE):
+                raise  # the connection itself is gone: no later MQSTAT could report it
+            _note_async(conn, resolved, self.qm, int(exc.comp), int(exc.reason))
+            return PutOutcome(call.md, [])
+        first = outcome.warnings[0][0] if outcome.warnings else 0
+        _note_async(conn, resolved, self.qm, 1 if first else 0, int(first))
+        return PutOutcome(outcome.md, [])
+
+    def _note_async_batch(self, hconn: str, hobj: str, calls: Sequence[PutCall], done: list,
+                          failed: MQError | None) -> None:
+        """Count a put-batch's asynchronous puts for MQSTAT: each message put, and the one refused."""
+        conn = self.connections.get(hconn)
+        handle = conn.handles.get(hobj) if conn is not None else None
+        if conn is None or handle is None or not calls or not _asynchronous(calls[0].pmo, handle.resolved):
+            return
+        for _, outcome, _ in done:
+            first = outcome.warnings[0][0] if outcome.warnings else 0
+            _note_async(conn, handle.resolved, self.qm, 1 if first else 0, int(first))
+        if failed is not None:
+            _note_async(conn, handle.resolved, self.qm, int(failed.comp), int(failed.reason))
+
+    async def stat(self, hconn: str, stat_type: Any) -> dict[str, Any]:
+        """MQSTAT: the MQSTS of ASYNC_ERROR (the asynchronous puts since the last MQSTAT, and the
+        first warning or failure among them; reset by the call), RECONNECTION or
+        RECONNECTION_ERROR (a connection here is never reconnecting: MQCC_OK, MQRC_NONE, counts
+        zero). Any other type: MQRC_STAT_TYPE_ERROR (2430). IBM MQ reference: MQSTAT, MQSTS."""
+        conn = self.connection(hconn)
+        kind = _STAT_TYPES.get(str(stat_type).strip().upper() if isinstance(stat_type, (str, int))
+                               and not isinstance(stat_type, bool) else "")
+        if kind is None:
+            raise MQError(MQRC.STAT_TYPE_ERROR, f"type {stat_type!r} is not valid: ASYNC_ERROR, RECONNECTION "
+                                                f"or RECONNECTION_ERROR")
+        status = AsyncPutStatus()
+        if kind == "ASYNC_ERROR" and conn.async_status is not None:
+            status, conn.async_status = conn.async_status, None  # a successful MQSTAT resets them
+        return {"type": kind, "completion_code": status.comp, "reason": status.reason,
+                "put_success_count": status.success, "put_warning_count": status.warning,
+                "put_failure_count": status.failure, "object_type": 1,  # MQOT_Q, the initial value
+                "object_name": status.object_name, "object_qmgr_name": status.object_qmgr,
+                "resolved_object_name": status.resolved_name, "resolved_qmgr_name": status.resolved_qmgr}
 
     async def _put(self, conn: Connection, resolved: ResolvedQueue, call: PutCall, *,
                    gen: int | None, passed: MQMD | None = None, user_id: str | None = None) -> PutOutcome:
@@ -702,6 +828,8 @@ class Mqi:
             stored_md, header = transmission_message(stored_md, data, *resolved.remote)
             stored_data = orjson.dumps(header)
         loc = resolved.location
+        if pmo.syncpoint:
+            self._uow_room(conn)
         with self._in_call(conn):
             if pmo.syncpoint:
                 conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the put
@@ -713,6 +841,8 @@ class Mqi:
                 body=stored_data,
                 expiry_at_ms=expiry_at(md.expiry, now), report=report_code(md.report, arrival=not resolved.remote),
                 report_qmgr=md.reply_to_qmgr, group=group)
+            if pmo.syncpoint:
+                conn.uow_messages += 1  # MAXUMSGS
             note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))  # activity record
             before, after = done.trigger
             if after >= 0 and resolved.base.qsgdisp != "SHARED":  # shared queues: every QM evaluates
@@ -802,6 +932,9 @@ class Mqi:
             raise MQError(MQRC.GET_INHIBITED, f"gets are inhibited on {handle.resolved.opened.name}")
         return limit if call.wait_ms == -1 else min(call.wait_ms, limit)
 
+    def _converted(self, got: GotMessage, call: GetCall) -> GotMessage:
+        return _converted_message(got, call, int(self.qm.attrs.get("CCSID", 500)))
+
     def _ended_wait(self, exc: MQError, conn: Connection, wait_ms: int) -> MQError:
         """What a get that found no message answers: 2161 when the queue manager is quiescing
         (a waiting get ends with it), 2009 when its connection ended meanwhile, else ``exc``."""
@@ -822,6 +955,8 @@ class Mqi:
         if gmo.mode == "MSG_UNDER_CURSOR" and handle.options.any_input and not handle.browse_cursor:
             raise MQError(MQRC.NO_MSG_UNDER_CURSOR, "no message has been browsed with this handle")
         wait_ms = self._gettable(handle, call)
+        if gmo.syncpoint != "NO":  # (a browse is never under syncpoint)
+            self._uow_room(conn)
         select = ""
         if (call.match_group_id is not None or call.match_msg_seq_number is not None or call.match_offset is not None
                 or call.match_msg_token is not None or gmo.needs_group_index or gmo.mark_skip_backout
@@ -850,7 +985,9 @@ class Mqi:
             self._group_got(conn, handle, call, result, got)
         if handle.options.save_all_context:  # MQOO_SAVE_ALL_CONTEXT: a browse leaves no context
             handle.saved_context = None if gmo.browse else got.md
-        return got
+        if gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and got.md.persistent):
+            conn.uow_messages += 1  # MAXUMSGS
+        return self._converted(got, call) if gmo.convert else got
 
     def _group_select(self, conn: Connection, handle: Handle, call: GetCall) -> str:
         """The checks of a get with group, token or marking options and its selection for the
@@ -925,10 +1062,14 @@ class Mqi:
         done: list[tuple[Any, Any, dict[str, Any]]] = []
         failed: tuple[Any, MQError] | None = None
         try:
-            return await self._put_batch(hconn, hobj, calls, done)
+            outcomes = await self._put_batch(hconn, hobj, calls, done)
         except MQError as exc:
             failed = (calls[len(done)] if len(done) < len(calls) else None, exc)
+            self._note_async_batch(hconn, hobj, calls, done, exc)
             raise BatchError.of(exc, len(done)) from None
+        else:
+            self._note_async_batch(hconn, hobj, calls, done, None)
+            return outcomes
         finally:
             record_batch(self, Verb.PUT, (hconn, hobj), done, failed, started)
 
@@ -955,9 +1096,12 @@ class Mqi:
         # refuses ends the batch there, after the messages before it are put.
         messages: list[BatchMessage] = []
         refused: MQError | None = None
+        uow_limit = int(self.qm.attrs.get("MAXUMSGS", 10000)) if pmo.syncpoint else 0
         for call in calls:
             md, data = call.md, call.data
             try:
+                if pmo.syncpoint and conn.uow_messages + len(messages) >= uow_limit:
+                    self._uow_room(conn, len(messages))  # raises 2024: this message is past MAXUMSGS
                 if len(data) > qm_maxmsgl:
                     raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                                   f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
@@ -986,6 +1130,8 @@ class Mqi:
                     conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the puts
                 result = await self.qm.cf.put_batch(loc, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen,
                                                     syncpoint=pmo.syncpoint, messages=messages)
+                if pmo.syncpoint:
+                    conn.uow_messages += len(result.puts)  # MAXUMSGS: each message counts
                 counted: list[tuple[int, int]] = []
                 for call, put in zip(calls, result.puts, strict=False):
                     done.append((call, PutOutcome(call.md, call.warnings),
@@ -1039,6 +1185,9 @@ class Mqi:
         if gmo.logical_order or gmo.mark_skip_backout:
             raise MQError(MQRC.OPTIONS_ERROR, "LOGICAL_ORDER and MARK_SKIP_BACKOUT are for MQGET, not get-batch")
         wait_ms = self._gettable(handle, call)
+        if gmo.syncpoint != "NO":
+            # MAXUMSGS: no more messages than the unit of work still has room for (none: 2024)
+            max_messages = min(max_messages, self._uow_room(conn))
         select = ""
         if (call.match_group_id is not None or call.match_msg_seq_number is not None or call.match_offset is not None
                 or call.match_msg_token is not None or gmo.needs_group_index):
@@ -1063,6 +1212,10 @@ class Mqi:
         got: list[GotMessage] = []
         for result in results:
             message = _got_message(result, call, now)
+            if gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and message.md.persistent):
+                conn.uow_messages += 1  # MAXUMSGS
+            if gmo.convert:
+                message = self._converted(message, call)
             done.append((call, message, {"depth": result.depth}))
             got.append(message)
         if handle.options.save_all_context and got:  # the context of the last message, as MQGET's
@@ -1072,47 +1225,75 @@ class Mqi:
     # ---- attributes ---------------------------------------------------------------------
 
     @recorded(Verb.INQ)
-    async def inquire(self, hconn: str, hobj: str) -> dict[str, Any]:
-        """MQINQ: every attribute of the opened queue by MQSC name, with its live counts."""
+    async def inquire(self, hconn: str, hobj: str, selected: Any = None) -> dict[str, Any]:
+        """MQINQ: the opened object's attributes by MQSC name (a queue's with its live counts;
+        the queue manager's for an MQOT_Q_MGR handle). ``selected``: the selectors asked (MQSC
+        names, MQIA_/MQCA_ names or numbers; app/core/selectors.py), only those are returned;
+        None: every attribute. A queue selector the queue's type lacks completes with the
+        warning 2068 and MQIAV_NOT_APPLICABLE / asterisks, as IBM's MQINQ."""
         conn = self.connection(hconn)
-        handle = self.handle(conn, hobj)
-        if not handle.options.inquire:
-            raise MQError(MQRC.NOT_OPEN_FOR_INQUIRE, f"{handle.resolved.opened.name} is not open for inquire")
-        opened = self.qm.cache.queue(handle.resolved.opened.name) or handle.resolved.opened
-        out = display_object(opened)
-        if opened.objtype == "QLOCAL":
-            status = await self.qm.cf.queue_status(handle.resolved.location)
-            out.update(live_counts(status, self.qm.name))
+        if hobj in conn.qmgr_handles:
+            objtype, out = "QMGR", self.qmgr_attributes()
+        else:
+            handle = self.handle(conn, hobj)
+            if not handle.options.inquire:
+                raise MQError(MQRC.NOT_OPEN_FOR_INQUIRE, f"{handle.resolved.opened.name} is not open for inquire")
+            tokens = None if selected is None else selectors.selector_list(selected)
+            opened = self.qm.cache.queue(handle.resolved.opened.name) or handle.resolved.opened
+            objtype, out = opened.objtype, display_object(opened)
+            if tokens is not None:  # a selector that is not valid fails before the coupling facility is asked
+                for token in tokens:
+                    selectors.resolve(token, objtype)
+            if opened.objtype == "QLOCAL" and (tokens is None or _needs_live(tokens, objtype)):
+                status = await self.qm.cf.queue_status(handle.resolved.location)
+                out.update(live_counts(status, self.qm.name))
+        if selected is None:
+            return out
+        picked, missing = selectors.select(out, selectors.selector_list(selected), objtype)
+        if missing:
+            picked.update(completion_code=int(CompCode.WARNING), reason=int(MQRC.SELECTOR_NOT_FOR_TYPE),
+                          message=f"{', '.join(missing)} not applicable to a {objtype} (MQRC_SELECTOR_NOT_FOR_TYPE)")
+        return picked
+
+    def qmgr_attributes(self) -> dict[str, Any]:
+        """The queue manager object's attributes by MQSC name, as DISPLAY QMGR shows them, with
+        what MQINQ also answers of it (CMDLEVEL, SYNCPT)."""
+        out: dict[str, Any] = {"QMNAME": self.qm.name, "QSGNAME": self.qm.qsg}
+        for spec in attributes.specs("QMGR").values():
+            out[spec.name] = attributes.display_value(spec, self.qm.attrs.get(spec.name, spec.default))
+        # MQCMDL_LEVEL_930 (IBM MQ for z/OS 9.3, the level emulated) and MQSP_AVAILABLE: z/OS
+        # queue managers always support units of work.
+        out.update(CMDLEVEL=930, SYNCPT="AVAILABLE")
         return out
 
     @recorded(Verb.SET)
     async def set(self, hconn: str, hobj: str, changes: Any) -> dict[str, Any]:
-        """MQSET of the attributes IBM lets an application change (needs MQOO_SET)."""
+        """MQSET of the attributes IBM lets an application change (needs MQOO_SET): keyed by MQSC
+        name, MQIA_/MQCA_ selector name or number; values as MQSC words or IBM's constants.
+        IBM's reasons: 2067 a selector that is not valid or cannot be set, 2065 too many, 2020
+        a bad inhibit value, 2075-2078 bad trigger values, 2006 TRIGDATA too long."""
         conn = self.connection(hconn)
+        if hobj in conn.qmgr_handles:
+            raise MQError(MQRC.NOT_OPEN_FOR_SET, "the queue manager object is open for inquire only")
         handle = self.handle(conn, hobj)
         if not handle.options.set:
             raise MQError(MQRC.NOT_OPEN_FOR_SET, f"{handle.resolved.opened.name} is not open for set")
         if not isinstance(changes, dict) or not changes:
             raise MQError(MQRC.SELECTOR_ERROR, "give the attributes to set as an object, e.g. {\"PUT\": \"DISABLED\"}")
+        if len(changes) > selectors.MAX_SELECTORS:
+            raise MQError(MQRC.SELECTOR_COUNT_ERROR, f"at most {selectors.MAX_SELECTORS} selectors")
+        objtype = handle.resolved.opened.objtype
         keywords: list[tuple[str, str | None]] = []
-        for name, value in changes.items():
-            key = str(name).upper()
-            if key not in attributes.MQSET_ATTRS:
-                allowed = ", ".join(sorted(attributes.MQSET_ATTRS))
-                raise MQError(MQRC.SELECTOR_ERROR, f"{name} cannot be set by MQSET (allowed: {allowed})")
-            if key == "TRIGGER":
-                if not isinstance(value, bool):
-                    raise MQError(MQRC.INHIBIT_VALUE_ERROR if key in ("GET", "PUT") else MQRC.SELECTOR_ERROR,
-                                  "TRIGGER takes true or false")
-                keywords.append(("TRIGGER" if value else "NOTRIGGER", None))
-            else:
-                keywords.append((key, str(value) if not isinstance(value, str) else value))
+        for token, value in changes.items():
+            name = selectors.settable(token, objtype)
+            if name not in attributes.specs(objtype):  # e.g. TRIGGER of an alias queue
+                raise MQError(MQRC.SELECTOR_ERROR, f"{name} is not an attribute of a {objtype}")
+            keywords.append(selectors.set_keyword(name, value))
         try:
             updated = await self.qm.workflow.apply_mqset(handle.resolved.opened, keywords)
         except MQError as exc:
             if exc.reason == MQRC.MQRCCF_ATTR_VALUE_ERROR:
-                raise MQError(MQRC.INHIBIT_VALUE_ERROR if any(k in ("GET", "PUT") for k, _ in keywords)
-                              else MQRC.SELECTOR_ERROR, exc.message) from None
+                raise MQError(_set_value_reason(exc.message, keywords), exc.message) from None
             raise
         return display_object(updated)
 
@@ -1126,6 +1307,37 @@ _NOT_OPEN_FOR = {
 }
 
 
+#: Attributes MQINQ reads from the coupling facility rather than the definition.
+_LIVE = frozenset({"CURDEPTH", "IPPROCS", "OPPROCS", "QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV"})
+
+
+def _needs_live(tokens: list[str], objtype: str) -> bool:
+    return any(selectors.resolve(t, objtype)[0] in _LIVE for t in tokens)
+
+
+def _set_value_reason(message: str, keywords: list[tuple[str, str | None]]) -> int:
+    """IBM's MQSET reason for a value the catalogue refused: the reason of the attribute the
+    message names (the first one's when none is named)."""
+    for keyword, _ in keywords:
+        name = "TRIGGER" if keyword == "NOTRIGGER" else keyword
+        if name in message:
+            return selectors.SETTABLE[name]
+    first = keywords[0][0]
+    return selectors.SETTABLE["TRIGGER" if first == "NOTRIGGER" else first]
+
+
+def _converted_message(got: GotMessage, call: GetCall, qm_ccsid: int) -> GotMessage:
+    """MQGMO_CONVERT of a got message (app/core/convert.py): the data in the CCSID the get's
+    MsgDesc asks for (MQCCSI_Q_MGR: the queue manager's), the MsgDesc saying so; or, when it
+    cannot be converted, unconverted with IBM's warning."""
+    target = qm_ccsid if call.ccsid == CCSID_Q_MGR else call.ccsid
+    md = got.md
+    done = convert_message(md.format, got.data, md.coded_char_set_id, md.encoding, target, call.encoding,
+                           buffer_length=call.buffer_length, truncated=got.truncated)
+    md.coded_char_set_id, md.encoding = done.ccsid, done.encoding
+    return dataclasses.replace(got, data=done.data, warning=done.warning)
+
+
 def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     """What MQGET returns for a message the coupling facility handed over: its MQMD as stored,
     with the backout count and the expiry that remains now."""
@@ -1134,3 +1346,40 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     md.expiry = remaining_tenths(result.expiry_at_ms, now_ms)
     return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length,
                       f"{result.msg_seq:032X}")
+
+
+# MQSTAT_TYPE_ASYNC_ERROR 0, MQSTAT_TYPE_RECONNECTION 1, MQSTAT_TYPE_RECONNECTION_ERROR 2 (cmqc.h)
+_STAT_TYPES = {name: name for name in ("ASYNC_ERROR", "RECONNECTION", "RECONNECTION_ERROR")}
+_STAT_TYPES.update({f"MQSTAT_TYPE_{name}": name for name in list(_STAT_TYPES)})
+_STAT_TYPES.update({"0": "ASYNC_ERROR", "1": "RECONNECTION", "2": "RECONNECTION_ERROR"})
+
+
+def _asynchronous(pmo: PutOptions, resolved: ResolvedQueue) -> bool:
+    """Whether a put is asynchronous: MQPMO_ASYNC_RESPONSE, or neither response option on a
+    queue defined DEFPRESP(ASYNC) (MQPMO_RESPONSE_AS_Q_DEF; the first definition in the path)."""
+    if pmo.async_response:
+        return True
+    return not pmo.sync_response and resolved.opened.attrs.get("DEFPRESP") == "ASYNC"
+
+
+def _note_async(conn: Connection, resolved: ResolvedQueue, qm: Any, comp: int, reason: int) -> None:
+    """Count one asynchronous put's outcome for MQSTAT; keep the first warning or failure (a
+    failure replaces a first warning: IBM's MQSTAT usage notes)."""
+    status = conn.async_status
+    if status is None:
+        status = conn.async_status = AsyncPutStatus()
+    if comp == 0:
+        status.success += 1
+        return
+    if comp == 1:
+        status.warning += 1
+    else:
+        status.failure += 1
+    if status.comp == 0 or (status.comp == 1 and comp == 2):
+        status.comp, status.reason = comp, reason
+        status.object_name = resolved.opened.name
+        if resolved.remote:
+            status.resolved_name, status.resolved_qmgr = resolved.remote
+        else:
+            status.resolved_name = resolved.base.name
+            status.resolved_qmgr = qm.qsg if resolved.base.qsgdisp == "SHARED" else qm.name
