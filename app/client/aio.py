@@ -425,7 +425,8 @@ async def connect(queue_manager: str | None, channel: Any = None, conn_info: Any
 
 
 # Publish/subscribe (app/client/pubsub.py): ``aio.Topic``, ``aio.Subscription``, ``aio.SD``
-from app.client.pubsub import AsyncSubscription  # noqa: E402
+from app.client.pubsub import SD, AsyncSubscription  # noqa: E402, F401 - aio.SD, as pymqi's
+from app.client.pubsub import AsyncTopic as Topic  # noqa: E402, F401 - aio.Topic
 
 
 class Subscription(AsyncSubscription):

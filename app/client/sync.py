@@ -29,8 +29,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.sync.client import ClientConnection
 from websockets.sync.client import connect as ws_connect
 
+import app.client.asyncconsume as asyncconsume
 import app.client.CMQC as CMQC
-from app.client import asyncconsume
 from app.client.core import (
     CD,
     CSP,

@@ -21,10 +21,7 @@ CCSID 037's (Python's ``cp037``) with those six bytes changed.
 from __future__ import annotations
 
 import codecs
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
+from typing import Any
 
 #: The bytes at which CCSID 1047 differs from CCSID 037, and what 1047 has there.
 DIFFERENCES_FROM_037: dict[int, str] = {
@@ -48,8 +45,9 @@ def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
     return codecs.charmap_encode(text, errors, ENCODING_TABLE)
 
 
-def decode(data: Buffer, errors: str = "strict") -> tuple[str, int]:
-    """CCSID 1047 bytes as text (every byte maps: 1047 is a full 256-character page)."""
+def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
+    """CCSID 1047 bytes as text (every byte maps: 1047 is a full 256-character page). ``data``
+    is any buffer codecs hands a decoder (collections.abc.Buffer, typed from Python 3.12)."""
     return codecs.charmap_decode(data, errors, DECODING_TABLE)
 
 
