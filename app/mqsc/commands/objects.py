@@ -119,7 +119,7 @@ class ObjectCommands(CommandBase):
         changed = [saved]
         if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
             changed += await self._make_copies(saved)
-        switches = any(k.name in EVENT_SWITCHES for k in cmd.keywords)  # only when named
+        switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
         await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)], bump_gen=forced,
                                                   set_switches=switches, invalidate=forced)
         # condition 13 is evaluated by this QM for the definition it uses (a GROUP object's COPY)
