@@ -16,7 +16,7 @@ from tests.support.inproc import mqsc
 from tests.support.mq import MQ, MQFailed, mq_reason
 from tests.support.waits import wait_until
 
-ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
+ENV = FAST
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,6 @@ def test_exactly_once_across_kill_9_of_the_receiving_qmgr(group):
 async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
     """In-process: a forced abnormal end is recovered (CSQM067E), and the agent waits (retry)
     while peer recovery of its queue manager is in progress."""
-    qm.settings.igq_short_retry_s = 0.05
     await mqsc(qm, f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)\n"
                    "DEFINE QLOCAL(LOCAL.DEST)\nALTER QMGR IGQ(ENABLED)")
     import asyncio
@@ -166,6 +165,7 @@ async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
     await qm.redis.set(lock, "QM2", px=60_000)
     await until(lambda: qm.igq.state == "RETRY")
     await qm.redis.delete(lock)
+    qm.clock.advance(60_000)  # the next retry: IBM's fixed short interval, on the QM's clock
     await until(lambda: qm.igq.state == "RUNNING")
 
 

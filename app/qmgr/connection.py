@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.options import OpenOptions
+from app.core.userid import mqmd_user_id
 from app.qmgr.definitions import ResolvedQueue
 
 #: Who owns the connections an MQCONN makes in this context: the session (``app.api.session``)
@@ -53,3 +54,8 @@ class Connection:
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
     next_hobj: int = 1
     pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
+
+    def __post_init__(self) -> None:
+        # MQMD UserIdentifier is 12 characters: a longer authenticated name is truncated, as
+        # IBM MQ truncates (app.core.userid); ``principal`` keeps the whole name for authority.
+        self.user_id = mqmd_user_id(self.user_id)

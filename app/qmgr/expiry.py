@@ -25,10 +25,11 @@ from app.activity.schema import Verb
 from app.cf import keys
 from app.cf.leases import scanner_lease
 from app.core.errors import MQError
-from app.core.expiry import expiration_report
+from app.core.expiry import expiration_report, expiry_at
+from app.core.mqmd import INPUT_FIELDS, NO_ID, format_put_time, validate_put_md
 from app.core.names import matches
 from app.core.reasons import MQRC, OUTAGE_REASONS
-from app.qmgr.definitions import queue_location
+from app.qmgr.definitions import queue_location, recoverable
 from app.qmgr.tasks import stop_task
 
 if TYPE_CHECKING:
@@ -143,18 +144,61 @@ class ExpiryService:
         header (MQDLH fields as JSON, the message data base64) as its body. ``conn``: put inside
         that connection's unit of work (an agent that got the message under syncpoint).
 
+        The dead letter's MQMD is the original message's, context included (PutApplName,
+        UserIdentifier, PutDateTime, PutQMgr), as IBM's queue manager and MCAs put a dead letter
+        with all context passed from the original message (an application putting to the DLQ
+        uses MQPMO_PASS_ALL_CONTEXT for the same reason): the MQDLH's own PutApplName /
+        PutDateTime say who dead-lettered it and when. Only a message that carries no context
+        (one the queue manager made itself, e.g. a trigger message) gets this QM's. The put
+        therefore goes to the coupling facility directly, not through the MQI's put (which sets
+        the context of the putter), as the IGQ agent's delivery does.
+
         Raises MQError when there is no usable DEADQ (MQRC_UNKNOWN_OBJECT_NAME when DEADQ is
         blank): the caller decides - keep the message where it is and retry (the IGQ agent), or
         discard it where IBM MQ does too (reports)."""
         deadq = str(self.qm.attrs.get("DEADQ", "")).strip()
         if not deadq:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{self.qm.name} has no dead-letter queue (DEADQ is blank)")
+        now = self.qm.clock.now_ms()
         header = {"StrucId": "DLH ", "Version": 1, "Reason": reason, "DestQName": dest_q,
                   "DestQMgrName": dest_qmgr, "Format": md.get("format", ""), "PutApplName": self.qm.name,
-                  "PutDateTime": int(time.time() * 1000), "MsgDesc": md,
+                  "PutDateTime": now, "MsgDesc": md,
                   "MsgData": base64.b64encode(data).decode()}
-        dead_md = {**md, "format": "MQDEAD"}
-        await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn)
+        resolved = self.qm.cache.resolve_queue(deadq)
+        if resolved.remote is not None:
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"DEADQ {deadq} is not a queue of {self.qm.name}")
+        if resolved.opened.attrs.get("PUT") == "DISABLED":
+            raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on the dead-letter queue {deadq}")
+        checked, _ = validate_put_md({k: v for k, v in md.items() if k in INPUT_FIELDS})
+        if checked.priority == -1:
+            checked.priority = int(resolved.opened.attrs.get("DEFPRTY", 0))
+        if checked.persistence == "AS_Q_DEF":
+            checked.persistence = "PERSISTENT" if resolved.opened.attrs.get("DEFPSIST") == "YES" else "NOT_PERSISTENT"
+        if checked.persistent and resolved.base.qsgdisp == "SHARED" and not recoverable(
+                self.qm.cache.cfstruct(str(resolved.base.attrs.get("CFSTRUCT", "")))):
+            raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
+                          f"the dead-letter queue {deadq} is in a RECOVER(NO) structure: no persistent messages")
+        if checked.msg_id == NO_ID:
+            checked.msg_id = self.qm.mqi.msg_ids.next()
+        checked.format = "MQDEAD"
+        checked.backout_count = 0
+        # the original's context; the queue manager's own only where the message had none
+        checked.put_appl_name = str(md.get("put_appl_name") or self.qm.name)
+        checked.put_date_time = str(md.get("put_date_time") or format_put_time(now))
+        checked.put_qmgr = str(md.get("put_qmgr") or self.qm.name)
+        checked.user_identifier = str(md.get("user_identifier") or "")
+        dead_md = checked.to_dict()
+        hconn = conn.hconn if conn is not None else f"{self.qm.name}-DLQ"
+        if conn is not None:
+            conn.uow_tags.add(resolved.location.tag)  # before the call: a lost reply must not orphan the put
+        done = await self.qm.cf.put(
+            resolved.location, qmgr=self.qm.name, hconn=hconn, gen=None, syncpoint=conn is not None,
+            priority=min(checked.priority, 9), persistent=checked.persistent, msg_id=checked.msg_id,
+            correl_id=checked.correl_id, md_json=orjson.dumps(dead_md), body=orjson.dumps(header),
+            expiry_at_ms=expiry_at(checked.expiry, now))
+        before, after = done.trigger
+        if after >= 0 and resolved.base.qsgdisp != "SHARED":
+            await self.qm.triggers.counts_changed(resolved.base, before, after, 1, conn, conn is not None)
 
     # ---- scanning -----------------------------------------------------------------------
 
