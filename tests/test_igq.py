@@ -84,6 +84,11 @@ def test_retry_state_entered_and_left(group):
     (res,) = group.mqsc_ok("QM3", "DISPLAY QMSTATUS")
     assert res["objects"][0]["IGQAGENT"] == "RETRY"
     group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) GET(ENABLED)")
+    # the next retry is IBM's fixed 60 s away (tests/test_igq_retry.py steps it on a clock);
+    # here the operator restarts the agent: IGQ(DISABLED) stops it, also mid-interval
+    group.mqsc_ok("QM3", "ALTER QMGR IGQ(DISABLED)")
+    wait_until(lambda: agent(group, "QM3") == "STOPPED", what="QM3's agent stopped")
+    group.mqsc_ok("QM3", "ALTER QMGR IGQ(ENABLED)")
     wait_until(lambda: agent(group, "QM3") == "RUNNING", what="QM3's agent leaving retry")
     MQ(group.url("QM1")).put1("DEST.QM3", "after retry", qmgr="QM3")
     r = MQ(group.url("QM3"))

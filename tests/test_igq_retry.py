@@ -88,7 +88,7 @@ async def test_undeliverable_message_retries_at_ibms_fixed_intervals_and_is_deli
         sender = await qm1.connect("SENDER")
         h = await sender.open("DEST.STUCK", ["OUTPUT"], qmgr="QM2")
         for text in ("first", "second"):
-            await sender.put(h, text, md={"persistence": "PERSISTENT"})
+            await sender.put(h, text, md={"persistence": "PERSISTENT", "expiry": 36_000})  # an hour
         await until(lambda: _retries_are(qm2, 1), "QM2's agent in retry")
         state = await agent(qm2)
         assert "DEST.STUCK" in state["IGQRETRYREASON"] and state["IGQRESTARTS"] == 0  # retry, not CSQM067E
@@ -109,6 +109,8 @@ async def test_undeliverable_message_retries_at_ibms_fixed_intervals_and_is_deli
         got = [await receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000) for _ in range(2)]
         assert [m["data"] for m in got] == ["first", "second"]  # in order
         assert all(m["md"]["persistence"] == "PERSISTENT" for m in got)
+        # 10 x 60 s + 1200 s = 30 minutes on SYSTEM.QSG.TRANSMIT.QUEUE: half the expiry is left
+        assert [m["md"]["expiry"] for m in got] == [18_000, 18_000]
         with mq_reason(2033):  # exactly once
             await receiver.get(hr, ["NO_SYNCPOINT"])
         await until(lambda: _state_is(qm2, "RUNNING"), "QM2's agent leaving retry")
