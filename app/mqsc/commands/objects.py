@@ -126,6 +126,9 @@ class ObjectCommands(CommandBase):
         used = next((d for d in changed if d.location in (self.qm.name, "@SHARED")), None)
         if used is not None:
             await self.qm.workflow.definition_changed(existing, used)
+        if objtype == "CFSTRUCT":
+            # a failed structure altered to RECAUTO(YES) is recovered now (app/qmgr/cfstruct.py)
+            await self.qm.structures.connect(name)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
         location = location_of(qsgdisp, self.qm.name)
