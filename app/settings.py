@@ -57,8 +57,6 @@ class Settings(BaseSettings):
     heartbeat_interval_s: float = Field(1.0, gt=0, description="How often this QM heartbeats")
     heartbeat_ttl_s: float = Field(5.0, gt=0, description="A QM whose heartbeat is older is failed")
     log_level: str = Field("info", description="Log level of the server")
-    igq_short_retry_s: float = Field(60.0, gt=0, description="IGQ agent short retry interval (10 retries)")
-    igq_long_retry_s: float = Field(1200.0, gt=0, description="IGQ agent long retry interval")
     auth: Literal["on", "off"] = Field(
         "on", description="Authentication and authorization of every caller (on by default; 'off' only when "
                           "the operator says so)")

@@ -29,7 +29,7 @@ GET_BATCH = "/v1/connections/{h}/objects/{o}/get-batch"
 
 @pytest.fixture(scope="module")
 def group(make_cluster):
-    g = make_cluster(["QM1", "QM2"], env={**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"})
+    g = make_cluster(["QM1", "QM2"], env=FAST)
     g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE CFSTRUCT(NOREC) RECOVER(NO)")
     return g
 

@@ -54,7 +54,7 @@ def test_persistent_messages_need_a_recover_yes_structure(group):
     (res,) = group.mqsc("QM2", "BACKUP CFSTRUCT(REC1) EXCLINT(5)")
     assert res["completion_code"] == 2 and "EXCLINT" in res["messages"][0]
     (res,) = group.mqsc("QM2", "RECOVER CFSTRUCT(REC1)")
-    assert res["completion_code"] == 2 and "not FAILED" in res["messages"][0]
+    assert res["completion_code"] == 2 and res["reason"] == 3236 and "CSQE102E" in res["messages"][0]
     app.disconnect()
 
 

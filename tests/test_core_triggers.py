@@ -15,6 +15,7 @@ from app.core.triggers import (
     failed_condition,
     mqtm,
     trigger_messages_for,
+    trigint_elapsed,
     type_in_effect,
 )
 
@@ -163,6 +164,12 @@ def test_first_triggers_on_a_non_empty_queue_once_trigint_has_passed():
     assert trigger_messages_for("FIRST", 3, 4, 1, trigint_elapsed=True) == 1
 
 
+def test_trigint_elapsed_when_no_trigger_message_was_written_yet():
+    assert trigint_elapsed(None, 1_000, 999_999_999)
+    assert not trigint_elapsed(500, 1_000, 999_999_999)
+    assert trigint_elapsed(500, 1_500, 1_000)
+
+
 def test_every_triggers_once_per_message():
     assert trigger_messages_for("EVERY", 0, 1, 1, trigint_elapsed=False) == 1
     assert trigger_messages_for("EVERY", 5, 8, 1, trigint_elapsed=False) == 3
@@ -171,7 +178,8 @@ def test_every_triggers_once_per_message():
 def test_depth_triggers_when_trigdpth_is_reached():
     assert trigger_messages_for("DEPTH", 2, 3, 3, trigint_elapsed=False) == 1
     assert trigger_messages_for("DEPTH", 1, 2, 3, trigint_elapsed=False) == 0
-    assert trigger_messages_for("DEPTH", 3, 4, 3, trigint_elapsed=True) == 0  # already past it
+    # condition 11 for DEPTH: a put to a queue that already had TRIGDPTH messages (no TRIGINT)
+    assert trigger_messages_for("DEPTH", 3, 4, 3, trigint_elapsed=False) == 1
     assert trigger_messages_for("DEPTH", 1, 5, 3, trigint_elapsed=False) == 1  # crossing it in one step
 
 

@@ -16,7 +16,7 @@ from tests.support.inproc import mqsc
 from tests.support.mq import MQ, MQFailed, mq_reason
 from tests.support.waits import wait_until
 
-ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
+ENV = FAST
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +30,17 @@ def group(make_cluster):
 
 def agent(group, qm: str) -> str:
     return httpx.get(f"{group.url(qm)}/v1/qmgr").json()["IGQAGENT"]
+
+
+def restart_agent(group, qm: str) -> None:
+    """Restart ``qm``'s agent the operator's way (IGQ(DISABLED) stops it, also in the middle of
+    a retry interval; IGQ(ENABLED) starts it): an agent in retry otherwise waits IBM's fixed
+    60 s before it looks at SYSTEM.QSG.TRANSMIT.QUEUE again (document 004; IBM's agent is not
+    told when the queue is defined or altered), which tests/test_igq_retry.py steps on a clock."""
+    group.mqsc_ok(qm, "ALTER QMGR IGQ(DISABLED)")
+    wait_until(lambda: agent(group, qm) == "STOPPED", what=f"{qm}'s agent stopped")
+    group.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)")
+    wait_until(lambda: agent(group, qm) == "RUNNING", what=f"{qm}'s agent running")
 
 
 def test_igq_errors_follow_ibm(group):
@@ -47,6 +58,8 @@ def test_igq_errors_follow_ibm(group):
     group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) PUT(ENABLED)")
     with mq_reason(2045):
         app.open("DEST.QM2", ["INPUT_SHARED"], qmgr="QM2")
+    # QM1's agent may have gone into retry (IGQ enabled before the queue existed): restart it
+    restart_agent(group, "QM1")
 
 
 def test_delivery_preserves_the_mqmd_and_order(group):
@@ -83,8 +96,13 @@ def test_retry_state_entered_and_left(group):
     assert info["IGQRETRIES"] >= 1
     (res,) = group.mqsc_ok("QM3", "DISPLAY QMSTATUS")
     assert res["objects"][0]["IGQAGENT"] == "RETRY"
+    # every agent of the group uses the one get-inhibited transmission queue: all go into retry
+    for qm in ("QM1", "QM2"):
+        wait_until(lambda qm=qm: agent(group, qm) == "RETRY", what=f"{qm}'s agent in retry")
     group.mqsc_ok("QM1", f"ALTER QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) GET(ENABLED)")
-    wait_until(lambda: agent(group, "QM3") == "RUNNING", what="QM3's agent leaving retry")
+    assert agent(group, "QM3") == "RETRY"  # until its next retry, IBM's fixed 60 s away
+    for qm in ("QM1", "QM2", "QM3"):
+        restart_agent(group, qm)
     MQ(group.url("QM1")).put1("DEST.QM3", "after retry", qmgr="QM3")
     r = MQ(group.url("QM3"))
     assert r.get(r.open("DEST.QM3", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] \
@@ -145,7 +163,6 @@ def test_exactly_once_across_kill_9_of_the_receiving_qmgr(group):
 async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
     """In-process: a forced abnormal end is recovered (CSQM067E), and the agent waits (retry)
     while peer recovery of its queue manager is in progress."""
-    qm.settings.igq_short_retry_s = 0.05
     await mqsc(qm, f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)\n"
                    "DEFINE QLOCAL(LOCAL.DEST)\nALTER QMGR IGQ(ENABLED)")
     import asyncio
@@ -166,6 +183,7 @@ async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
     await qm.redis.set(lock, "QM2", px=60_000)
     await until(lambda: qm.igq.state == "RETRY")
     await qm.redis.delete(lock)
+    qm.clock.advance(60_000)  # the next retry: IBM's fixed short interval, on the QM's clock
     await until(lambda: qm.igq.state == "RUNNING")
 
 

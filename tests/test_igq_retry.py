@@ -1,86 +1,172 @@
-"""Nothing lost, nothing twice: the IGQ agent's retry state (docs/ibm-rules.md §5) for a message it can
-neither deliver nor dead-letter, exception reports routed through the group, and a coupling
-facility outage that puts the agent in retry instead of ending it abnormally.
+"""Nothing lost, nothing twice: the IGQ agent's retry state (docs/ibm-rules.md §5) for a message it
+can neither deliver nor dead-letter, with IBM's fixed short and long retry counts and intervals
+(document 004: 10 retries 60 s apart, then 1200 s apart; they are not settings), exception
+reports routed through the group, and a coupling facility outage that puts the agent in retry
+instead of ending it abnormally.
 
-Real Redis and real queue-manager processes; the retry intervals are made short by settings."""
+The intervals are measured on the queue managers' clock: the retry tests run the real apps in
+this process (``inprocess_group``, requests through HTTP/ASGI) on one ``ManualClock`` and step
+it, with a real redis-server; the dead-letter test runs real queue-manager processes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from app.core.clock import ManualClock
 from app.core.igq import IGQ_XMITQ
-from tests.support.cluster import FAST
+from app.qmgr.igq import LONG_RETRY_INTERVAL_MS, SHORT_RETRY_COUNT, SHORT_RETRY_INTERVAL_MS
+from tests.support.inproc import InProcessQM, inprocess_group
 from tests.support.mq import MQ, mq_reason
-from tests.support.waits import wait_until
+from tests.support.redis_server import RedisServer
 
-ENV = {**FAST, "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
+T0 = 1_760_000_000_000
+SETUP = (f"DEFINE CFSTRUCT(APPL1) RECOVER(YES)\n"
+         f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)")
+
+
+async def until(predicate: Callable[[], Awaitable[bool]], what: str, timeout_s: float = 20) -> None:
+    """Poll ``predicate`` (awaited) until true; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if await predicate():
+                return
+        except Exception:  # noqa: BLE001 - a QM not answering yet (outage test) is "not yet"
+            pass
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{what} not reached within {timeout_s}s")
+
+
+async def agent(qm: InProcessQM) -> dict[str, Any]:
+    """The agent's state as DISPLAY QMSTATUS shows it."""
+    (res,) = await qm.mqsc("DISPLAY QMSTATUS")
+    return res["objects"][0]
+
+
+async def xmitq_depth(qm: InProcessQM) -> int:
+    (res,) = await qm.mqsc(f"DISPLAY QLOCAL({IGQ_XMITQ}) CURDEPTH")
+    return int(res["objects"][0]["CURDEPTH"])
+
+
+@asynccontextmanager
+async def two_qmgrs(redis_url: str, workdir: Path, clock: ManualClock) -> AsyncIterator[dict[str, InProcessQM]]:
+    async with inprocess_group(["QM1", "QM2"], redis_url, workdir, clock, activity_enabled=False,
+                               heartbeat_interval_s=0.2, heartbeat_ttl_s=1.5) as qms:
+        await qms["QM1"].mqsc(SETUP)
+        for name in ("QM1", "QM2"):
+            await qms[name].mqsc("DEFINE QLOCAL(DLQ)\nDEFINE QLOCAL(REPLY.Q)\nALTER QMGR IGQ(ENABLED)")
+        for name in ("QM1", "QM2"):
+            await until(lambda name=name: _state_is(qms[name], "RUNNING"), f"{name}'s IGQ agent running")
+        yield qms
+
+
+async def _state_is(qm: InProcessQM, state: str) -> bool:
+    return (await agent(qm))["IGQAGENT"] == state
+
+
+async def _retries_are(qm: InProcessQM, n: int) -> bool:
+    a = await agent(qm)
+    return a["IGQAGENT"] == "RETRY" and a["IGQRETRIES"] == n
+
+
+async def test_undeliverable_message_retries_at_ibms_fixed_intervals_and_is_delivered_once(redis_url, tmp_path):
+    """No DEADQ on QM2 and a put-inhibited destination: the messages stay on the transmission
+    queue and the agent retries - one retry per 60 s of the clock for the first 10, then one per
+    1200 s - and delivers them in order, each exactly once, at the retry after the cause is gone."""
+    clock = ManualClock(T0)
+    async with two_qmgrs(redis_url, tmp_path, clock) as qms:
+        qm1, qm2 = qms["QM1"], qms["QM2"]
+        await qm2.mqsc("DEFINE QLOCAL(DEST.STUCK) PUT(DISABLED)")
+        sender = await qm1.connect("SENDER")
+        h = await sender.open("DEST.STUCK", ["OUTPUT"], qmgr="QM2")
+        for text in ("first", "second"):
+            await sender.put(h, text, md={"persistence": "PERSISTENT", "expiry": 36_000})  # an hour
+        await until(lambda: _retries_are(qm2, 1), "QM2's agent in retry")
+        state = await agent(qm2)
+        assert "DEST.STUCK" in state["IGQRETRYREASON"] and state["IGQRESTARTS"] == 0  # retry, not CSQM067E
+        for n in range(2, SHORT_RETRY_COUNT + 2):  # each short interval passed on the clock: one retry
+            clock.advance(SHORT_RETRY_INTERVAL_MS)
+            await until(lambda n=n: _retries_are(qm2, n), f"retry {n}")
+        assert SHORT_RETRY_INTERVAL_MS == 60_000 and LONG_RETRY_INTERVAL_MS == 1_200_000  # document 004
+        assert await xmitq_depth(qm1) == 2  # both stay on SYSTEM.QSG.TRANSMIT.QUEUE: nothing lost
+
+        await qm2.mqsc("ALTER QLOCAL(DEST.STUCK) PUT(ENABLED)")
+        clock.advance(SHORT_RETRY_INTERVAL_MS)  # a short interval no longer ends the (long) wait
+        receiver = await qm2.connect("RECEIVER")
+        hr = await receiver.open("DEST.STUCK", ["INPUT_SHARED"])
+        with mq_reason(2033):
+            await receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=1000)
+        assert (await agent(qm2))["IGQRETRIES"] == SHORT_RETRY_COUNT + 1
+        clock.advance(LONG_RETRY_INTERVAL_MS - SHORT_RETRY_INTERVAL_MS)  # the long interval has passed
+        got = [await receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000) for _ in range(2)]
+        assert [m["data"] for m in got] == ["first", "second"]  # in order
+        assert all(m["md"]["persistence"] == "PERSISTENT" for m in got)
+        # 10 x 60 s + 1200 s = 30 minutes on SYSTEM.QSG.TRANSMIT.QUEUE: half the expiry is left
+        assert [m["md"]["expiry"] for m in got] == [18_000, 18_000]
+        with mq_reason(2033):  # exactly once
+            await receiver.get(hr, ["NO_SYNCPOINT"])
+        await until(lambda: _state_is(qm2, "RUNNING"), "QM2's agent leaving retry")
+        assert await xmitq_depth(qm1) == 0
+        assert (await agent(qm2))["IGQRESTARTS"] == 0
+
+
+async def test_coupling_facility_outage_puts_the_agent_in_retry(tmp_path):
+    """Redis stops for a moment: the agents go into retry (not abnormal ends) and work again at
+    their next retry once Redis is back. An AOF redis-server of its own: the group's state must
+    survive the restart."""
+    clock = ManualClock(T0)
+    with RedisServer(aof=True) as server:
+        async with two_qmgrs(server.url, tmp_path, clock) as qms:
+            await qms["QM2"].mqsc("DEFINE QLOCAL(DEST.LATER)")
+            server.stop()
+            try:
+                for name in ("QM1", "QM2"):
+                    await until(lambda name=name: _state_is(qms[name], "RETRY"), f"{name}'s agent in retry")
+            finally:
+                server.start()
+            for name in ("QM1", "QM2"):
+                async def ready(name: str = name) -> bool:
+                    return (await qms[name].http.get("/v1/ready")).status_code == 200
+                await until(ready, f"{name} ready")
+            clock.advance(SHORT_RETRY_INTERVAL_MS)
+            for name in ("QM1", "QM2"):
+                await until(lambda name=name: _state_is(qms[name], "RUNNING"), f"{name}'s agent running again")
+                assert (await agent(qms[name]))["IGQRESTARTS"] == 0
+            sender = await qms["QM1"].connect("SENDER")
+            await sender.put1("DEST.LATER", "after the outage", md={"persistence": "PERSISTENT"}, qmgr="QM2")
+            receiver = await qms["QM2"].connect("RECEIVER")
+            hr = await receiver.open("DEST.LATER", ["INPUT_SHARED"])
+            assert (await receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000))["data"] == "after the outage"
+            with mq_reason(2033):
+                await receiver.get(hr, ["NO_SYNCPOINT"])
+
+
+# ---- dead-lettering by the agent: real queue-manager processes ------------------------------
 
 
 @pytest.fixture(scope="module")
 def group(make_cluster):
-    # AOF: the outage test restarts Redis, and the group's state must survive it
-    g = make_cluster(["QM1", "QM2"], env=ENV, aof=True)
-    g.mqsc_ok("QM1", f"DEFINE CFSTRUCT(APPL1) RECOVER(YES)\n"
-                     f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)")
+    g = make_cluster(["QM1", "QM2"])
+    g.mqsc_ok("QM1", SETUP)
     for qm in ("QM1", "QM2"):
         g.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)\nDEFINE QLOCAL(DLQ)\nDEFINE QLOCAL(REPLY.Q)")
-    g.mqsc_ok("QM2", "DEFINE QLOCAL(DEST.STUCK) PUT(DISABLED)\nDEFINE QLOCAL(DEST.LATER)")
-    for qm in ("QM1", "QM2"):
-        wait_until(lambda qm=qm: agent(g, qm)["IGQAGENT"] == "RUNNING", what=f"{qm}'s IGQ agent running")
+    g.mqsc_ok("QM2", "ALTER QMGR DEADQ(DLQ)\nDEFINE QLOCAL(DEST.STUCK) PUT(DISABLED)")
     return g
 
 
-def agent(group, qm: str) -> dict[str, Any]:
-    """The agent's state as DISPLAY QMSTATUS shows it (answered without the coupling facility)."""
-    (res,) = group.mqsc_ok(qm, "DISPLAY QMSTATUS")
-    return res["objects"][0]
-
-
-def xmitq_depth(group) -> int:
-    (res,) = group.mqsc_ok("QM1", f"DISPLAY QLOCAL({IGQ_XMITQ}) CURDEPTH")
-    return int(res["objects"][0]["CURDEPTH"])
-
-
-def test_undeliverable_message_without_deadq_stays_and_is_delivered_once_later(group):
-    """No DEADQ on QM2 (the default) and a put-inhibited destination: the messages stay on the
-    transmission queue, the agent retries (no abnormal end), and once the queue is put-enabled
-    they are delivered in order, each exactly once."""
-    restarts = agent(group, "QM2")["IGQRESTARTS"]
-    sender = MQ(group.url("QM1"))
-    h = sender.open("DEST.STUCK", ["OUTPUT"], qmgr="QM2")
-    for text in ("first", "second"):
-        sender.put(h, text, md={"persistence": "PERSISTENT"})
-    wait_until(lambda: agent(group, "QM2")["IGQAGENT"] == "RETRY", what="QM2's agent in retry")
-    # still retrying, a retry per interval: the agent waits between attempts, it does not spin
-    wait_until(lambda: agent(group, "QM2")["IGQRETRIES"] >= 3, what="several retries")
-    state = agent(group, "QM2")
-    assert state["IGQAGENT"] == "RETRY" and state["IGQRESTARTS"] == restarts  # retry, not CSQM067E
-    assert "DEST.STUCK" in state["IGQRETRYREASON"]
-    assert xmitq_depth(group) == 2  # both stay on SYSTEM.QSG.TRANSMIT.QUEUE: nothing lost
-    receiver = MQ(group.url("QM2"))
-    with mq_reason(2033):  # nothing went anywhere else either
-        receiver.get(receiver.open("DLQ", ["INPUT_SHARED"]), ["NO_SYNCPOINT"])
-
-    group.mqsc_ok("QM2", "ALTER QLOCAL(DEST.STUCK) PUT(ENABLED)")
-    hr = receiver.open("DEST.STUCK", ["INPUT_SHARED"])
-    got = [receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000) for _ in range(2)]
-    assert [m["data"] for m in got] == ["first", "second"]  # in order
-    assert all(m["md"]["persistence"] == "PERSISTENT" for m in got)
-    with mq_reason(2033):  # exactly once
-        receiver.get(hr, ["NO_SYNCPOINT"])
-    wait_until(lambda: agent(group, "QM2")["IGQAGENT"] == "RUNNING", what="QM2's agent leaving retry")
-    assert xmitq_depth(group) == 0
-    assert agent(group, "QM2")["IGQRESTARTS"] == restarts
-
-
-def test_dead_letter_and_exception_report_through_the_group(group):
-    """With DEADQ set the message is dead-lettered on the destination QM, and the exception
-    report it asked for travels back through the group to ReplyToQ at ReplyToQMgr (QM1)."""
-    group.mqsc_ok("QM2", "ALTER QMGR DEADQ(DLQ)\nALTER QLOCAL(DEST.STUCK) PUT(DISABLED)")
+def test_dead_letter_keeps_the_original_context_and_the_report_travels_through_the_group(group):
+    """With DEADQ set the message is dead-lettered on the destination QM: the MQDLH names the
+    reason and destination, and the dead letter's MQMD keeps the original message's context
+    (PutApplName, UserIdentifier, PutDate/PutTime...), not the IGQ agent's. The exception report
+    it asked for travels back through the group to ReplyToQ at ReplyToQMgr (QM1)."""
     sender = MQ(group.url("QM1"), "PAYROLL")
     md = {"persistence": "PERSISTENT", "report": ["EXCEPTION_WITH_DATA"], "reply_to_q": "REPLY.Q",
           "msg_id": "ab" * 24}
@@ -92,6 +178,9 @@ def test_dead_letter_and_exception_report_through_the_group(group):
     header = json.loads(dead["data"])
     assert dead["md"]["format"] == "MQDEAD" and header["Reason"] == 2051 and header["DestQName"] == "DEST.STUCK"
     assert header["MsgDesc"]["msg_id"] == "ab" * 24
+    for field in ("put_appl_name", "user_identifier", "put_date_time"):
+        assert dead["md"].get(field) == sent.get(field), field
+    assert dead["md"]["put_appl_name"] == "PAYROLL"
 
     reply = sender.open("REPLY.Q", ["INPUT_SHARED"])
     report = sender.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
@@ -101,28 +190,4 @@ def test_dead_letter_and_exception_report_through_the_group(group):
     assert report["data"] == "to the dead-letter queue"  # WITH_DATA: the first 100 bytes
     with mq_reason(2033):  # one report, not a local copy on QM2 as well
         receiver.get(receiver.open("REPLY.Q", ["INPUT_SHARED"]), ["NO_SYNCPOINT"])
-    assert agent(group, "QM2")["IGQAGENT"] == "RUNNING"
 
-
-def test_coupling_facility_outage_puts_the_agent_in_retry(group):
-    """Redis stops for a moment: the agent goes into retry (not abnormal ends counting up) and
-    works again when Redis is back."""
-    restarts = {qm: agent(group, qm)["IGQRESTARTS"] for qm in ("QM1", "QM2")}
-    group.redis_server.stop()
-    try:
-        for qm in ("QM1", "QM2"):
-            wait_until(lambda qm=qm: agent(group, qm)["IGQAGENT"] == "RETRY", what=f"{qm}'s agent in retry")
-        wait_until(lambda: agent(group, "QM2")["IGQRETRIES"] >= 2, what="retries during the outage")
-        assert {qm: agent(group, qm)["IGQRESTARTS"] for qm in ("QM1", "QM2")} == restarts
-    finally:
-        group.redis_server.start()
-    for qm in ("QM1", "QM2"):
-        wait_until(lambda qm=qm: httpx.get(f"{group.url(qm)}/v1/ready").status_code == 200, what=f"{qm} ready")
-        wait_until(lambda qm=qm: agent(group, qm)["IGQAGENT"] == "RUNNING", what=f"{qm}'s agent running again")
-    MQ(group.url("QM1")).put1("DEST.LATER", "after the outage", md={"persistence": "PERSISTENT"}, qmgr="QM2")
-    receiver = MQ(group.url("QM2"))
-    hr = receiver.open("DEST.LATER", ["INPUT_SHARED"])
-    assert receiver.get(hr, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"] == "after the outage"
-    with mq_reason(2033):
-        receiver.get(hr, ["NO_SYNCPOINT"])
-    assert {qm: agent(group, qm)["IGQRESTARTS"] for qm in ("QM1", "QM2")} == restarts

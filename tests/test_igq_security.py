@@ -18,7 +18,7 @@ from tests.support.mq import MQ, MQFailed
 from tests.support.security import ADMIN, ALICE, mqsc_ok, qsg_cli
 from tests.support.waits import wait_until
 
-ENV = {**FAST, "QSG_AUTH": "on", "QSG_IGQ_SHORT_RETRY_S": "0.2", "QSG_IGQ_LONG_RETRY_S": "0.5"}
+ENV = {**FAST, "QSG_AUTH": "on"}
 
 
 def test_who_the_igq_agent_checks():

@@ -62,11 +62,27 @@ def failed_condition(s: TriggerSnapshot, trigtype: str, skip: frozenset[int] = f
     return None
 
 
+def trigint_elapsed(last_ms: int | None, now_ms: int, trigint_ms: int) -> bool:
+    """Condition 11's interval: TRIGINT has passed since the last trigger message written for
+    the queue - or none was written yet (a first trigger that was suppressed, for instance
+    because the initiation queue was get-inhibited or the process not yet defined, must not
+    stop every later trigger)."""
+    return last_ms is None or now_ms - last_ms >= trigint_ms
+
+
 def trigger_messages_for(trigtype: str, before: int, after: int, trigdpth: int, *,
                          trigint_elapsed: bool) -> int:
     """How many trigger messages a change of the count of messages that count from ``before``
-    to ``after`` makes (conditions 3 and 11): FIRST when it was zero, or when the queue was not
-    empty and TRIGINT has passed; EVERY one per message; DEPTH when it reaches TRIGDPTH."""
+    to ``after`` makes (conditions 3 and 11).
+
+    * FIRST: when the count was zero (3); when the queue was not empty, only once TRIGINT has
+      passed since the last trigger message or when none was written yet (11,
+      ``trigint_elapsed``, see ``trigint_elapsed()``).
+    * EVERY: one per message (3).
+    * DEPTH: when the count reaches TRIGDPTH (3), and - condition 11 for DEPTH - when a message
+      arrives while the queue already had TRIGDPTH or more messages (the interval applies to
+      FIRST only: document 002). The queue manager sets TRIGGER off after a DEPTH trigger, so
+      this fires only after TRIGGER was set on again with the depth already reached."""
     if after <= before:
         return 0
     if trigtype == "FIRST":
@@ -74,7 +90,7 @@ def trigger_messages_for(trigtype: str, before: int, after: int, trigdpth: int, 
     if trigtype == "EVERY":
         return after - before
     if trigtype == "DEPTH":
-        return 1 if before < trigdpth <= after else 0
+        return 1 if before < trigdpth <= after or before >= trigdpth else 0
     return 0
 
 

@@ -4,7 +4,8 @@
   ACTION(FAIL)) is detected by the first queue manager that connects to it again: the shared
   repository names its allocation, Redis no longer has it (struct.lua). A RECOVER(YES)
   structure is then FAILED: its queues answer MQRC_CF_STRUC_FAILED (2373) on every queue
-  manager until RECOVER CFSTRUCT, which a CFLEVEL(5) RECAUTO(YES) structure runs by itself.
+  manager until RECOVER CFSTRUCT, which a CFLEVEL(5) RECAUTO(YES) structure runs by itself
+  (see ``_auto_recovers``).
   A RECOVER(NO) structure holds no persistent messages (MQRC_PERSISTENT_NOT_ALLOWED) and is
   reallocated empty at once.
 * BACKUP CFSTRUCT copies the committed persistent messages to a backup file and records it in
@@ -56,6 +57,7 @@ class StructureService:
         self._tasks: set[asyncio.Task] = set()
         # One check of a structure at a time: a stale answer must not overwrite a newer one.
         self._locks: dict[str, asyncio.Lock] = {}
+        self._auto_running: set[str] = set()  # structures this QM is recovering by RECAUTO
 
     def _recoverable(self, tag: str) -> str | None:
         name = structure_name(tag)
@@ -106,13 +108,14 @@ class StructureService:
         after = await self.qm.db(self.store.structure, name)
         return status != "ACTIVE" or (after.alloc_id if after else "") != before
 
-    async def connect(self, name: str) -> str:
+    async def connect(self, name: str, *, auto: bool = True) -> str:
         """Connect to one structure: allocate it on first use, notice that it was lost. Returns
-        its status (ACTIVE, FAILED, RECOVERING)."""
+        its status (ACTIVE, FAILED, RECOVERING). ``auto``: a FAILED structure is recovered by
+        RECAUTO (not when the caller is RECOVER CFSTRUCT itself)."""
         async with self._locks.setdefault(name, asyncio.Lock()):
-            return await self._connect(name)
+            return await self._connect(name, auto)
 
-    async def _connect(self, name: str) -> str:
+    async def _connect(self, name: str, auto: bool = True) -> str:
         tag = self._tag(name)
         known = await self.qm.db(self.store.structure, name)
         state = await self.qm.cf.structure_state(tag, "CHECK", known.alloc_id if known else "",
@@ -124,6 +127,10 @@ class StructureService:
             log.error("%s: CF structure %s has failed: its contents were lost", self.qm.name, name)
             status = await self._failed(name, state.fail_ms)
         self._note(tag, status)
+        # The repository says FAILED only once the failing QM emptied the structure: recovery
+        # must not start (and restore messages) before that emptying.
+        if auto and status == "FAILED" and known is not None and known.status == "FAILED":
+            self._auto_recover_if_asked(name)
         return status
 
     def _note(self, tag: str, status: str) -> None:
@@ -149,18 +156,50 @@ class StructureService:
                         self.qm.name, name)
             return "ACTIVE"
         await self.qm.db(self.store.set_status, name, "FAILED", fail_ms)
-        if cf.attrs.get("RECAUTO") == "YES" and int(cf.attrs.get("CFLEVEL", 3)) >= 5:
-            task = asyncio.create_task(self._auto_recover(name))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self._auto_recover_if_asked(name)
         return "FAILED"
+
+    def _auto_recovers(self, name: str) -> bool:
+        """Whether a failed structure is recovered without an operator (RECAUTO).
+
+        IBM's DEFINE CFSTRUCT, RECAUTO: YES (the default) recovers the structure automatically
+        when a queue manager detects that it has failed, or when a queue manager lost
+        connectivity to it and no system of the sysplex still has connectivity to its coupling
+        facility (here: Redis comes back without the structure, which every queue manager
+        lost); NO leaves it FAILED until RECOVER CFSTRUCT; it does nothing for RECOVER(NO)
+        structures, which are reallocated empty. Automatic recovery is a CFLEVEL(5) function.
+        https://www.ibm.com/docs/en/SSFKSJ_9.2.0/com.ibm.mq.ref.adm.doc/q085510_.html and
+        https://developer.ibm.com/messaging/2017/12/11/set-cfconlos-recauto/ (CFCONLOS, RECAUTO).
+        Whichever queue manager finds the structure FAILED starts it - the one that saw it fail,
+        one that connects later, the one where RECAUTO was altered to YES - and a failed attempt
+        is tried again when a queue manager next finds it FAILED (IBM APAR PI38522: automatic
+        recovery that finds a structure FAILED schedules another attempt)."""
+        cf = self.qm.cache.cfstruct(name)
+        return cf is not None and recoverable(cf) and cf.attrs.get("RECAUTO", "YES") == "YES" \
+            and int(cf.attrs.get("CFLEVEL", 3)) >= 5
+
+    def _auto_recover_if_asked(self, name: str) -> None:
+        """Start automatic recovery of a FAILED structure when RECAUTO says so, once at a time
+        on this queue manager (RECOVER's BUSY answer keeps two queue managers from both
+        recovering it)."""
+        if not self._auto_recovers(name) or name in self._auto_running:
+            return
+        self._auto_running.add(name)
+        task = asyncio.create_task(self._auto_recover(name))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _auto_recover(self, name: str) -> None:
         try:
             for line in await self.recover([name], purge=False):
                 log.warning("%s: RECAUTO: %s", self.qm.name, line)
         except MQError as exc:
+            if exc.reason not in (MQRC.CF_STRUC_IN_USE, MQRC.MQRCCF_CF_STRUC_ERROR):  # another QM has it
+                log.error("%s: automatic recovery of CF structure %s failed: %s", self.qm.name, name, exc)
+        except Exception as exc:  # noqa: BLE001 - logged; the next QM that finds it FAILED tries again
             log.error("%s: automatic recovery of CF structure %s failed: %s", self.qm.name, name, exc)
+        finally:
+            self._auto_running.discard(name)
 
     async def refresh(self, name: str) -> None:
         """Another QM changed a structure's state (broadcast): take it over."""
@@ -173,8 +212,21 @@ class StructureService:
     # ---- RESET CFSTRUCT ACTION(FAIL) ------------------------------------------------------
 
     async def fail(self, name: str) -> list[str]:
-        """Simulate a structure failure: its contents are deleted, its status is FAILED."""
-        self._definition(name)
+        """Simulate a structure failure: its contents are deleted, its status is FAILED.
+
+        As IBM's RESET CFSTRUCT: "RESET CFSTRUCT requires the structure to be defined with
+        CFLEVEL(5)" (https://www.ibm.com/docs/en/SSFKSJ_9.2.0/com.ibm.mq.ref.adm.doc/q086500_.html)
+        - else MQRCCF_CF_STRUC_ERROR, the reason of a CF structure command the structure is
+        unsuitable for (q047520_); a structure already FAILED answers
+        MQRCCF_CF_STRUC_ALREADY_FAILED (3351, cmqcfc.h)."""
+        cf = self._definition(name)
+        if int(cf.attrs.get("CFLEVEL", 3)) < 5:
+            raise MQError(MQRC.MQRCCF_CF_STRUC_ERROR,
+                          f"RESET CFSTRUCT requires CFSTRUCT({name}) to be defined with CFLEVEL(5); "
+                          f"it is CFLEVEL({cf.attrs.get('CFLEVEL', 3)})")
+        if await self.connect(name) == "FAILED":
+            raise MQError(MQRC.MQRCCF_CF_STRUC_ALREADY_FAILED, f"CF structure {name} has already failed "
+                          f"(RECOVER CFSTRUCT({name}) makes it available again)")
         tag = self._tag(name)
         known = await self.qm.db(self.store.structure, name)
         now = self.qm.clock.now_ms()
@@ -197,7 +249,11 @@ class StructureService:
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
                           f"CFSTRUCT({name}) cannot be backed up: it needs CFLEVEL(3) or higher and RECOVER(YES)")
         tag = self._tag(name)
-        await self.connect(name)
+        status = await self.connect(name)
+        if status != "ACTIVE":
+            # a Backup CF Structure command when the structure's status is unsuitable (q047520_)
+            raise MQError(MQRC.MQRCCF_CF_STRUC_ERROR, f"Unable to back up structure {name}: its status is "
+                          f"{'IN RECOVER' if status == 'RECOVERING' else status}, not ACTIVE")
         await self.qm.cf.usable(tag)
         lock = backup_lock(tag)
         if not await self.qm.cf.leases.take(lock, self.qm.name, BACKUP_LOCK_MS):
@@ -253,15 +309,18 @@ class StructureService:
             if not recoverable(cf):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
                               f"CFSTRUCT({name}) is RECOVER(NO): it is reallocated empty when it fails")
-            await self.connect(name)
+            await self.connect(name, auto=False)
             tag = self._tag(name)
             state = await self.qm.cf.structure_state(tag, "RECOVER", self.qm.name)
             if state.outcome == "BUSY":
                 if state.status == "RECOVERING":
                     raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is being recovered by {state.by}")
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                              f"CFSTRUCT({name}) is {state.status}, not FAILED: nothing to recover "
-                              f"(RESET CFSTRUCT({name}) ACTION(FAIL) fails it)")
+                # MQRCCF_CF_STRUC_ERROR: a Recover CF Structure command when the status of the
+                # structure is unsuitable (https://www.ibm.com/docs/en/SSFKSJ_latest/reference/q047520_.html),
+                # with IBM's console message CSQE102E (its text as IBM APAR PI38522 quotes it)
+                raise MQError(MQRC.MQRCCF_CF_STRUC_ERROR,
+                              f"CSQE102E Unable to recover structure {name}, not in failed state "
+                              f"(it is {state.status}; RESET CFSTRUCT({name}) ACTION(FAIL) fails it)")
             self._note(tag, "RECOVERING")
             await self.qm.db(self.store.set_status, name, "RECOVERING")
             try:

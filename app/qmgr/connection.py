@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.options import OpenOptions
+from app.core.userid import mqmd_user_id
 from app.qmgr.definitions import ResolvedQueue
 
 #: Who owns the connections an MQCONN makes in this context: the session (``app.api.session``)
@@ -101,3 +102,8 @@ class Connection:
     def open_handles(self) -> int:
         """Handles open now (MAXHANDS, MQRC 2017)."""
         return len(self.handles) + len(self.qmgr_handles)
+
+    def __post_init__(self) -> None:
+        # MQMD UserIdentifier is 12 characters: a longer authenticated name is truncated, as
+        # IBM MQ truncates (app.core.userid); ``principal`` keeps the whole name for authority.
+        self.user_id = mqmd_user_id(self.user_id)

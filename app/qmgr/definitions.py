@@ -6,6 +6,7 @@ reaches every QM's cache through the definitions broadcast (``app.qmgr.broadcast
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from app.cf.keys import QueueLocation, private_tag, shared_tag
@@ -31,11 +32,25 @@ def queue_location(qsg: str, obj: ObjectDef) -> QueueLocation:
     return QueueLocation(private_tag(qsg, obj.owner_qmgr), obj.name)
 
 
-def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *, set_switches: bool = False) -> dict[str, str | int]:
+def switches_to_set(set_switches: bool | Collection[str]) -> frozenset[str]:
+    """The event switches a definition change sets as defined: all four (``True``: DEFINE
+    REPLACE), the ones an ALTER named (a collection of names), or none (``False``)."""
+    if set_switches is True:
+        return frozenset(EVENT_SWITCHES)
+    if not set_switches:
+        return frozenset()
+    return frozenset(set_switches) & frozenset(EVENT_SWITCHES)
+
+
+def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *,
+                  set_switches: bool | Collection[str] = False) -> dict[str, str | int]:
     """The ``ctl`` fields of a local queue.
 
-    The event switches are written only where the queue has none yet, unless ``set_switches``
-    (DEFINE REPLACE, or an ALTER naming them): re-applying a definition must not undo a switch.
+    The event switches are written only where the queue has none yet, except those
+    ``set_switches`` names (all four for DEFINE REPLACE, ``True``; the ones an ALTER named): the
+    queue manager toggles QDPHIEV/QDPLOEV/QDPMAXEV/QSVCIEV itself when an event fires
+    (documents 000 and 001), and re-applying a definition - or an ALTER of another switch or
+    attribute - must not undo those toggles.
 
     ``offload`` says whether messages over 63 KB may be stored: always for private queues; for
     shared queues only when the structure is CFLEVEL(4) or higher, as on z/OS (the body then
@@ -45,8 +60,9 @@ def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *, set_switches: b
     # triggering: the CF counts messages for a queue whose TRIGGER is on (docs/ibm-rules.md §3.1)
     out.update(trigger="1" if obj.attrs.get("TRIGGER") else "0", trigtype=obj.attrs["TRIGTYPE"],
                trigmpri=obj.attrs["TRIGMPRI"])
+    named = switches_to_set(set_switches)
     for k in EVENT_SWITCHES:
-        out[("" if set_switches else "?") + k.lower()] = obj.attrs[k]
+        out[("" if k in named else "?") + k.lower()] = obj.attrs[k]
     if obj.qsgdisp == "SHARED":
         level = int(cfstruct.attrs.get("CFLEVEL", 3)) if cfstruct else 0
         out["offload"] = "1" if level >= 4 else "0"

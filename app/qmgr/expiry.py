@@ -167,20 +167,32 @@ class ExpiryService:
         header (MQDLH fields as JSON, the message data base64) as its body. ``conn``: put inside
         that connection's unit of work (an agent that got the message under syncpoint).
 
+        The dead letter's MQMD is the original message's, context included (PutApplName,
+        UserIdentifier, PutDateTime, PutQMgr), as IBM's queue manager and MCAs put a dead letter
+        with all context passed from the original message (an application putting to the DLQ
+        uses MQPMO_PASS_ALL_CONTEXT for the same reason): the MQDLH's own PutApplName /
+        PutDateTime say who dead-lettered it and when. Only a message that carries no context
+        (one the queue manager made itself, e.g. a trigger message) gets this QM's. The put
+        therefore goes to the coupling facility directly, not through the MQI's put (which sets
+        the context of the putter), as the IGQ agent's delivery does.
+
         Raises MQError when there is no usable DEADQ (MQRC_UNKNOWN_OBJECT_NAME when DEADQ is
         blank): the caller decides - keep the message where it is and retry (the IGQ agent), or
         discard it where IBM MQ does too (reports)."""
         deadq = str(self.qm.attrs.get("DEADQ", "")).strip()
         if not deadq:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{self.qm.name} has no dead-letter queue (DEADQ is blank)")
+        now = self.qm.clock.now_ms()
         header = {"StrucId": "DLH ", "Version": 1, "Reason": reason, "DestQName": dest_q,
                   "DestQMgrName": dest_qmgr, "Format": md.get("format", ""), "PutApplName": self.qm.name,
-                  "PutDateTime": int(time.time() * 1000), "MsgDesc": md,
+                  "PutDateTime": now, "MsgDesc": md,
                   "MsgData": base64.b64encode(data).decode()}
         # The dead-letter queue is not the message's destination: its copy there makes no
-        # COA or COD report (the original MQMD travels whole in the header).
+        # COA or COD report (the original MQMD travels whole in the header). The copy keeps the
+        # original's context (put by the queue manager with all context set, as IBM's dead-letter
+        # handling does), not the context of whoever moved it there (the IGQ agent).
         dead_md = {**md, "format": "MQDEAD", "report": without_arrival_delivery(md.get("report", []))}
-        await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn)
+        await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn, keep_context=True)
 
     # ---- scanning -----------------------------------------------------------------------
 

@@ -22,8 +22,10 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
   get-inhibited), peer recovery of its queue manager is still running, the coupling facility
   cannot be reached (MQRC_CF_NOT_AVAILABLE, a failed structure, Redis connection errors), its
   queue manager was fenced (MQRC_CONNECTION_BROKEN) or a message stays as above, it retries with
-  the short and long retry counts and intervals of the document (intervals are settings). Entering
-  retry is logged once; it is not an abnormal end (CSQM067E is for unexpected failures only).
+  the short and long retry counts and intervals of document 004 - IBM's fixed values, which
+  cannot be changed (Table 1 there), measured on the queue manager's clock (tests step it).
+  Entering retry is logged once; it is not an abnormal end (CSQM067E is for unexpected failures
+  only). Setting IGQ(DISABLED) stops the agent, also in the middle of a retry interval.
 """
 
 from __future__ import annotations
@@ -53,8 +55,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# IBM's short and long retry counts and intervals of the IGQ agent, "which cannot be changed"
+# (document 004, "Retry capability of the intra-group queuing agent", Table 1).
 SHORT_RETRY_COUNT = 10
+SHORT_RETRY_INTERVAL_MS = 60_000  # 1 minute
 LONG_RETRY_COUNT = 999_999_999
+LONG_RETRY_INTERVAL_MS = 1_200_000  # 20 minutes
+# How often a retry wait looks at the clock: the interval is measured on the queue manager's
+# (injectable) clock, which a test steps instead of letting real minutes pass.
+CLOCK_POLL_S = 0.1
 EXCEPTION_REPORTS = frozenset({"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA"})
 
 # Reasons that say nothing about the message or its destination but that the queue manager
@@ -179,9 +188,20 @@ class IgqAgent:
             log.info("%s IGQ agent still in retry: %s", self.qm.name, problem)
         self.retry_reason = problem
         self.retries += 1
-        settings = self.qm.settings
+        if self.retries > SHORT_RETRY_COUNT + LONG_RETRY_COUNT:
+            self.retries = SHORT_RETRY_COUNT + 1  # in practice never reached: stay on the long interval
         short = self.retries <= SHORT_RETRY_COUNT
-        await self._pause(settings.igq_short_retry_s if short else settings.igq_long_retry_s)
+        await self._wait_on_clock(self.qm.clock.now_ms() + (SHORT_RETRY_INTERVAL_MS if short
+                                                            else LONG_RETRY_INTERVAL_MS))
+
+    async def _wait_on_clock(self, until_ms: int) -> None:
+        """Wait until the queue manager's clock reaches ``until_ms``; the agent stopping, or IGQ
+        being disabled (which stops the agent), ends the wait early."""
+        while not self._stopping.is_set() and self.qm.attrs.get("IGQ") == "ENABLED":
+            left_ms = until_ms - self.qm.clock.now_ms()
+            if left_ms <= 0:
+                return
+            await self._pause(min(CLOCK_POLL_S, left_ms / 1000))
 
     def _leave_retry(self) -> None:
         if self.state == "RETRY":

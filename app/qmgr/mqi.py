@@ -699,14 +699,17 @@ class Mqi:
         return source.saved_context
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
-                         conn: Connection | None = None) -> PutOutcome:
+                         conn: Connection | None = None, keep_context: bool = False) -> PutOutcome:
         """A put by the queue manager itself (reports, events, trigger messages, dead letters):
         outside any unit of work with the queue manager's name as PutApplName, or inside the unit
         of work of ``conn`` (one of the queue manager's own agents, e.g. the IGQ agent). ``qmgr``
         names the queue's queue manager as an application's MQPUT1 would (through the group when
-        it is another one); None: a queue of this queue manager."""
-        checked, warnings = validate_put_md(md)
-        call = PutCall(checked, data, parse_put_options(["SYNCPOINT" if conn else "NO_SYNCPOINT"]), warnings)
+        it is another one); None: a queue of this queue manager. ``keep_context``: the context
+        fields of ``md`` are kept (MQPMO_SET_ALL_CONTEXT), e.g. a dead letter's original context."""
+        options = ["SYNCPOINT" if conn else "NO_SYNCPOINT", *(["SET_ALL_CONTEXT"] if keep_context else [])]
+        pmo = parse_put_options(options)
+        checked, warnings = validate_put_md(md, settable=pmo.settable)
+        call = PutCall(checked, data, pmo, warnings)
         resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self.resolve_target(queue, qmgr)
         return await self._put(conn or self._system, resolved, call, gen=None)
 

@@ -9,7 +9,7 @@ triggers, say) do so through these Protocols, never by importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class SystemPuts(Protocol):
     msg_ids: MsgIdGenerator
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
-                         conn: Connection | None = None) -> PutOutcome: ...
+                         conn: Connection | None = None, keep_context: bool = False) -> PutOutcome: ...
 
 
 class AgentMqi(SystemPuts, Protocol):
@@ -137,7 +137,7 @@ class DefinitionChanges(Protocol):
     """The definition-change workflow (app.qmgr.workflow.DefinitionWorkflow)."""
 
     async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False,
-                               set_switches: bool = False) -> None: ...
+                               set_switches: bool | Collection[str] = False) -> None: ...
 
     async def apply_mqset(self, obj: ObjectDef, keywords: list[tuple[str, str | None]], *,
                           retrigger: bool = True) -> ObjectDef: ...
@@ -203,6 +203,8 @@ class ExpiryHost(QmgrContext, Protocol):
     def activity(self) -> ActivityLog: ...
     @property
     def mqi(self) -> SystemPuts: ...
+    @property
+    def triggers(self) -> TriggerHooks: ...
 
     def shared_tags(self) -> list[str]: ...
 

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -30,6 +29,7 @@ from app.core.triggers import (
     failed_condition,
     mqtm,
     trigger_messages_for,
+    trigint_elapsed,
     type_in_effect,
 )
 from app.qmgr.definitions import queue_location
@@ -47,7 +47,10 @@ class TriggerService:
 
     def __init__(self, qm: TriggersHost) -> None:
         self.qm = qm
-        self._last_first: dict[str, float] = {}  # queue -> monotonic time of its last FIRST trigger (TRIGINT)
+        # queue -> time (group clock, ms) of the last trigger message written for it (TRIGINT,
+        # condition 11); a queue absent here had none yet. Kept in memory: document 002 says
+        # the TRIGINT timer is reset when the queue manager restarts.
+        self._last_written: dict[str, int] = {}
         self._subscriber = qm.cf.trigger_subscriber(self._counts_published, name=f"trigger counts to {qm.name}")
 
     async def start(self) -> None:
@@ -89,9 +92,8 @@ class TriggerService:
             before, after = now - added, now
         if failed_condition(s, trigtype) is not None:
             return
-        trigint_s = int(self.qm.attrs.get("TRIGINT", 999999999)) / 1000
-        last = self._last_first.get(queue.name)
-        elapsed = last is not None and time.monotonic() - last >= trigint_s
+        elapsed = trigint_elapsed(self._last_written.get(queue.name), self.qm.clock.now_ms(),
+                                  int(self.qm.attrs.get("TRIGINT", 999999999)))
         n = trigger_messages_for(trigtype, before, after, int(queue.attrs.get("TRIGDPTH", 1)), trigint_elapsed=elapsed)
         for _ in range(n):
             await self._trigger(queue, s, trigtype, conn if syncpoint else None)
@@ -114,8 +116,7 @@ class TriggerService:
     async def _trigger(self, queue: ObjectDef, s: TriggerSnapshot, trigtype: str, conn: Connection | None) -> None:
         message = mqtm(queue.name, queue.attrs, str(queue.attrs.get("PROCESS", "")).strip(), s.process)
         initq = str(queue.attrs["INITQ"]).strip()
-        if trigtype == "FIRST":
-            self._last_first[queue.name] = time.monotonic()
+        self._last_written[queue.name] = self.qm.clock.now_ms()
         if conn is not None:
             conn.pending_triggers.append((initq, message, trigtype))  # until the unit of work ends
         else:
@@ -166,8 +167,12 @@ class TriggerService:
         a, b = old.attrs, new.attrs
         if new.objtype != "QLOCAL" or new.location == "@GROUP":
             return
-        trigger_on = b.get("TRIGGER") and (not a.get("TRIGGER") or any(
-            a.get(k) != b.get(k) for k in ("TRIGTYPE", "TRIGMPRI", "TRIGDPTH")))
+        # TriggerDepth is relevant to a DEPTH queue only (condition 13: "TriggerDepth (if
+        # relevant)"): changing it on a FIRST or EVERY queue re-triggers nothing.
+        changed = {k for k in ("TRIGTYPE", "TRIGMPRI", "TRIGDPTH") if a.get(k) != b.get(k)}
+        if b.get("TRIGTYPE", "FIRST") != "DEPTH":
+            changed.discard("TRIGDPTH")
+        trigger_on = b.get("TRIGGER") and (not a.get("TRIGGER") or changed)
         if trigger_on:
             await self.retrigger(new, skip=frozenset({8}))
         if a.get("GET") == "DISABLED" and b.get("GET") == "ENABLED":

@@ -12,14 +12,14 @@ DELETE) or by MQSET (an application's, or the queue manager's own after a DEPTH 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from app.core import attributes
 from app.core.errors import MQError
 from app.core.objects import GROUP_LOCATION, ObjectDef
 from app.core.reasons import MQRC
-from app.qmgr.definitions import queue_location, runtime_attrs
+from app.qmgr.definitions import queue_location, runtime_attrs, switches_to_set
 
 if TYPE_CHECKING:
     from app.cf.engine import CouplingFacility
@@ -48,7 +48,7 @@ class DefinitionWorkflow:
         self.retrigger = retrigger
 
     async def change_definitions(self, changed: list[ObjectDef], announce: list[tuple[str, str]], *,
-                                 bump_gen: bool = False, set_switches: bool = False,
+                                 bump_gen: bool = False, set_switches: bool | Collection[str] = False,
                                  invalidate: bool = False) -> None:
         """Definitions the repository has just stored (``changed``): their local queues' runtime
         attributes into the coupling facility, then the acknowledged broadcast of ``announce``
@@ -80,19 +80,41 @@ class DefinitionWorkflow:
         """Re-trigger conditions of a changed definition (trigger attributes, GET or PUT allowed)."""
         await self.retrigger(old, new)
 
-    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False, set_switches: bool = False) -> None:
+    async def sync_queue_state(self, obj: ObjectDef, *, bump_gen: bool = False,
+                               set_switches: bool | Collection[str] = False) -> None:
         """Write a local queue's runtime attributes into its CF state (created if missing).
 
-        ``set_switches``: the event switches as defined replace the live ones; a service
-        interval switched on starts its timer when messages are waiting.
+        ``set_switches``: the event switches that replace the live ones - all four (``True``,
+        DEFINE REPLACE) or those an ALTER named; the others keep the value the queue manager
+        last switched them to.
+
+        The service timer is left alone: document 000 restarts it only on an MQPUT to an empty
+        queue and an MQGET ("Queue service interval events algorithm"), never on an ALTER. The
+        one exception is a service interval event being enabled where it was NONE: the CF does
+        not keep the timer while the event is NONE, and the timer "is always active if the
+        queue has messages on it and a queue service interval event is enabled" (document 000,
+        "When is the service timer active?"), so it starts now if messages wait, else is OFF.
         """
         cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
         loc = queue_location(self.qsg, obj)
+        enabling = False
+        if "QSVCIEV" in switches_to_set(set_switches) and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
+            enabling = await self._service_interval_was_off(loc)
         await self.cf.define_queue(loc, runtime_attrs(obj, cfstruct, set_switches=set_switches))
-        if set_switches and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
+        if enabling:
             await self.start_service_timer(loc)
         if bump_gen:
             await self.cf.alter_queue(loc, {}, bump_gen=True)
+
+    async def _service_interval_was_off(self, loc: QueueLocation) -> bool:
+        """Whether the queue's live QSVCIEV is NONE (or the queue has no CF state yet)."""
+        try:
+            status = await self.cf.queue_status(loc)
+        except MQError as exc:
+            if exc.reason == MQRC.UNKNOWN_OBJECT_NAME:
+                return True
+            raise
+        return status.attributes.get("qsvciev", "NONE") in ("NONE", "", None)
 
     async def start_service_timer(self, loc: QueueLocation) -> None:
         """The service timer runs from now while the queue holds messages, else it is OFF."""

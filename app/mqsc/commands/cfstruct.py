@@ -31,7 +31,8 @@ class StructureCommands(CommandBase):
             else:
                 raise MQError(MQRC.OBJECT_NAME_ERROR,
                               f"'{part}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
-        return out
+        # each structure once, also when a generic name and a list name it twice
+        return list(dict.fromkeys(out))
 
     async def backup_cfstruct(self, cmd: Command) -> None:
         """BACKUP CFSTRUCT(name) [EXCLINT(30-600)]."""
@@ -51,7 +52,7 @@ class StructureCommands(CommandBase):
                                                           purge=kind == "PURGE")
 
     async def reset_cfstruct(self, cmd: Command) -> None:
-        """RESET CFSTRUCT(name) ACTION(FAIL): simulate a structure failure."""
+        """RESET CFSTRUCT(name) ACTION(FAIL): simulate a structure failure (CFLEVEL(5) only)."""
         action = cmd.value("ACTION").upper()
         if action != "FAIL":
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "RESET CFSTRUCT needs ACTION(FAIL)")

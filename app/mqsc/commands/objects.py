@@ -124,13 +124,16 @@ class ObjectCommands(CommandBase):
         changed = [saved]
         if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
             changed += await self._make_copies(saved)
-        switches = any(k.name in EVENT_SWITCHES for k in cmd.keywords)  # only when named
+        switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
         await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)], bump_gen=forced,
                                                   set_switches=switches, invalidate=forced)
         # condition 13 is evaluated by this QM for the definition it uses (a GROUP object's COPY)
         used = next((d for d in changed if d.location in (self.qm.name, "@SHARED")), None)
         if used is not None:
             await self.qm.workflow.definition_changed(existing, used)
+        if objtype == "CFSTRUCT":
+            # a failed structure altered to RECAUTO(YES) is recovered now (app/qmgr/cfstruct.py)
+            await self.qm.structures.connect(name)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
         location = location_of(qsgdisp, self.qm.name)
