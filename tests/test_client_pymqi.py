@@ -229,3 +229,12 @@ def test_model_queue_open_fills_the_od_and_close_deletes(group, connect):
     assert err.reason == CMQC.MQRC_Q_NOT_EMPTY
     again.close(CMQC.MQCO_DELETE_PURGE)
     assert reason_of(lambda: pymqi.Queue(qmgr, name, CMQC.MQOO_OUTPUT)).reason == CMQC.MQRC_UNKNOWN_OBJECT_NAME
+
+
+def test_structures_keep_unknown_attributes_as_pymqi_does():
+    md = pymqi.MD()
+    md.ReportOptions = CMQC.MQRO_COPY_MSG_ID_TO_CORREL_ID  # IBM's mq-dev-patterns basicrequest.py does this
+    assert md.ReportOptions == CMQC.MQRO_COPY_MSG_ID_TO_CORREL_ID and md.Report == CMQC.MQRO_NONE
+    assert "ReportOptions" not in md.get()  # not a field: the structure ignores it
+    with pytest.raises(AttributeError):
+        md.set(ReportOptions=1)

@@ -89,13 +89,13 @@ class MQOpts:
         # tells type checkers that a structure's fields are its attributes.
         raise AttributeError(f"{type(self).__name__} has no field {name}")
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name not in self._fields:
-            raise AttributeError(f"{type(self).__name__} has no field {name}")
-        object.__setattr__(self, name, value)
-
     def set(self, **kw: Any) -> None:
+        """Set fields by keyword; a name that is no field raises AttributeError, as in pymqi.
+        (Plain assignment of another name - ``md.ReportOptions = ...`` in IBM's samples - keeps
+        an attribute that the structure ignores, as pymqi's and ibmmq's structures do.)"""
         for name, value in kw.items():
+            if name not in self._fields:
+                raise AttributeError(f"{type(self).__name__} has no field {name}")
             setattr(self, name, value)
 
     def get(self) -> dict[str, Any]:

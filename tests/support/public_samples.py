@@ -52,6 +52,8 @@ def run_samples(directories: list[Path]) -> list[tuple[str, str, str]]:
     try:
         group.start(["QM1", "QM2"])
         port = group.qms["QM1"].port
+        # what `qsg up` defines for a new group: a dead-letter queue the queue manager names
+        group.mqsc("QM1", "DEFINE QLOCAL(SYSTEM.DEAD.LETTER.QUEUE)\nALTER QMGR DEADQ(SYSTEM.DEAD.LETTER.QUEUE)")
         for directory in directories:
             for path in sorted(directory.glob("*.py")):
                 results.append(_run_one(group, path, port, work))
@@ -74,7 +76,9 @@ def _run_one(group: Cluster, path: Path, port: int, work: Path) -> tuple[str, st
     copy.write_text(adapted(source, port), encoding="utf-8")
     try:
         done = subprocess.run([sys.executable, str(copy)], cwd=path.parent, capture_output=True, text=True,
-                              timeout=TIMEOUT_S, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                              timeout=TIMEOUT_S, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                                                      # where a program that names no connection connects
+                                                      "MQSERVER": f"DEV.APP.SVRCONN/TCP/127.0.0.1({port})"})
     except subprocess.TimeoutExpired:
         return f"{path.parent.parent.parent.name}/{path.name}", "timeout", f"still running after {TIMEOUT_S}s"
     name = f"{path.parent.parent.parent.name}/{path.name}"
