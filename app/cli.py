@@ -525,7 +525,8 @@ def analytics_run(date: str | None, activity_dir: str | None, output: str | None
                 spark.stop()
     except Exception as exc:  # the night is reported, whatever failed
         message = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:500]
-        write_status(Path(out), date, "FAILED", error=message)
+        if "://" not in out or out.startswith("file://"):  # /reports lists a local folder's runs
+            write_status(Path(out.removeprefix("file://")), date, "FAILED", error=message)
         click.echo(f"qsg analytics run: {date}: {message}", err=True)
         sys.exit(1)
     t = summary["totals"]

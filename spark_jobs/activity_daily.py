@@ -33,7 +33,6 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 import uuid
@@ -486,46 +485,100 @@ def run_job(spark: SparkSession, date: str, activity_dir: str, output: str, *,
         assert head is not None  # an aggregate without grouping has exactly one row
         records, qsgs = int(head["records"]), list(head["qsgs"])
         steps.step(f"read {records} activity records of {date}")
-        out_root = Path(output)
-        out_root.mkdir(parents=True, exist_ok=True)
-        staging = out_root / f".staging-{date}-{uuid.uuid4().hex[:8]}"
+        out = OutputFolder(spark, output)
+        staging = out.child(f".staging-{date}-{uuid.uuid4().hex[:8]}")
         collected: dict[str, list[dict[str, Any]]] = {}
         try:
             for name, df in compute_tables(prepared).items():
                 rows = df.collect()
                 collected[name] = _rows(rows)
                 # Written from the collected rows: each table is computed once.
-                spark.createDataFrame(rows, df.schema).coalesce(1).write.mode("overwrite").parquet(
-                    str((staging / "tables" / name).resolve()))
+                table = f"{staging}/tables/{name}"
+                spark.createDataFrame(rows, df.schema).coalesce(1).write.mode("overwrite").parquet(table)
+                verify_written(spark, name, table, len(rows))
                 steps.step(f"{name}: {len(rows)} rows")
             generated_at = datetime.fromtimestamp(clock(), tz=UTC).isoformat(timespec="seconds")
             summary = build_summary(date, records, qsgs, collected, generated_at, activity_dir)
             summary["duration_s"] = round(clock() - started, 1)
-            (staging / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+            out.write_text(f"{staging}/summary.json", json.dumps(summary, indent=1, default=str))
             steps.step("summary.json")
-            (staging / "report.html").write_text(render_report(summary), encoding="utf-8")
+            out.write_text(f"{staging}/report.html", render_report(summary))
             steps.step("report.html")
-            publish(staging, out_root / date)
-            write_status(out_root, date, "OK", records=records, duration_s=summary["duration_s"])
-            steps.step(f"published {out_root / date}")
+            out.publish(staging, out.child(date))
+            if out.local is not None:  # /reports lists the runs of a local output folder
+                write_status(out.local, date, "OK", records=records, duration_s=summary["duration_s"])
+            steps.step(f"published {out.child(date)}")
         finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
+            out.delete(staging)
             prepared.unpersist()
         return summary
     finally:
         steps.close()
 
 
-def publish(staging: Path, final: Path) -> None:
-    """Swap ``staging`` in as ``final``: two renames, so ``final`` is always one whole run
-    (briefly absent between them, never a mix of two runs)."""
-    old = final.with_name(f".old-{final.name}-{uuid.uuid4().hex[:8]}")
-    if final.exists():
-        os.replace(final, old)
-    os.replace(staging, final)
-    if old.exists():
-        shutil.rmtree(old, ignore_errors=True)
+def verify_written(spark: SparkSession, name: str, path: str, expected: int) -> None:
+    """Read a written table back and count its rows: Spark's executors write the files, and on a
+    cluster whose executors cannot reach the output folder (a local path that is not shared
+    storage) the write still "succeeds" - on each executor's own disk - and the driver would
+    publish empty tables. Anything but the rows computed fails the job."""
+    try:
+        found = spark.read.parquet(path).count()
+    except Exception as exc:  # AnalysisException: nothing readable there
+        found, detail = -1, f" ({str(exc).splitlines()[0][:200]})"
+    else:
+        detail = ""
+    if found != expected:
+        raise RuntimeError(
+            f"table {name}: {expected} rows computed but {max(found, 0)} read back from {path}{detail}: the "
+            f"executors could not write the output folder (use storage that the driver and every worker "
+            f"share, e.g. hdfs://, s3a:// or a shared mount)")
+
+
+class OutputFolder:
+    """The job's output folder through Hadoop's filesystem layer (Spark's own), so ``--output``
+    may be a local folder or a URI (``file://``, ``hdfs://``, ``s3a://``, ...). A plain path is
+    the local folder ``local``; for a URI ``local`` is None."""
+
+    def __init__(self, spark: SparkSession, output: str) -> None:
+        if "://" in output and not output.startswith("file://"):
+            self.local: Path | None = None
+            self.root = output.rstrip("/")
+        else:
+            self.local = Path(output.removeprefix("file://")).resolve()
+            self.root = self.local.as_uri()
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None  # a live SparkContext has its JVM gateway
+        self._jvm = jvm
+        self._fs = jvm.org.apache.hadoop.fs.Path(self.root).getFileSystem(
+            spark.sparkContext._jsc.hadoopConfiguration())
+        self._fs.mkdirs(self._path(self.root))
+
+    def _path(self, uri: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(uri)
+
+    def child(self, name: str) -> str:
+        return f"{self.root}/{name}"
+
+    def write_text(self, uri: str, text: str) -> None:
+        stream = self._fs.create(self._path(uri), True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+    def delete(self, uri: str) -> None:
+        self._fs.delete(self._path(uri), True)
+
+    def publish(self, staging: str, final: str) -> None:
+        """Swap ``staging`` in as ``final``: two renames, so ``final`` is always one whole run
+        (briefly absent between them, never a mix of two runs)."""
+        head, _, tail = final.rpartition("/")
+        old = f"{head}/.old-{tail}-{uuid.uuid4().hex[:8]}"
+        if self._fs.exists(self._path(final)):
+            self._fs.rename(self._path(final), self._path(old))
+        if not self._fs.rename(self._path(staging), self._path(final)):
+            raise RuntimeError(f"could not publish {staging} as {final}")
+        self.delete(old)
 
 
 def main(argv: list[str] | None = None) -> int:
