@@ -160,3 +160,26 @@ def make_cluster(url: str, *, socket_timeout: float = SOCKET_TIMEOUT_S) -> Redis
 def is_cluster(redis: Any) -> bool:
     """True when ``redis`` is a cluster client (``make_redis`` of a ``redis+cluster://`` URL)."""
     return isinstance(redis, RedisCluster)
+
+
+def node_client(cluster: RedisCluster, host: str, port: int) -> Redis:
+    """A plain client of one node of ``cluster`` with its options (a subscription lives on one
+    node's connection; classic pub/sub reaches every node of a cluster)."""
+    kw = cluster.connection_kwargs
+    options = _client_options(float(kw.get("socket_timeout") or SOCKET_TIMEOUT_S))
+    for name in ("username", "password"):
+        if kw.get(name):
+            options[name] = kw[name]
+    return Redis(host=host, port=port, **options)  # pub/sub: few commands, the default packer
+
+
+async def cluster_nodes(cluster: RedisCluster) -> list[tuple[str, int]]:
+    """Every node ``cluster`` knows of, masters first, re-learning the map when it went stale
+    (the seeds when none answers now: a subscriber tries them in turn)."""
+    if cluster._initialize:  # first use, or a node failed since: ask the seeds again
+        try:
+            await cluster.initialize()
+        except Exception:  # noqa: BLE001 - no node answers now: try the seeds one after another
+            return [(n.host, int(n.port)) for n in cluster.startup_nodes]
+    nodes = sorted(cluster.get_nodes(), key=lambda n: n.server_type != "primary")
+    return [(n.host, int(n.port)) for n in nodes]
