@@ -147,7 +147,7 @@ def make_cluster(url: str, *, socket_timeout: float = SOCKET_TIMEOUT_S) -> Redis
     seeds, creds = cluster_seeds(url)
     options = {**_client_options(socket_timeout), **creds}
     nodes = [ClusterNode(host, port) for host, port in seeds]  # rebuilt by RedisCluster with its options
-    client = RedisCluster(startup_nodes=nodes, cluster_error_retry_attempts=0, require_full_coverage=False,
+    client = RedisCluster(startup_nodes=nodes, require_full_coverage=False,
                           dynamic_startup_nodes=True, **options)
     # RedisCluster takes no connection class: put the packer into the options it shares with the
     # nodes it makes later (one dict), and into the seed nodes made already.
