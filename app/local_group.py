@@ -105,9 +105,9 @@ CLUSTER_BASE_PORT = 7001
 
 def _start_redis_cluster(workdir: Path, masters: int, first_port: int = CLUSTER_BASE_PORT):
     """A local Redis Cluster of ``masters`` masters on ports ``first_port``.. with AOF
-    (app.redis_cluster); a second ``qsg up`` in the same folder restarts the same cluster with
+    (app.cf.local_cluster); a second ``qsg up`` in the same folder restarts the same cluster with
     its data (the nodes find each other again through their nodes.conf)."""
-    from app.redis_cluster import LocalRedisCluster
+    from app.cf.local_cluster import LocalRedisCluster
 
     cluster = LocalRedisCluster(ports=[first_port + i for i in range(masters)],
                                 workdir=(workdir / "redis-cluster").resolve(), masters=masters, aof=True)

@@ -209,3 +209,13 @@ def test_qsg_serve_refuses_a_cluster_url_with_no_live_seed(group, tmp_path):
                          timeout=60)
     assert out.returncode == 2 and "cannot reach the coupling facility" in out.stderr
 
+
+
+def test_display_cfstatus_names_the_node_of_each_structure(group, rcluster):
+    s1, s2 = group.structures
+    (res,) = group.mqsc_ok("QM2", "DISPLAY CFSTATUS(*)")
+    shown = {o["CFSTATUS"]: o["CFNODE"] for o in res["objects"]}
+    for struct in (s1, s2):
+        node = rcluster.node_of_key(keys.structure_state(keys.shared_tag(QSG, struct)))
+        assert shown[struct] == f"127.0.0.1:{node.port}"
+    assert shown[s1] != shown[s2]

@@ -28,8 +28,9 @@ def _client(url: str) -> syncredis.Redis | SyncRedisCluster:
     """A short-lived synchronous client of ``url`` (a cluster's seeds tried in turn)."""
     if is_cluster_url(url):
         seeds, creds = cluster_seeds(url)
-        return SyncRedisCluster(startup_nodes=[SyncClusterNode(h, p) for h, p in seeds], socket_connect_timeout=3,
-                                socket_timeout=3, require_full_coverage=False, **creds)  # type: ignore[arg-type]
+        nodes = [SyncClusterNode(h, p) for h, p in seeds]  # type: ignore[no-untyped-call]
+        return SyncRedisCluster(startup_nodes=nodes, socket_connect_timeout=3, socket_timeout=3,
+                                require_full_coverage=False, **creds)  # type: ignore[arg-type]
     return syncredis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
 
 

@@ -149,7 +149,10 @@ class ScriptRegistry:
                                args: list[Any]) -> Any:
         if cluster._initialize:  # first call, or the slot map went stale with a failed node
             await cluster.initialize()
-        node: ClusterNode = cluster.get_node_from_key(keys[0])
+        found = cluster.get_node_from_key(keys[0])
+        if found is None:  # the slot's master failed and nobody took over (yet)
+            raise ClusterError(f"no master serves the slot of {keys[0]!r}")
+        node: ClusterNode = found
         asking = False
         for _ in range(MAX_REDIRECTS):
             owner, conn = node, node.acquire_connection()

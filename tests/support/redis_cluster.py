@@ -1,4 +1,4 @@
-"""A real 3-master Redis Cluster for tests, on free ports (``app.redis_cluster.LocalRedisCluster``).
+"""A real 3-master Redis Cluster for tests, on free ports (``app.cf.local_cluster.LocalRedisCluster``).
 
 ``QSG_TEST_REDIS=cluster`` makes the standard ``make_cluster`` fixture start its groups on such a
 cluster instead of one redis-server, so any group test file runs against a cluster:
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from app.redis_cluster import LocalRedisCluster
+from app.cf.local_cluster import LocalRedisCluster
 from tests.support.redis_server import free_port
 
 

@@ -86,7 +86,8 @@ class LocalRedisCluster:
         if not self.binary:
             raise RuntimeError("no redis-server is installed: install Redis (e.g. apt-get install redis-server)")
         bus = self.bus_ports or [p + 10000 for p in self.ports]
-        self.nodes = [ClusterNodeProcess(p, self.workdir / f"node-{p}", b) for p, b in zip(self.ports, bus, strict=True)]
+        self.nodes = [ClusterNodeProcess(p, self.workdir / f"node-{p}", b)
+                      for p, b in zip(self.ports, bus, strict=True)]
 
     @property
     def url(self) -> str:
@@ -166,8 +167,9 @@ class LocalRedisCluster:
                 continue
             client = syncredis.Redis(port=node.port, socket_timeout=2.0)
             try:
-                slot = int(client.execute_command("CLUSTER", "KEYSLOT", key))
-                for start, end, master, *_replicas in client.execute_command("CLUSTER", "SLOTS"):
+                slot = int(client.execute_command("CLUSTER", "KEYSLOT", key))  # type: ignore[no-untyped-call]
+                slots = client.execute_command("CLUSTER", "SLOTS")  # type: ignore[no-untyped-call]
+                for start, end, master, *_replicas in slots:
                     if int(start) <= slot <= int(end):
                         return next(n for n in self.nodes if n.port == int(master[1]))
             finally:
