@@ -28,6 +28,8 @@ from tests.support.redis_cluster import RedisClusterServer
 from tests.support.redis_server import free_port
 
 QSG = "QSG1"
+#: The group of the tests that write keys of their own (never the running group's keys).
+OTHER_QSG = "QSGT"
 
 
 @pytest.fixture(scope="module")
@@ -138,12 +140,12 @@ def test_every_script_declares_flags_without_cross_slot(rcluster):
 async def test_redis_refuses_a_flagged_script_touching_a_second_slot(rcluster):
     client = make_redis(rcluster.url)
     try:
-        home = keys.structure_state(keys.shared_tag(QSG, "APPL1"))
+        home = keys.structure_state(keys.shared_tag(OTHER_QSG, "APPL1"))
         # the same node, another slot: Redis refuses it because the script declared flags
-        other = next(keys.structure_state(keys.shared_tag(QSG, f"X{i}")) for i in range(1000)
-                     if rcluster.node_of_key(keys.structure_state(keys.shared_tag(QSG, f"X{i}")))
+        other = next(keys.structure_state(keys.shared_tag(OTHER_QSG, f"X{i}")) for i in range(1000)
+                     if rcluster.node_of_key(keys.structure_state(keys.shared_tag(OTHER_QSG, f"X{i}")))
                      is rcluster.node_of_key(home)
-                     and client.keyslot(keys.structure_state(keys.shared_tag(QSG, f"X{i}"))) != client.keyslot(home))
+                     and client.keyslot(keys.structure_state(keys.shared_tag(OTHER_QSG, f"X{i}"))) != client.keyslot(home))
         script = "#!lua\nredis.call('SET', KEYS[1], '1')\nreturn redis.call('GET', ARGV[1])"
         with pytest.raises(redis.ResponseError, match="slot"):
             await client.eval(script, 1, home, other)
@@ -158,7 +160,7 @@ async def test_a_script_goes_to_the_master_of_its_slot(rcluster):
     try:
         registry = ScriptRegistry(client)
         for struct in ("APPL1", "APPL2", "APPL3", "APPL4"):
-            tag = keys.shared_tag(QSG, struct)
+            tag = keys.shared_tag(OTHER_QSG, struct)
             key = keys.structure_state(tag)
             # lease_take: SET NX with a PEXPIRE on KEYS[1]; it must land where the key lives
             await registry.evalsha(registry.lease_take, [key + ":lease"], ["me", "60000"])
