@@ -23,6 +23,7 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 import hiredis
+from redis._parsers import AsyncCommandsParser
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import Connection
@@ -154,7 +155,22 @@ def make_cluster(url: str, *, socket_timeout: float = SOCKET_TIMEOUT_S) -> Redis
     client.connection_kwargs["connection_class"] = HiredisPackingConnection
     for node in client.startup_nodes:
         node.connection_class = HiredisPackingConnection
+    client.commands_parser = _CommandTableOnce()
     return client
+
+
+class _CommandTableOnce(AsyncCommandsParser):
+    """redis-py's cluster client loads the server's COMMAND table on every re-initialisation
+    (after any node failed), from the first master of its map - which may be the failed one, so
+    the client could not re-learn the map, and structures on the live masters would stop too.
+    The table does not change: load it once, and after that only follow the new default node."""
+
+    async def initialize(self, node: Any = None) -> None:
+        if self.commands:
+            if node is not None:
+                self.node = node
+            return
+        await super().initialize(node)
 
 
 def is_cluster(redis: Any) -> bool:
