@@ -29,6 +29,7 @@ from app.cf import keys
 from app.cf.codec import text
 from app.cf.errors import group_access
 from app.cf.pubsub import SubscribedHandler, Subscriber
+from app.cf.redisconn import scan_tagged
 from app.cf.replies import ClaimReply, LeaseReleaseReply, RenewReply
 from app.cf.scriptargs import ClaimArgs, LeaseReleaseArgs, RenewArgs
 from app.cf.scripts import ScriptRegistry
@@ -133,7 +134,7 @@ class GroupRecords:
         prefix = keys.commit_intent_key(self.qsg, qmgr, "")
         out: dict[str, list[str]] = {}
         with group_access("commit intents"):
-            async for key in self._redis.scan_iter(match=prefix + "*"):
+            async for key in scan_tagged(self._redis, prefix + "*"):
                 raw = await self._redis.get(key)
                 if raw:
                     out[text(key)[len(prefix):]] = list(json.loads(raw))
@@ -143,9 +144,9 @@ class GroupRecords:
         """At restart, after its units of work were resolved: drop ``qmgr``'s alias-handle sets
         and commit intents (both belong to the previous incarnation)."""
         with group_access("records of " + qmgr):
-            async for key in self._redis.scan_iter(match=keys.alias_handles_key(self.qsg, qmgr, "*")):
+            async for key in scan_tagged(self._redis, keys.alias_handles_key(self.qsg, qmgr, "*")):
                 await self._redis.delete(key)
-            async for key in self._redis.scan_iter(match=keys.commit_intent_key(self.qsg, qmgr, "*")):
+            async for key in scan_tagged(self._redis, keys.commit_intent_key(self.qsg, qmgr, "*")):
                 await self._redis.delete(key)
 
 

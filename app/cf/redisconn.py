@@ -19,6 +19,7 @@ run (a MOVED/ASK redirection means the command did not run, so following it is s
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
@@ -199,3 +200,18 @@ async def cluster_nodes(cluster: RedisCluster) -> list[tuple[str, int]]:
             return [(n.host, int(n.port)) for n in cluster.startup_nodes]
     nodes = sorted(cluster.get_nodes(), key=lambda n: n.server_type != "primary")
     return [(n.host, int(n.port)) for n in nodes]
+
+
+async def scan_tagged(redis: Any, match: str, *, count: int | None = None) -> AsyncIterator[bytes]:
+    """SCAN for ``match``, a pattern whose keys share one hash tag (``{tag}:...*``): on a Redis
+    Cluster only the master of that tag's slot is scanned, so a scan does not fail because some
+    other master is down; on a single Redis, the usual SCAN."""
+    if not is_cluster(redis):
+        async for key in redis.scan_iter(match=match, count=count):
+            yield key
+        return
+    if redis._initialize:
+        await redis.initialize()
+    node = redis.get_node_from_key(match)
+    async for key in redis.scan_iter(match=match, count=count, target_nodes=node):
+        yield key
