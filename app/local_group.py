@@ -99,14 +99,38 @@ def _print_trust(ca: Path, url: str) -> None:
     print(f"    Node.js: export NODE_EXTRA_CA_CERTS={ca}")
 
 
+#: Port of the first node of ``qsg up --redis-cluster N`` (the others follow; bus ports +10000).
+CLUSTER_BASE_PORT = 7001
+
+
+def _start_redis_cluster(workdir: Path, masters: int, first_port: int = CLUSTER_BASE_PORT):
+    """A local Redis Cluster of ``masters`` masters on ports ``first_port``.. with AOF
+    (app.cf.local_cluster); a second ``qsg up`` in the same folder restarts the same cluster with
+    its data (the nodes find each other again through their nodes.conf)."""
+    from app.cf.local_cluster import LocalRedisCluster
+
+    cluster = LocalRedisCluster(ports=[first_port + i for i in range(masters)],
+                                workdir=(workdir / "redis-cluster").resolve(), masters=masters, aof=True)
+    if all((node.dir / "nodes.conf").exists() for node in cluster.nodes):
+        for node in cluster.nodes:
+            cluster.start_node(node)
+        cluster.wait_ok()
+    else:
+        cluster.start()
+    return cluster
+
+
 def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: Path,
-                    sample: bool, auth: str = "off", tls: bool = False) -> int:
-    """Run the group until Ctrl-C; returns the exit status."""
+                    sample: bool, auth: str = "off", tls: bool = False, redis_cluster: int = 0,
+                    redis_cluster_port: int = CLUSTER_BASE_PORT) -> int:
+    """Run the group until Ctrl-C; returns the exit status. ``redis_cluster``: start a local
+    Redis Cluster of that many masters as the coupling facility (0: one redis-server)."""
     from app.repository.db import upgrade
 
     workdir.mkdir(parents=True, exist_ok=True)
     procs: list[subprocess.Popen] = []
     redis_proc = None
+    local_cluster = None
     try:
         # Empty values without --tls: a QSG_TLS_* of the caller's shell must not turn the group's
         # printed http:// URLs into lies.
@@ -116,7 +140,12 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
         if tls:
             tls_env, verify, ca_file = _tls_env(workdir)
         scheme = "https" if tls else "http"
-        if redis_url is None:
+        if redis_url is None and redis_cluster:
+            local_cluster = _start_redis_cluster(workdir, redis_cluster, redis_cluster_port)
+            redis_url = local_cluster.url
+            print(f"coupling facility: Redis Cluster of {redis_cluster} masters at {redis_url} "
+                  f"(data in {workdir / 'redis-cluster'})")
+        elif redis_url is None:
             redis_proc, redis_url = _start_redis(workdir)
             print(f"coupling facility: redis-server at {redis_url} (data in {workdir / 'redis'})")
         database_url = f"sqlite:///{(workdir / 'qsg.db').resolve()}"
@@ -163,11 +192,13 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
                   "SYSTEM.DEAD.LETTER.QUEUE (each QM's DEADQ) are defined; Ctrl-C stops the group")
         _wait_for_interrupt(procs)
         return 0
-    except RuntimeError as exc:
+    except (RuntimeError, TimeoutError, ValueError) as exc:
         print(f"qsg up: {exc}", file=sys.stderr)
         return 2
     finally:
         _stop(procs)
+        if local_cluster is not None:
+            local_cluster.stop()
         if redis_proc is not None:
             redis_proc.terminate()
             redis_proc.wait(timeout=10)

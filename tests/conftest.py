@@ -54,6 +54,7 @@ def redis_url(redis_server: RedisServer) -> str:
 # ---- queue-sharing groups of real `qsg serve` processes ------------------------------------
 
 from tests.support.cluster import Cluster, create_pg_database, drop_pg_database  # noqa: E402
+from tests.support.redis_cluster import RedisClusterServer, cluster_wanted  # noqa: E402
 
 
 class _ClusterMaker:
@@ -63,12 +64,16 @@ class _ClusterMaker:
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self.tmp_path_factory = tmp_path_factory
-        self.made: list[tuple[Cluster, RedisServer, str | None]] = []
+        self.made: list[tuple[Cluster, RedisServer | RedisClusterServer, str | None]] = []
 
     def __call__(self, names: list[str], database: str = "sqlite", env: dict[str, str] | None = None,
                  aof: bool = False, proxied: tuple[str, ...] | list[str] = ()) -> Cluster:
         workdir = self.tmp_path_factory.mktemp("qsg")
-        server = RedisServer(aof=aof)
+        server: RedisServer | RedisClusterServer
+        if cluster_wanted() and not proxied:  # QSG_TEST_REDIS=cluster: a 3-master Redis Cluster
+            server = RedisClusterServer(aof=aof)
+        else:
+            server = RedisServer(aof=aof)
         server.start()
         pg_name = None
         if database == "postgresql":
@@ -99,7 +104,8 @@ class _ClusterMaker:
 @pytest.fixture(scope="module")
 def make_cluster(tmp_path_factory):
     """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...}, aof=False,
-    proxied=())`` starts a group with its own redis-server (``cluster.redis_server``; AOF with
+    proxied=())`` starts a group with its own redis-server (with ``QSG_TEST_REDIS=cluster``: its
+    own 3-master Redis Cluster, tests.support.redis_cluster) (``cluster.redis_server``; AOF with
     fsync always when ``aof``) and a fresh repository; the QMs named in ``proxied`` reach Redis
     through a ``NetProxy`` (``cluster.proxies[name]``). All are stopped at module end (paused
     QMs resumed first, partitions healed)."""

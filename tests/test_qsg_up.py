@@ -56,3 +56,50 @@ def test_qsg_up_runs_a_group_and_stops_on_ctrl_c(tmp_path):
     assert proc.returncode == 0 and "stopping the queue-sharing group" in out
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "qsg")], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""  # its redis-server is gone too
+
+
+def test_qsg_up_with_a_local_redis_cluster(tmp_path):
+    """``qsg up --redis-cluster 3``: three masters started from redis-server, the QMs on them."""
+    base = _free_block(3)
+    nodes = next(p for p in (_free_block(3) for _ in range(50)) if p < 45000 and _free_block_at(p + 10000, 3))
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--dir", str(tmp_path / "qsg"), "--qmgrs", "2",
+                             "--base-port", str(base + 1), "--redis-cluster", "3",
+                             "--redis-cluster-port", str(nodes)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "Ctrl-C stops the group" in line or "qsg up:" in line:
+                break
+        text = "".join(lines)
+        assert f"Redis Cluster of 3 masters at redis+cluster://127.0.0.1:{nodes}," in text, text
+        urls = {ln.split()[0]: next(w for w in ln.split() if w.startswith("http"))
+                for ln in lines if ln.strip().startswith("QM")}
+        put_side, get_side = MQ(urls["QM1"]), MQ(urls["QM2"])
+        put_side.put(put_side.open("APP.SHARED.Q", ["OUTPUT"]), "over the cluster")
+        assert get_side.get(get_side.open("APP.SHARED.Q", ["INPUT_SHARED"]))["data"] == "over the cluster"
+        info = subprocess.run(["redis-cli", "-p", str(nodes), "cluster", "info"], capture_output=True, text=True)
+        assert "cluster_state:ok" in info.stdout and "cluster_known_nodes:3" in info.stdout
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "qsg")], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""  # its redis-server nodes are gone too
+
+
+def _free_block_at(base: int, n: int) -> bool:
+    """Whether ports base..base+n-1 are free now."""
+    socks = []
+    try:
+        for p in range(base, base + n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        for s in socks:
+            s.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from app.cf import keys
 from app.cf.base import CFBase
@@ -12,6 +13,7 @@ from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
 from app.cf.errors import mq_error
 from app.cf.keys import QueueKeys, QueueLocation
+from app.cf.redisconn import is_cluster
 from app.cf.replies import (
     AlterReply,
     ClearReply,
@@ -145,6 +147,19 @@ class Admin(CFBase):
         """Names of the queues with state in structure ``tag``."""
         with _cf_access(tag):
             return {_text(m) for m in await self.redis.smembers(keys.structure_queues(tag))}
+
+    async def structure_node(self, tag: str) -> str:
+        """``host:port`` of the Redis that holds structure ``tag``: on a Redis Cluster the master
+        that owns the slot of the structure's hash tag now; on a single Redis, that Redis."""
+        if is_cluster(self.redis):
+            cluster: Any = self.redis
+            with _cf_access(tag):
+                if cluster._initialize:  # the slot map is stale (a node failed): learn it again
+                    await cluster.initialize()
+                node = cluster.get_node_from_key(keys.structure_state(tag))
+            return f"{node.host}:{node.port}"
+        kw = self.redis.connection_pool.connection_kwargs
+        return f"{kw.get('host', 'localhost')}:{kw.get('port', 6379)}"
 
     async def alias_opened(self, qmgr: str, alias: str, hobj: str) -> None:
         """Record a handle opened through an alias queue (aliases are never shared: the QM's tag)."""

@@ -20,8 +20,10 @@ from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
 #: Every Redis failure code outside app.cf used to catch (RedisError, OSError): the CF layer
-#: maps them all to MQRC_CF_NOT_AVAILABLE.
-REDIS_FAILURES: tuple[type[Exception], ...] = (redis_errors.RedisError, OSError)
+#: maps them all to MQRC_CF_NOT_AVAILABLE. A cluster client's "no node reachable", "slot not
+#: covered" are RedisClusterException, which is not a RedisError.
+REDIS_FAILURES: tuple[type[Exception], ...] = (redis_errors.RedisError, redis_errors.RedisClusterException,
+                                               OSError)
 #: The same, for code outside app.cf that must catch what no CF call mapped (it never names Redis).
 CF_FAILURES = REDIS_FAILURES
 #: An MQError, or a failure of the coupling facility that no call mapped to one (a caller that

@@ -29,6 +29,7 @@ from app.cf import keys
 from app.cf.codec import text
 from app.cf.errors import group_access
 from app.cf.pubsub import SubscribedHandler, Subscriber
+from app.cf.redisconn import scan_tagged
 from app.cf.replies import ClaimReply, LeaseReleaseReply, RenewReply
 from app.cf.scriptargs import ClaimArgs, LeaseReleaseArgs, RenewArgs
 from app.cf.scripts import ScriptRegistry
@@ -59,7 +60,8 @@ class MemberRecord:
 
 @dataclass(frozen=True)
 class Delivery:
-    """How a broadcast went: subscribers that received it, and how many acknowledged in time."""
+    """How a broadcast went: the queue managers it had to reach (the group's active members,
+    and at least as many as PUBLISH reported receiving it), and how many acknowledged in time."""
 
     receivers: int
     acknowledged: int
@@ -78,9 +80,11 @@ class GroupRecords:
         self.qsg = qsg
 
     async def ping(self) -> None:
-        """Raise MQRC_CF_NOT_AVAILABLE unless the coupling facility answers."""
+        """Raise MQRC_CF_NOT_AVAILABLE unless the coupling facility answers (where the group's
+        records are: on a Redis Cluster, PING would ask every master, and one failing over
+        must not make the whole group unready)."""
         with group_access("ping"):
-            await self._redis.ping()
+            await self._redis.exists(keys.members_key(self.qsg))
 
     # -- heartbeat lease and incarnations --
 
@@ -121,12 +125,7 @@ class GroupRecords:
 
     async def members(self) -> list[MemberRecord]:
         """Every queue manager that ever joined (by name), with whether its heartbeat is alive."""
-        with group_access("membership"):
-            raw: dict[bytes | str, bytes | str] = await self._redis.hgetall(keys.members_key(self.qsg))
-            names = sorted(text(k) for k in raw)
-            alive = await self._redis.mget([keys.heartbeat_key(self.qsg, n) for n in names]) if names else []
-        return [MemberRecord(name, dict(json.loads(raw[name.encode()])), hb is not None)
-                for name, hb in zip(names, alive, strict=True)]
+        return await read_members(self._redis, self.qsg)
 
     # -- commit intents and a queue manager's own records --
 
@@ -135,7 +134,7 @@ class GroupRecords:
         prefix = keys.commit_intent_key(self.qsg, qmgr, "")
         out: dict[str, list[str]] = {}
         with group_access("commit intents"):
-            async for key in self._redis.scan_iter(match=prefix + "*"):
+            async for key in scan_tagged(self._redis, prefix + "*"):
                 raw = await self._redis.get(key)
                 if raw:
                     out[text(key)[len(prefix):]] = list(json.loads(raw))
@@ -145,10 +144,25 @@ class GroupRecords:
         """At restart, after its units of work were resolved: drop ``qmgr``'s alias-handle sets
         and commit intents (both belong to the previous incarnation)."""
         with group_access("records of " + qmgr):
-            async for key in self._redis.scan_iter(match=keys.alias_handles_key(self.qsg, qmgr, "*")):
+            async for key in scan_tagged(self._redis, keys.alias_handles_key(self.qsg, qmgr, "*")):
                 await self._redis.delete(key)
-            async for key in self._redis.scan_iter(match=keys.commit_intent_key(self.qsg, qmgr, "*")):
+            async for key in scan_tagged(self._redis, keys.commit_intent_key(self.qsg, qmgr, "*")):
                 await self._redis.delete(key)
+
+
+async def read_members(redis: Redis, qsg: str) -> list[MemberRecord]:
+    """Every queue manager of ``qsg`` that ever joined, with whether its heartbeat is alive."""
+    with group_access("membership"):
+        raw: dict[bytes | str, bytes | str] = await redis.hgetall(keys.members_key(qsg))
+        names = sorted(text(k) for k in raw)
+        alive = await redis.mget([keys.heartbeat_key(qsg, n) for n in names]) if names else []
+    return [MemberRecord(name, dict(json.loads(raw[name.encode()])), hb is not None)
+            for name, hb in zip(names, alive, strict=True)]
+
+
+async def active_members(redis: Redis, qsg: str) -> set[str]:
+    """Names of the members that are ACTIVE with a live heartbeat: those a broadcast must reach."""
+    return {m.name for m in await read_members(redis, qsg) if m.alive and m.info.get("status") == "ACTIVE"}
 
 
 class Broadcasts:
@@ -161,27 +175,39 @@ class Broadcasts:
 
     async def publish(self, origin: str, message: Mapping[str, Any], timeout_s: float) -> Delivery:
         """Publish ``message`` and wait (at most ``timeout_s``) until every receiver has
-        acknowledged it, that is, has applied it."""
+        acknowledged it, that is, has applied it.
+
+        Who must acknowledge: every ACTIVE member of the group with a live heartbeat (re-read
+        while waiting, so a member that fails meanwhile is not waited for), and at least as
+        many as PUBLISH reported. On a single Redis that count is every subscriber; on a Redis
+        Cluster it counts only the subscribers of the node that took the PUBLISH (the message
+        still reaches every node), so the membership is what counts there."""
         request_id = uuid.uuid4().hex
         ack_key = keys.broadcast_ack_key(self.qsg, request_id)
         payload = json.dumps({**message, "id": request_id, "origin": origin})
         with group_access("broadcast"):
+            expected = await active_members(self._redis, self.qsg)
             receivers = int(await self._redis.publish(self.channel, payload))
-            acked = 0
+            acked: set[str] = set()  # who acknowledged
+            count = 0  # how many acknowledgements (a name twice: two subscriptions of one QM)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout_s
-            while acked < receivers:
+            while count < receivers or not expected <= acked:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    log.warning("broadcast %s: %d of %d queue managers acknowledged", message.get("kind"), acked,
-                                receivers)
+                    log.warning("broadcast %s: %d of %d queue managers acknowledged (missing: %s)",
+                                message.get("kind"), count, max(receivers, len(expected | acked)),
+                                ", ".join(sorted(expected - acked)) or "-")
                     break
                 # BLPOP's own timeout bounds the wait; the connection's socket timeout is longer.
                 got = await self._redis.blpop([ack_key], timeout=max(0.01, min(remaining, 1.0)))
                 if got is not None:
-                    acked += 1
+                    acked.add(text(got[1]))
+                    count += 1
+                elif not expected <= acked:  # a quiet second: has a member we wait for failed?
+                    expected = await active_members(self._redis, self.qsg)
             await self._redis.delete(ack_key)
-        return Delivery(receivers, acked)
+        return Delivery(max(receivers, len(expected | acked)), count)
 
     async def acknowledge(self, request_id: str, qmgr: str) -> None:
         """Tell the publisher of broadcast ``request_id`` that ``qmgr`` applied it."""

@@ -9,6 +9,11 @@ the connection and subscribes again after a backoff (``Backoff``: exponential fr
 (re)subscription: whatever was published while it was not subscribed is lost, so the owner
 re-checks what it needs (waiters retry, definitions reload). A failing handler is logged and
 never stops the subscription.
+
+On a Redis Cluster a subscription lives on one node's connection (a message PUBLISHed on any
+node reaches every node's subscribers). When that node fails, the connection breaks like a
+single Redis's would, and the next attempt goes to the next node the cluster map names, so
+the subscription moves to a live node and ``on_subscribed`` reloads what may have been missed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from redis.asyncio import Redis
 
 from app.cf.codec import text
 from app.cf.errors import REDIS_FAILURES
+from app.cf.redisconn import cluster_nodes, is_cluster, node_client
 from app.core.errors import MQError
 
 log = logging.getLogger(__name__)
@@ -72,6 +78,10 @@ class Subscriber:
         self._task: asyncio.Task[None] | None = None
         #: Number of times the subscription was (re)established.
         self.subscriptions = 0
+        #: On a cluster: which node the subscription uses now, and the attempt counter that
+        #: moves it on to the next node after a failure.
+        self.node: tuple[str, int] | None = None
+        self._attempt = 0
 
     @property
     def subscribed(self) -> bool:
@@ -111,7 +121,22 @@ class Subscriber:
     async def _run(self) -> None:
         delay = self._backoff.min_s
         while not self._stopping.is_set():
-            pubsub = self._redis.pubsub()
+            node_redis: Redis | None = None
+            try:
+                if is_cluster(self._redis):
+                    nodes = await cluster_nodes(self._redis)  # type: ignore[arg-type]
+                    self.node = nodes[self._attempt % len(nodes)]
+                    node_redis = node_client(self._redis, *self.node)  # type: ignore[arg-type]
+                    pubsub = node_redis.pubsub()
+                else:
+                    pubsub = self._redis.pubsub()
+            except Exception as exc:  # noqa: BLE001 - never let a subscription die
+                self._attempt += 1
+                log.warning("subscription %s: no node to subscribe on (%s)", self._name, exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+                delay = self._backoff.next(delay)
+                continue
             try:
                 if self._pattern:
                     await pubsub.psubscribe(self.channel)
@@ -134,15 +159,22 @@ class Subscriber:
             except asyncio.CancelledError:
                 raise
             except _FAILURES as exc:
+                self._attempt += 1  # on a cluster: the next node
+                if is_cluster(self._redis):
+                    self._redis._initialize = True  # type: ignore[attr-defined]  # re-learn the map
                 if self._subscribed.is_set():
                     log.warning("subscription %s lost (%s); reconnecting", self._name, exc)
             except Exception:  # never let a subscription die
+                self._attempt += 1
                 log.exception("subscription %s failed; reconnecting", self._name)
             finally:
                 self._subscribed.clear()
                 self._signal_subscription()
                 with contextlib.suppress(Exception):  # the connection may already be broken
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
+                if node_redis is not None:
+                    with contextlib.suppress(Exception):
+                        await node_redis.aclose()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
             delay = self._backoff.next(delay)

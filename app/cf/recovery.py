@@ -13,6 +13,7 @@ from app.cf.errors import FENCED
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
 from app.cf.keys import QueueKeys, QueueLocation
+from app.cf.redisconn import scan_tagged
 from app.cf.replies import BackupReply, FenceReply, IntentReply, RestoreReply, StructReply
 from app.cf.results import (
     StructureState,
@@ -63,7 +64,7 @@ class Recovery(CFBase):
         keep = keys.structure_state(tag).encode()
         removed = 0
         with _cf_access(tag):
-            async for batch in _batched(self.redis.scan_iter(match=keys.structure_prefix(tag) + "*", count=1000)):
+            async for batch in _batched(scan_tagged(self.redis, keys.structure_prefix(tag) + "*", count=1000)):
                 doomed = [k for k in batch if k != keep]
                 if doomed:
                     removed += await self.redis.unlink(*doomed)

@@ -15,9 +15,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.connection import Connection
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, ResponseError
+
+#: Redirections one script call follows on a cluster (a slot migrating while the map is stale).
+MAX_REDIRECTS = 5
 
 LUA_DIR = Path(__file__).with_name("lua")
 
@@ -111,6 +116,7 @@ class ScriptRegistry:
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        self._cluster: RedisCluster | None = redis if isinstance(redis, RedisCluster) else None
         for name in SCRIPT_NAMES:
             setattr(self, name, redis.register_script(load_source(f"{name}.lua")))
 
@@ -120,18 +126,17 @@ class ScriptRegistry:
         cost the hot path about as much as its own MQI logic. The rules of ``make_redis`` hold:
         nothing is retried but NOSCRIPT (the script did not run: Redis lost its script cache),
         and a connection that failed or was interrupted mid-call is dropped, never reused with
-        a reply still unread."""
+        a reply still unread.
+
+        On a Redis Cluster the call goes to the master of the first key's slot (every key of a
+        script shares one hash tag). A MOVED or ASK reply means the script did not run there,
+        so the call follows it; a connection failure surfaces as on a single Redis, once."""
+        if self._cluster is not None:
+            return await self._evalsha_cluster(self._cluster, script, keys, args)
         pool = self.redis.connection_pool
         conn = await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            try:
-                await conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                return await conn.read_response()
-            except NoScriptError:
-                await conn.send_command("SCRIPT", "LOAD", script.script)
-                script.sha = (await conn.read_response()).decode()
-                await conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                return await conn.read_response()
+            return await _run(conn, script, keys, args)
         except ResponseError:
             raise  # an error reply: the connection is in step
         except BaseException:
@@ -140,8 +145,54 @@ class ScriptRegistry:
         finally:
             await pool.release(conn)
 
+    async def _evalsha_cluster(self, cluster: RedisCluster, script: AsyncScript, keys: list[Any],
+                               args: list[Any]) -> Any:
+        if cluster._initialize:  # first call, or the slot map went stale with a failed node
+            await cluster.initialize()
+        found = cluster.get_node_from_key(keys[0])
+        if found is None:  # the slot's master failed and nobody took over (yet)
+            raise ClusterError(f"no master serves the slot of {keys[0]!r}")
+        node: ClusterNode = found
+        asking = False
+        for _ in range(MAX_REDIRECTS):
+            owner, conn = node, node.acquire_connection()
+            try:
+                if asking:
+                    await conn.send_command("ASKING")
+                    await conn.read_response()
+                return await _run(conn, script, keys, args)
+            except MovedError as moved:  # the slot has a new master (failover, resharding): not run
+                await cluster.nodes_manager.move_slot(moved)
+                node = cluster.nodes_manager.get_node_from_slot(moved.slot_id)
+                asking = False
+            except AskError as ask:  # the slot is migrating and this key is already there: not run
+                node = cluster.get_node(host=ask.host, port=ask.port) or ClusterNode(
+                    ask.host, ask.port, **cluster.connection_kwargs)
+                asking = True
+            except ResponseError:
+                raise  # an error reply: the connection is in step
+            except BaseException:
+                await conn.disconnect(nowait=True)
+                cluster._initialize = True  # re-learn the slot map before the next call
+                raise
+            finally:
+                owner.release(conn)
+        raise ClusterError(f"more than {MAX_REDIRECTS} redirections for the slot of {keys[0]!r}")
+
     async def load_all(self) -> None:
         """SCRIPT LOAD every script now (optional: EVALSHA loads lazily on NOSCRIPT anyway)."""
         for name in SCRIPT_NAMES:
             script: AsyncScript = getattr(self, name)
             script.sha = await self.redis.script_load(script.script)
+
+
+async def _run(conn: Connection, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
+    """EVALSHA on ``conn``; on NOSCRIPT (the script did not run) load it and call again."""
+    try:
+        await conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        return await conn.read_response()
+    except NoScriptError:
+        await conn.send_command("SCRIPT", "LOAD", script.script)
+        script.sha = (await conn.read_response()).decode()
+        await conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        return await conn.read_response()

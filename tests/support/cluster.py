@@ -205,13 +205,12 @@ class Cluster:
         """Return once a getter waits on ``queue`` - a shared queue of ``struct``, or the
         private queue of queue manager ``private_of``: a waiting get registers in the coupling
         facility (the queue's waiters key), which is the event to await."""
-        import redis
-
         from app.cf.keys import QueueKeys, QueueLocation, private_tag, shared_tag
+        from tests.support.redis_cluster import sync_client
 
         tag = private_tag(self.qsg, private_of) if private_of else shared_tag(self.qsg, struct)
         key = QueueKeys(QueueLocation(tag, queue)).waiters
-        client = redis.Redis.from_url(self.redis_url)
+        client = sync_client(self.redis_url)
         deadline = time.monotonic() + 20
         try:
             while not client.exists(key):

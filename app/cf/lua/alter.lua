@@ -1,3 +1,4 @@
+#!lua
 --[[
   ALTER / MQSET of a queue's runtime attributes, optionally starting a new definition
   generation (handles opened before then get MQRC_OBJECT_CHANGED). Waiting getters are woken

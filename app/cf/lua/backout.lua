@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   MQBACK of one connection's unit of work within one structure (atomic, idempotent); also what
   a peer runs for a failed queue manager's units of work.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   BACKUP CFSTRUCT, one chunk of one queue: the committed persistent messages, read with HSCAN
   over the queue's metadata. A message put under a unit of work still in flight is left out

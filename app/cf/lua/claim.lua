@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   A queue manager joins the group as a new incarnation: it claims its name's heartbeat lease
   unless another live process holds it, and takes an incarnation number higher than any its name

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   CLEAR QLOCAL: delete every message of a queue, unless it is open or has uncommitted work.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Peer recovery: forget every open handle a (failed) queue manager has in this structure and
   take its counts off every queue.

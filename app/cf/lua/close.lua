@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   MQCLOSE of one handle: undo its open counts (idempotent: an unknown hobj is a no-op).
 

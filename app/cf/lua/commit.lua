@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   MQCMIT of one connection's unit of work within one structure (atomic, idempotent).
   Uncommitted puts become visible in put order and wake waiting getters; messages got under

@@ -1,3 +1,4 @@
+#!lua
 --[[
   DEFINE (or DEFINE ... REPLACE) of a queue's runtime state: store every attribute given, keep
   existing counters and messages. A new queue's generation continues after the last one used by

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   DELETE QLOCAL: remove every key of a queue, unless it is open or holds messages.
 

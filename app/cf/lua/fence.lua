@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Fence incarnations of a queue manager in one structure (or in the group's key space): peer
   recovery runs it in every structure it resolves BEFORE it resolves anything, so that the

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   MQGET (destructive or browse) of one message: find the first matching message in delivery
   order through the indexes (never a scan), check truncation, remove it or enlist it in the unit

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   MQGET (destructive or browse) of up to N messages in one call (the get-batch verb): each one in
   turn exactly as get.lua gets one (_get.lua), taking only what is available now. A browse goes

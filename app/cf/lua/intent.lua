@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Record the commit of a unit of work that spans several structures, before committing each of
   them: a peer (or the restarted queue manager) that finds the record finishes the commit (roll

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Keep a named lease: renew it while this owner holds it, take it when nobody does (the
   expiry-scanner lease: whoever holds it scans the group's shared queues).

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Give a named lease up, only if this owner still holds it (a lease that lapsed and was taken by
   another queue manager is left to that one).

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Take a named lease (a lock with an expiry) unless someone holds it: the recovery lock of a
   failed queue manager, the backup lock of a structure, the group's expiry-scanner lease.

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   MQOPEN of a queue by one handle: enforce input exclusivity across the whole group (the opens
   live in the structure, so every QM sees every other QM's counts), count the open, record the

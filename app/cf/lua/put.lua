@@ -1,3 +1,4 @@
+#!lua
 --[[
   MQPUT of one message to one queue: validate, store, count, make visible (or enlist in the
   unit of work), update this QM's statistics and wake waiting getters. The hot path: one call.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   MQPUT of several messages to one queue in one call (the put-batch verb): each message in turn
   exactly as put.lua puts one (_put.lua), stopping at the first one refused. The messages before

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Renew a queue manager's heartbeat lease, only while this instance still holds it. A lease that
   lapsed is never claimed back by the same incarnation: a peer may have recovered (and fenced) it

@@ -1,3 +1,4 @@
+#!lua
 --[[
   RESET QSTATS for one queue manager: return its statistics and start a new interval
   (MsgEnqCount and MsgDeqCount to 0, HighQDepth to the current depth).

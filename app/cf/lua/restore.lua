@@ -1,3 +1,4 @@
+#!lua
 --[[
   RECOVER CFSTRUCT: put recovered messages back on one queue, committed and available, each
   with its original id, metadata (ordering score, backout count, expiry, report options) and

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   EXPRYINT scan (and REFRESH QMGR TYPE(EXPIRY)) of one queue: discard the expired messages that
   are available, outside any unit of work, queuing their expiration reports.

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   One consistent snapshot of a queue's state (DISPLAY QSTATUS, MQINQ, DISPLAY QLOCAL CURDEPTH).
 

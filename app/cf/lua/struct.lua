@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   The state of one CF application structure: whether its contents are there (ACTIVE), were lost
   (FAILED), or are being rebuilt by RECOVER CFSTRUCT (RECOVERING). The hash exists exactly while

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Take the next expiration report a queue manager is to send from one structure: the one left in
   its in-flight list by an attempt that did not finish (an outage), else the first queued one,

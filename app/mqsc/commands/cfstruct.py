@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.cf.keys import shared_tag
 from app.core.errors import MQError
 from app.core.names import matches
 from app.core.reasons import MQRC
@@ -67,4 +68,10 @@ class StructureCommands(CommandBase):
         for name in names:
             if self.qm.cache.cfstruct(name) is None and "*" not in (cmd.name or ""):
                 raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CFSTRUCT({name}) not found")
-        return [await self.qm.structures.status(name, kind) for name in names]
+        rows = [await self.qm.structures.status(name, kind) for name in names]
+        if kind == "SUMMARY":
+            # Not an IBM attribute: which Redis node holds the structure (a Redis Cluster spreads
+            # structures over its masters by their hash tags; a single Redis holds them all).
+            for row in rows:
+                row["CFNODE"] = await self.qm.cf.structure_node(shared_tag(self.qm.qsg, str(row["CFSTATUS"])))
+        return rows
