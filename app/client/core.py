@@ -89,6 +89,10 @@ class MQOpts:
         # tells type checkers that a structure's fields are its attributes.
         raise AttributeError(f"{type(self).__name__} has no field {name}")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Any name may be assigned, as in pymqi; only the fields are sent (``get``).
+        object.__setattr__(self, name, value)
+
     def set(self, **kw: Any) -> None:
         """Set fields by keyword; a name that is no field raises AttributeError, as in pymqi.
         (Plain assignment of another name - ``md.ReportOptions = ...`` in IBM's samples - keeps
