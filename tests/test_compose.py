@@ -176,8 +176,8 @@ def test_qmgr_commands_need_no_pyspark_or_matplotlib():
         "import app.api.app, app.gateway, migrations\n"
         "from click.testing import CliRunner\n"
         "from app.cli import main\n"
-        "for args in (['serve', '--help'], ['gateway', '--help'], ['db', 'upgrade', '--help'], ['user', 'add', '--help'],"
-        " ['mqsc', '--help']):\n"
+        "for args in (['serve', '--help'], ['gateway', '--help'], ['db', 'upgrade', '--help'],"
+        " ['user', 'add', '--help'], ['mqsc', '--help']):\n"
         "    r = CliRunner().invoke(main, args)\n"
         "    assert r.exit_code == 0, (args, r.output, r.exception)\n"
     )
@@ -193,3 +193,24 @@ def test_analytics_extra_holds_pyspark():
     assert not names & {"pyspark", "matplotlib"}
     assert {"pyspark>=3.5", "matplotlib>=3.8"} <= set(project["optional-dependencies"]["analytics"])
     assert "qsg-emulator[analytics]" in project["optional-dependencies"]["test"]  # .ci/run installs all
+
+
+def readme_compose_walk_through() -> str:
+    """The bash block of the README's docker-compose walk-through (run for real by
+    tests/test_compose_real.py)."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### Running the group with docker-compose", 1)[1]
+    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_compose_walk_through_fits_the_compose_file():
+    """Compose runs with authentication on: every call of the walk-through carries credentials,
+    and the queue it uses is defined first (qsg up's sample is not there)."""
+    block = readme_compose_walk_through()
+    assert "QSG_AUTH: \"on\"" in (ROOT / "docker-compose.yml").read_text()
+    calls = [line for line in block.splitlines() if "curl " in line]
+    assert len(calls) >= 8
+    for line in calls:
+        assert '-u "admin:$PW"' in line or '"X-API-Key: $KEY"' in line, line
+    assert block.index("DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED)") < block.index("APP.SHARED.Q\",\"options\"")
+    assert "qsg user add admin --admin --password-stdin" in block and "qsg user key admin" in block

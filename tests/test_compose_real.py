@@ -14,6 +14,7 @@ else the public images. The build trusts QSG_EXTRA_CA_CERTS, by default the site
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import uuid
@@ -26,6 +27,7 @@ import pytest
 from tests.support.mq import MQ, MQFailed
 from tests.support.redis_server import free_port
 from tests.support.waits import wait_until
+from tests.test_compose import readme_compose_walk_through
 
 pytestmark = pytest.mark.compose
 
@@ -35,7 +37,7 @@ LOCAL_BASE = {  # what deploy/build-base-images.sh makes (IMAGE_PREFIX qsg-local
     "REDIS_IMAGE": "qsg-local/redis:7-bookworm",
     "POSTGRES_IMAGE": "qsg-local/postgres:15-bookworm",
 }
-PASSWORD = "compose-walk-through-pw"  # the walk-through's $PW
+PASSWORD = readme_compose_walk_through().split("export PW='", 1)[1].split("'", 1)[0]  # the walk-through's $PW
 CSRF = {"ibm-mq-rest-csrf-token": "x"}
 
 
@@ -125,11 +127,12 @@ def cluster(tmp_path_factory):
                 **{f"QM{i}": f"http://127.0.0.1:{ports[f'QSG_QM{i}_PORT']}" for i in (1, 2, 3)}}
         for url in urls.values():
             _wait_ready(url)
-        yield compose, urls
+        yield compose, urls, ports
     finally:
         (log_dir / "compose.log").write_text(compose.logs())
         compose("down", "-v", "--remove-orphans", timeout=300, check=False)
-        leftover = _run(["docker", "volume", "ls", "-q", "--filter", f"label=com.docker.compose.project={compose.project}"])
+        leftover = _run(["docker", "volume", "ls", "-q", "--filter",
+                         f"label=com.docker.compose.project={compose.project}"])
         assert leftover.stdout.strip() == "", f"volumes left behind: {leftover.stdout}"
 
 
@@ -144,24 +147,47 @@ def _wait_ready(url: str, timeout_s: float = 120) -> None:
     wait_until(lambda: _ready(url), timeout_s, f"{url}/v1/ready answering 200", every_s=0.5)
 
 
+def _run_readme(compose: Compose, ports: dict[str, int]) -> subprocess.CompletedProcess:
+    """The README's walk-through as bash runs it: its ``docker compose`` is this test's project
+    (a shell function), its ports the ones chosen here; its last line (down -v) is the fixture's."""
+    script = "\n".join(line for line in readme_compose_walk_through().splitlines()
+                       if not line.startswith("docker compose down"))
+    for default, var in ((9440, "QSG_MQ_PORT"), (9441, "QSG_QM1_PORT"), (9442, "QSG_QM2_PORT"),
+                         (9443, "QSG_QM3_PORT")):
+        script = script.replace(f"127.0.0.1:{default}", f"127.0.0.1:{ports[var]}")
+    prelude = ("docker() { if [ \"$1\" = compose ]; then shift; command "
+               + " ".join(shlex.quote(a) for a in compose.argv)
+               + ' "$@"; else command docker "$@"; fi; }\nset -uo pipefail -x\n')
+    done = _run(["bash", "-c", prelude + script], timeout=3600, env=compose.env, cwd=ROOT)
+    (compose.log_dir / "readme.log").write_text(done.stdout + "\n----- stderr\n" + done.stderr)
+    return done
+
+
 def test_compose_walk_through(cluster):
-    compose, urls = cluster
-    # -- the first administrator and an API key, as the compose file's header says
-    compose("run", "--rm", "-T", "migrate", "qsg", "user", "add", "admin", "--admin", "--password-stdin",
-            input=PASSWORD + "\n")
+    compose, urls, ports = cluster
+    today = datetime.now(UTC).date().isoformat()
+    # -- the README's walk-through, as written (its first steps create the administrator admin)
+    readme = _run_readme(compose, ports)
+    trace = f"{readme.stdout[-4000:]}\n{readme.stderr[-4000:]}"
+    assert '"data":"hello from QM1"' in readme.stdout.replace(" ", ""), trace  # put on QM1, got via 9440
+    assert "HTTP/1.1 201" in readme.stdout and "Hello World!" in readme.stdout, trace  # IBM REST across QMs
+    assert f"{today}: " in readme.stdout and "report:" in readme.stdout, trace  # the analytics run
+    assert today in readme.stdout.rsplit("report:", 1)[1], trace  # listed at /reports
+    for url in urls.values():  # after the README's kill -9 of qm2 and its Redis restart
+        _wait_ready(url)
+    wait_until(lambda: "peer recovery of QM2 complete" in compose.logs(), 60,
+               "CSQE013I for QM2 in docker compose logs", every_s=1)
+
+    # -- the same steps again, each checked in detail
     out = compose("run", "--rm", "-T", "migrate", "qsg", "user", "key", "admin").stdout
     key = next(line for line in out.split() if line.startswith("qsg_"))
     headers = {"X-API-Key": key}
     admin = ("admin", PASSWORD)
     # authentication is on: nothing without credentials
     assert httpx.post(f"{urls['MQ']}/v1/connections", json={}, timeout=10).status_code == 401
-
-    # -- the shared queue of the walk-through, defined through the entry point
-    results = httpx.post(f"{urls['MQ']}/v1/admin/mqsc", auth=admin, timeout=60, json={"script": (
-        "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
-        "DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED) CFSTRUCT(APPL1)\nDISPLAY GROUP")}).json()["results"]
-    assert all(r["completion_code"] == 0 for r in results), results
-    assert {o["QMNAME"] for o in results[2]["objects"]} == {"QM1", "QM2", "QM3"}
+    results = httpx.post(f"{urls['MQ']}/v1/admin/mqsc", auth=admin, timeout=60,
+                         json={"script": "DISPLAY GROUP"}).json()["results"]
+    assert {o["QMNAME"] for o in results[0]["objects"]} == {"QM1", "QM2", "QM3"}, results
 
     # -- put on QM1 (API key), get through the entry point (user and password)
     qm1 = MQ(urls["QM1"], connect=False)
@@ -172,6 +198,7 @@ def test_compose_walk_through(cluster):
     via = MQ(urls["MQ"], "DEMO", auth=admin)
     got = via.get(via.open("APP.SHARED.Q", ["INPUT_SHARED"]), wait_ms=5000)
     assert got["data"] == "hello from QM1"
+    via.disconnect()  # its input handle would keep the IBM REST get below out (DEFSOPT(EXCL))
 
     # -- IBM REST across queue managers: each forwards to the advertised URL of the QM named
     r = httpx.post(f"{urls['QM1']}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/APP.SHARED.Q/message", auth=admin,
@@ -199,7 +226,7 @@ def test_compose_walk_through(cluster):
     wait_until(lambda: "peer recovery of QM2 complete: 1 unit(s) of work backed out" in compose.logs(),
                60, "CSQE013I for QM2 in docker compose logs", every_s=1)
     logs = compose.logs("qm2")
-    assert logs.count("CSQY022I") >= 2, logs[-3000:]  # started, and started again
+    assert logs.count("CSQY022I") >= 3, logs[-3000:]  # started, and started again after each kill
     assert "/v1/ready" not in logs  # the health checks every 5 s write no access lines
     via = MQ(urls["MQ"], "DEMO", auth=admin)  # a new connection: the one before may have been on QM2
     assert via.drain(via.open("APP.SHARED.Q", ["INPUT_SHARED"])) == ["committed on QM2"]
@@ -218,7 +245,6 @@ def test_compose_walk_through(cluster):
     assert after.drain(after.open("APP.SHARED.Q", ["INPUT_SHARED"])) == sent
 
     # -- the analytics run right after traffic says what the spools still hold
-    today = datetime.now(UTC).date().isoformat()
     first = compose("exec", "-T", "analytics", "qsg", "analytics", "run", "--date", today, "--no-progress",
                     timeout=900)
     assert "still in the queue managers' spools" in first.stderr, first.stderr[-2000:]
