@@ -1,5 +1,7 @@
-"""docker-compose.yml and the Dockerfile cannot be run here (no Docker engine), so this keeps them
-honest: every command they run is a real `qsg` command and every QSG_ variable a real setting."""
+"""docker-compose.yml, the Dockerfile and the README's compose walk-through kept honest without a
+Docker engine: every command they run is a real `qsg` command, every QSG_ variable a real
+setting, the images split as documented. tests/test_compose_real.py (`pytest -m compose`) runs
+them on a real engine."""
 
 from __future__ import annotations
 
