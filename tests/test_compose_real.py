@@ -14,6 +14,7 @@ else the public images. The build trusts QSG_EXTRA_CA_CERTS, by default the site
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -178,6 +179,15 @@ def test_compose_walk_through(cluster):
     wait_until(lambda: "peer recovery of QM2 complete" in compose.logs(), 60,
                "CSQE013I for QM2 in docker compose logs", every_s=1)
 
+    first_records = int(readme.stdout.split(f"{today}: ", 1)[1].split(" records", 1)[0])
+
+    # -- the images: unprivileged everywhere; Java and PySpark only in the analytics one
+    for service in ("qm1", "mq", "analytics"):
+        assert compose("exec", "-T", service, "id", "-u").stdout.strip() == "10001", service
+    probe = "import importlib.util as u, shutil; print(shutil.which('java') is None, u.find_spec('pyspark') is None)"
+    assert compose("exec", "-T", "qm1", "python3", "-c", probe).stdout.split() == ["True", "True"]
+    assert compose("exec", "-T", "analytics", "python3", "-c", probe).stdout.split() == ["False", "False"]
+
     # -- the same steps again, each checked in detail
     out = compose("run", "--rm", "-T", "migrate", "qsg", "user", "key", "admin").stdout
     key = next(line for line in out.split() if line.startswith("qsg_"))
@@ -255,11 +265,18 @@ def test_compose_walk_through(cluster):
     second = compose("exec", "-T", "analytics", "qsg", "analytics", "run", "--date", today, "--no-progress",
                      timeout=900)
     records = int(second.stdout.split(f"{today}: ", 1)[1].split(" records", 1)[0])
-    assert records > 0, second.stdout
+    assert records > first_records, (first_records, second.stdout)  # the spools' records shipped at the stop
     index = httpx.get(f"{urls['QM1']}/reports", auth=admin, timeout=30)
     assert index.status_code == 200 and today in index.text, index.text[:2000]
     report = httpx.get(f"{urls['QM2']}/reports/{today}", headers=headers, timeout=30)
     assert report.status_code == 200 and "<svg" in report.text, report.text[:2000]
+
+    # -- /docs from the image alone (Swagger UI's files are in the package, nothing from a CDN)
+    page = httpx.get(f"{urls['QM1']}/docs", timeout=30)
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert page.status_code == 200 and sources and all(s.startswith("/docs/assets/") for s in sources), sources
+    for source in sources:
+        assert httpx.get(f"{urls['QM3']}{source}", timeout=30).status_code == 200, source
 
 
 def _depth(mq: MQ) -> int:
