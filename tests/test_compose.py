@@ -1,5 +1,7 @@
-"""docker-compose.yml and the Dockerfile cannot be run here (no Docker engine), so this keeps them
-honest: every command they run is a real `qsg` command and every QSG_ variable a real setting."""
+"""docker-compose.yml, the Dockerfile and the README's compose walk-through kept honest without a
+Docker engine: every command they run is a real `qsg` command, every QSG_ variable a real
+setting, the images split as documented. tests/test_compose_real.py (`pytest -m compose`) runs
+them on a real engine."""
 
 from __future__ import annotations
 
@@ -136,3 +138,81 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
             except subprocess.TimeoutExpired:
                 p.kill()
         drop_pg_database(db_name)
+
+
+def test_images_split_qmgr_without_java_and_spark_analytics_with():
+    """The queue managers' image (target qmgr) has neither Java nor PySpark; only the analytics
+    service runs the analytics image. Both run as the unprivileged user, with pinned versions."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    for name, svc in compose["services"].items():
+        if "build" not in svc:
+            continue
+        want = "analytics" if svc["command"][1:2] == ["analytics"] else "qmgr"
+        assert svc["build"]["target"] == want, name
+        assert svc["image"] == ("qsg-emulator-analytics:latest" if want == "analytics" else "qsg-emulator:latest")
+    stages: dict[str, list[str]] = {}
+    current = ""
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if line.startswith("FROM "):
+            current = line.split(" AS ")[-1].strip() if " AS " in line else ""
+            stages[current] = []
+        elif current:
+            stages[current].append(line)
+    assert list(stages)[-1] == "qmgr"  # the default target
+    for stage in ("qmgr", "analytics"):
+        body = "\n".join(stages[stage])
+        assert "USER qsg" in body, stage
+    assert "openjdk" in "\n".join(stages["analytics"]) and "openjdk" not in "\n".join(stages["qmgr"])
+    assert "COPY --from=build /opt/qsg" in "\n".join(stages["qmgr"])
+    assert "-c /tmp/src/constraints.txt" in "\n".join(stages["build"])
+
+
+def test_qmgr_commands_need_no_pyspark_or_matplotlib():
+    """What the slim image runs imports neither PySpark nor matplotlib (the 'analytics' extra)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for m in ('pyspark', 'matplotlib', 'py4j', 'numpy'): sys.modules[m] = None  # absent\n"
+        "import app.api.app, app.gateway, migrations\n"
+        "from click.testing import CliRunner\n"
+        "from app.cli import main\n"
+        "for args in (['serve', '--help'], ['gateway', '--help'], ['db', 'upgrade', '--help'],"
+        " ['user', 'add', '--help'], ['mqsc', '--help']):\n"
+        "    r = CliRunner().invoke(main, args)\n"
+        "    assert r.exit_code == 0, (args, r.output, r.exception)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_analytics_extra_holds_pyspark():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {d.split(">")[0].split("=")[0].split("[")[0] for d in project["dependencies"]}
+    assert not names & {"pyspark", "matplotlib"}
+    assert {"pyspark>=3.5", "matplotlib>=3.8"} <= set(project["optional-dependencies"]["analytics"])
+    assert "qsg-emulator[analytics]" in project["optional-dependencies"]["test"]  # .ci/run installs all
+
+
+def readme_compose_walk_through() -> str:
+    """The bash block of the README's docker-compose walk-through (run for real by
+    tests/test_compose_real.py)."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### Running the group with docker-compose", 1)[1]
+    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_compose_walk_through_fits_the_compose_file():
+    """Compose runs with authentication on: every call of the walk-through carries credentials,
+    and the queue it uses is defined first (qsg up's sample is not there)."""
+    block = readme_compose_walk_through()
+    assert "QSG_AUTH: \"on\"" in (ROOT / "docker-compose.yml").read_text()
+    calls = [line for line in block.splitlines() if "curl " in line]
+    assert len(calls) >= 8
+    for line in calls:
+        assert '-u "admin:$PW"' in line or '"X-API-Key: $KEY"' in line, line
+    assert block.index("DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED)") < block.index("APP.SHARED.Q\",\"options\"")
+    assert "qsg user add admin --admin --password-stdin" in block and "qsg user key admin" in block

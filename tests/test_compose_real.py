@@ -1,0 +1,284 @@
+"""docker-compose.yml on a real Docker engine (opt-in: ``pytest -m compose``; the default run
+deselects it, and it is skipped, saying why, when no Docker engine answers).
+
+It builds the images, brings the cluster up under a project name of its own (host ports chosen
+free through QSG_MQ_PORT / QSG_QM1_PORT..QSG_QM3_PORT), follows the README's compose walk-through
+("Running the group with docker-compose") and takes the cluster down with its volumes.
+
+Images: the base images are the ones QSG_BASE_IMAGE, REDIS_IMAGE and POSTGRES_IMAGE name; unset,
+those of deploy/build-base-images.sh when this engine has them (machines without a registry),
+else the public images. The build trusts QSG_EXTRA_CA_CERTS, by default the site's CAs of
+/usr/local/share/ca-certificates (a proxy that intercepts TLS to the package index).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.mq import MQ, MQFailed
+from tests.support.redis_server import free_port
+from tests.support.waits import wait_until
+from tests.test_compose import readme_compose_walk_through
+
+pytestmark = pytest.mark.compose
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCAL_BASE = {  # what deploy/build-base-images.sh makes (IMAGE_PREFIX qsg-local, SUITE bookworm)
+    "QSG_BASE_IMAGE": "qsg-local/python:3.11-bookworm",
+    "REDIS_IMAGE": "qsg-local/redis:7-bookworm",
+    "POSTGRES_IMAGE": "qsg-local/postgres:15-bookworm",
+}
+PASSWORD = readme_compose_walk_through().split("export PW='", 1)[1].split("'", 1)[0]  # the walk-through's $PW
+CSRF = {"ibm-mq-rest-csrf-token": "x"}
+
+
+def _run(argv: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def _engine() -> str | None:
+    """Why no Docker engine can be used, or None when one answers."""
+    if shutil.which("docker") is None:
+        return "no docker command on the PATH"
+    try:
+        info = _run(["docker", "info", "--format", "{{.ServerVersion}}"], timeout=20)
+    except subprocess.TimeoutExpired:
+        return "docker info did not answer within 20 s"
+    if info.returncode != 0:
+        return f"no Docker engine answers: {(info.stderr.strip().splitlines() or ['?'])[-1]}"
+    return None
+
+
+def _compose_command() -> list[str] | None:
+    """``docker compose`` (v2) or ``docker-compose`` (v1, Debian's package), whichever is there."""
+    if _run(["docker", "compose", "version"], timeout=20).returncode == 0:
+        return ["docker", "compose"]
+    if shutil.which("docker-compose") and _run(["docker-compose", "version"], timeout=20).returncode == 0:
+        return ["docker-compose"]
+    return None
+
+
+def _site_ca_certs() -> str:
+    """The site's own CA certificates (Debian's place for them), PEM text."""
+    folder = Path("/usr/local/share/ca-certificates")
+    return "".join(p.read_text() for p in sorted(folder.rglob("*.crt"))) if folder.is_dir() else ""
+
+
+def _image_exists(name: str) -> bool:
+    return _run(["docker", "image", "inspect", name], timeout=30).returncode == 0
+
+
+class Compose:
+    """``docker compose -p <unique> -f docker-compose.yml ...`` with the test's environment."""
+
+    def __init__(self, command: list[str], project: str, env: dict[str, str], log_dir: Path) -> None:
+        self.argv = [*command, "-p", project, "-f", str(ROOT / "docker-compose.yml")]
+        self.project = project
+        self.env = env
+        self.log_dir = log_dir
+
+    def __call__(self, *args: str, input: str | None = None, timeout: float = 300,
+                 check: bool = True) -> subprocess.CompletedProcess:
+        done = _run([*self.argv, *args], timeout=timeout, env=self.env, input=input, cwd=ROOT)
+        if check:
+            assert done.returncode == 0, f"compose {' '.join(args)}: exit {done.returncode}\n" \
+                                         f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        return done
+
+    def container(self, service: str) -> str:
+        return self("ps", "-q", service).stdout.strip()
+
+    def logs(self, *services: str) -> str:
+        done = self("logs", "--no-color", *services, check=False)
+        return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = _engine()
+    if why:
+        pytest.skip(f"the compose test needs a Docker engine: {why}")
+    command = _compose_command()
+    if command is None:
+        pytest.skip("the compose test needs 'docker compose' or 'docker-compose'; neither runs here")
+    ports = {"QSG_MQ_PORT": free_port(), "QSG_QM1_PORT": free_port(), "QSG_QM2_PORT": free_port(),
+             "QSG_QM3_PORT": free_port()}
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "COMPOSE_DOCKER_CLI_BUILD": "0",
+           "DOCKER_BUILDKIT": "0"}
+    for var, local in LOCAL_BASE.items():
+        if var not in os.environ and _image_exists(local):
+            env[var] = local
+    env.setdefault("QSG_EXTRA_CA_CERTS", _site_ca_certs())
+    log_dir = tmp_path_factory.mktemp("compose")
+    compose = Compose(command, f"qsgtest{uuid.uuid4().hex[:8]}", env, log_dir)
+    compose("build", timeout=3600)
+    try:
+        compose("up", "-d", timeout=600)
+        urls = {"MQ": f"http://127.0.0.1:{ports['QSG_MQ_PORT']}",
+                **{f"QM{i}": f"http://127.0.0.1:{ports[f'QSG_QM{i}_PORT']}" for i in (1, 2, 3)}}
+        for url in urls.values():
+            _wait_ready(url)
+        yield compose, urls, ports
+    finally:
+        (log_dir / "compose.log").write_text(compose.logs())
+        compose("down", "-v", "--remove-orphans", timeout=300, check=False)
+        leftover = _run(["docker", "volume", "ls", "-q", "--filter",
+                         f"label=com.docker.compose.project={compose.project}"])
+        assert leftover.stdout.strip() == "", f"volumes left behind: {leftover.stdout}"
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/v1/ready", timeout=3).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _wait_ready(url: str, timeout_s: float = 120) -> None:
+    wait_until(lambda: _ready(url), timeout_s, f"{url}/v1/ready answering 200", every_s=0.5)
+
+
+def _run_readme(compose: Compose, ports: dict[str, int]) -> subprocess.CompletedProcess:
+    """The README's walk-through as bash runs it: its ``docker compose`` is this test's project
+    (a shell function), its ports the ones chosen here; its last line (down -v) is the fixture's."""
+    script = "\n".join(line for line in readme_compose_walk_through().splitlines()
+                       if not line.startswith("docker compose down"))
+    for default, var in ((9440, "QSG_MQ_PORT"), (9441, "QSG_QM1_PORT"), (9442, "QSG_QM2_PORT"),
+                         (9443, "QSG_QM3_PORT")):
+        script = script.replace(f"127.0.0.1:{default}", f"127.0.0.1:{ports[var]}")
+    prelude = ("docker() { if [ \"$1\" = compose ]; then shift; command "
+               + " ".join(shlex.quote(a) for a in compose.argv)
+               + ' "$@"; else command docker "$@"; fi; }\nset -uo pipefail -x\n')
+    done = _run(["bash", "-c", prelude + script], timeout=3600, env=compose.env, cwd=ROOT)
+    (compose.log_dir / "readme.log").write_text(done.stdout + "\n----- stderr\n" + done.stderr)
+    return done
+
+
+def test_compose_walk_through(cluster):
+    compose, urls, ports = cluster
+    today = datetime.now(UTC).date().isoformat()
+    # -- the README's walk-through, as written (its first steps create the administrator admin)
+    readme = _run_readme(compose, ports)
+    trace = f"{readme.stdout[-4000:]}\n{readme.stderr[-4000:]}"
+    assert '"data":"hello from QM1"' in readme.stdout, trace  # put on QM1, got through the entry point
+    assert "HTTP/1.1 201" in readme.stdout and "Hello World!" in readme.stdout, trace  # IBM REST across QMs
+    assert f"{today}: " in readme.stdout and "report:" in readme.stdout, trace  # the analytics run
+    assert today in readme.stdout.rsplit("report:", 1)[1], trace  # listed at /reports
+    for url in urls.values():  # after the README's kill -9 of qm2 and its Redis restart
+        _wait_ready(url)
+    wait_until(lambda: "peer recovery of QM2 complete" in compose.logs(), 60,
+               "CSQE013I for QM2 in docker compose logs", every_s=1)
+
+    first_records = int(readme.stdout.split(f"{today}: ", 1)[1].split(" records", 1)[0])
+
+    # -- the images: unprivileged everywhere; Java and PySpark only in the analytics one
+    for service in ("qm1", "mq", "analytics"):
+        assert compose("exec", "-T", service, "id", "-u").stdout.strip() == "10001", service
+    probe = "import importlib.util as u, shutil; print(shutil.which('java') is None, u.find_spec('pyspark') is None)"
+    assert compose("exec", "-T", "qm1", "python3", "-c", probe).stdout.split() == ["True", "True"]
+    assert compose("exec", "-T", "analytics", "python3", "-c", probe).stdout.split() == ["False", "False"]
+
+    # -- the same steps again, each checked in detail
+    out = compose("run", "--rm", "-T", "migrate", "qsg", "user", "key", "admin").stdout
+    key = next(line for line in out.split() if line.startswith("qsg_"))
+    headers = {"X-API-Key": key}
+    admin = ("admin", PASSWORD)
+    # authentication is on: nothing without credentials
+    assert httpx.post(f"{urls['MQ']}/v1/connections", json={}, timeout=10).status_code == 401
+    results = httpx.post(f"{urls['MQ']}/v1/admin/mqsc", auth=admin, timeout=60,
+                         json={"script": "DISPLAY GROUP"}).json()["results"]
+    assert {o["QMNAME"] for o in results[0]["objects"]} == {"QM1", "QM2", "QM3"}, results
+
+    # -- put on QM1 (API key), get through the entry point (user and password)
+    qm1 = MQ(urls["QM1"], connect=False)
+    qm1.http.headers.update(headers)
+    qm1.hconn = qm1.call("POST", "/v1/connections", {"appl_name": "DEMO"})["hconn"]
+    put = qm1.put(qm1.open("APP.SHARED.Q", ["OUTPUT"]), "hello from QM1", md={"persistence": "PERSISTENT"})
+    assert put["md"]["put_qmgr"] == "QM1"
+    via = MQ(urls["MQ"], "DEMO", auth=admin)
+    got = via.get(via.open("APP.SHARED.Q", ["INPUT_SHARED"]), wait_ms=5000)
+    assert got["data"] == "hello from QM1"
+    via.disconnect()  # its input handle would keep the IBM REST get below out (DEFSOPT(EXCL))
+
+    # -- IBM REST across queue managers: each forwards to the advertised URL of the QM named
+    r = httpx.post(f"{urls['QM1']}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/APP.SHARED.Q/message", auth=admin,
+                   headers={**CSRF, "Content-Type": "text/plain;charset=utf-8", "ibm-mq-md-persistence": "persistent"},
+                   content="Hello World!", timeout=30)
+    assert r.status_code == 201, r.text
+    r = httpx.delete(f"{urls['QM3']}/ibmmq/rest/v2/messaging/qmgr/QM1/queue/APP.SHARED.Q/message?wait=5000",
+                     auth=admin, headers=CSRF, timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.text == "Hello World!"
+
+    # -- kill -9 of a queue manager's container: Docker restarts it (restart: unless-stopped) and
+    # its unit of work in flight is backed out; what it committed stays.
+    qm2 = MQ(urls["QM2"], "CRASH", auth=admin)
+    h2 = qm2.open("APP.SHARED.Q", ["OUTPUT"])
+    qm2.put(h2, "committed on QM2", md={"persistence": "PERSISTENT"})
+    qm2.put(h2, "in flight on QM2", md={"persistence": "PERSISTENT"}, options=["SYNCPOINT"])
+    container = compose.container("qm2")
+    pid = _run(["docker", "inspect", "-f", "{{.State.Pid}}", container]).stdout.strip()
+    restarts = int(_run(["docker", "inspect", "-f", "{{.RestartCount}}", container]).stdout.strip())
+    os.kill(int(pid), 9)
+    wait_until(lambda: int(_run(["docker", "inspect", "-f", "{{.RestartCount}}", container]).stdout.strip())
+               > restarts, 60, "Docker restarting qm2", every_s=0.5)
+    _wait_ready(urls["QM2"])
+    wait_until(lambda: "peer recovery of QM2 complete: 1 unit(s) of work backed out" in compose.logs(),
+               60, "CSQE013I for QM2 in docker compose logs", every_s=1)
+    logs = compose.logs("qm2")
+    assert logs.count("CSQY022I") >= 3, logs[-3000:]  # started, and started again after each kill
+    assert "/v1/ready" not in logs  # the health checks every 5 s write no access lines
+    via = MQ(urls["MQ"], "DEMO", auth=admin)  # a new connection: the one before may have been on QM2
+    assert via.drain(via.open("APP.SHARED.Q", ["INPUT_SHARED"])) == ["committed on QM2"]
+
+    # -- a Redis restart: with AOF and fsync always, the persistent messages are kept
+    sent = [f"persistent {i}" for i in range(5)]
+    hput = via.open("APP.SHARED.Q", ["OUTPUT"])
+    for text in sent:
+        via.put(hput, text, md={"persistence": "PERSISTENT"})
+    compose("restart", "redis", timeout=120)
+    for url in urls.values():
+        _wait_ready(url)
+    after = MQ(urls["MQ"], "AFTER", auth=admin)
+    wait_until(lambda: _depth(after) == len(sent), 60, "the queue's depth after the Redis restart",
+               tolerate=(MQFailed, httpx.HTTPError))
+    assert after.drain(after.open("APP.SHARED.Q", ["INPUT_SHARED"])) == sent
+
+    # -- the analytics run right after traffic says what the spools still hold
+    first = compose("exec", "-T", "analytics", "qsg", "analytics", "run", "--date", today, "--no-progress",
+                    timeout=900)
+    assert "still in the queue managers' spools" in first.stderr, first.stderr[-2000:]
+    # a queue manager's stop ships its file: then the run sees the day's calls
+    compose("restart", "qm1", "qm2", "qm3", timeout=300)
+    for url in urls.values():
+        _wait_ready(url)
+    second = compose("exec", "-T", "analytics", "qsg", "analytics", "run", "--date", today, "--no-progress",
+                     timeout=900)
+    records = int(second.stdout.split(f"{today}: ", 1)[1].split(" records", 1)[0])
+    assert records > first_records, (first_records, second.stdout)  # the spools' records shipped at the stop
+    index = httpx.get(f"{urls['QM1']}/reports", auth=admin, timeout=30)
+    assert index.status_code == 200 and today in index.text, index.text[:2000]
+    report = httpx.get(f"{urls['QM2']}/reports/{today}", headers=headers, timeout=30)
+    assert report.status_code == 200 and "<svg" in report.text, report.text[:2000]
+
+    # -- /docs from the image alone (Swagger UI's files are in the package, nothing from a CDN)
+    page = httpx.get(f"{urls['QM1']}/docs", timeout=30)
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert page.status_code == 200 and sources and all(s.startswith("/docs/assets/") for s in sources), sources
+    for source in sources:
+        assert httpx.get(f"{urls['QM3']}{source}", timeout=30).status_code == 200, source
+
+
+def _depth(mq: MQ) -> int:
+    results = mq.call("POST", "/v1/admin/mqsc", {"script": "DISPLAY QLOCAL(APP.SHARED.Q) CURDEPTH"})["results"]
+    return int(results[0]["objects"][0]["CURDEPTH"])
