@@ -119,6 +119,17 @@ local function get_message(q)
     return 0
   end
 
+  -- Nothing matches: 2033, after registering a waiter when the call will wait (keeps the
+  -- waiters key alive for that long, so puts publish that a message is available).
+  local function no_message()
+    local w = tonumber(q.register)
+    if w > 0 then
+      local wk = qp .. "waiters"
+      if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
+    end
+    return { 2033, reports, after_discards(), discards }
+  end
+
 
   -- Group, sequence number, offset and msg_token selection (q.select, see the header). Returns
   -- id, m of the first qualifying unexpired message, or nil; or nil, nil, code (2247, or -1:
@@ -253,14 +264,7 @@ local function get_message(q)
     local code
     id, m, code = select_message(q, after)
     if code then return { code, reports, after_discards(), discards } end
-    if not id then
-      local w = tonumber(q.register)
-      if w > 0 then
-        local wk = qp .. "waiters"
-        if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
-      end
-      return { 2033, reports, after_discards(), discards }
-    end
+    if not id then return no_message() end
   else
     local after = nil
     if mode == "BROWSE_NEXT" and q.cursor ~= "" then after = q.cursor end
@@ -272,14 +276,7 @@ local function get_message(q)
       discard(id, m)
       if discards >= DISCARD_BATCH then return { -1, reports, after_discards(), discards } end  -- call again
     end
-    if not id then
-      local w = tonumber(q.register)
-      if w > 0 then
-        local wk = qp .. "waiters"
-        if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
-      end
-      return { 2033, reports, after_discards(), discards }
-    end
+    if not id then return no_message() end
   end
 
   local md = redis.call("HGET", qp .. "md", id)
