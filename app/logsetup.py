@@ -61,6 +61,8 @@ def configure_logging(level: str | None = None, fmt: str | None = None) -> None:
     root.addHandler(handler)
     root.setLevel(level)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not one line per HTTP call a client makes
+    # not Alembic's two lines at every start (the schema check); its warnings and errors still show
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.handlers.clear()
