@@ -17,13 +17,19 @@ function fill(table, rows, draw) {
   for (const item of rows) draw(body.insertRow(), item);
 }
 
+// A time in ms since the epoch as "YYYY-MM-DD HH:MM:SS" (UTC).
+function when(ms) {
+  return new Date(ms).toISOString().replace("T", " ").slice(0, 19);
+}
+
 function render(state) {
   $("title").textContent = `${state.qmgr.name} of ${state.qmgr.qsg}`;
   $("status").textContent = state.qmgr.status;
   document.title = `${state.qmgr.name} - QSG console`;
   fill($("members"), state.members, (row, m) => {
     row.dataset.qmgr = m.QMNAME;
-    for (const key of ["QMNAME", "STATUS", "URL", "STARTED"]) cell(row, m[key]);
+    for (const key of ["QMNAME", "STATUS", "URL"]) cell(row, m[key]);
+    cell(row, m.STARTED ? when(Number(m.STARTED)) : "");
   });
   const structures = $("structures");
   const columns = state.structures.length ? Object.keys(state.structures[0]) : ["STRNAME", "STATUS"];
@@ -48,7 +54,7 @@ function render(state) {
     row.addEventListener("click", () => browse(q.QUEUE));
   });
   fill($("happenings"), state.happenings, (row, h) => {
-    cell(row, new Date(h.ts).toISOString().replace("T", " ").slice(0, 19));
+    cell(row, when(h.ts));
     cell(row, h.verb);
     cell(row, h.object);
     cell(row, h.count !== undefined ? h.count : h.rc);
@@ -98,6 +104,10 @@ async function browse(queue) {
         throw e;
       }
     });
+    if (!messages.length) {
+      fill(table, ["no messages on the queue"], (row, text) => { cell(row, text); });
+      return;
+    }
     fill(table, messages, (row, m) => {
       row.dataset.msgId = m.md.msg_id;
       cell(row, table.tBodies[0].rows.length);
