@@ -264,8 +264,9 @@ def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
     chosen = _option_set(options, GET_OPTIONS, MQRC.OPTIONS_ERROR, "GMO")
     refused = chosen & _REFUSED_GET_OPTIONS
     if refused:
-        raise MQError(MQRC.OPTIONS_ERROR, f"{', '.join(sorted(refused))}: not supported by IBM MQ for z/OS "
-                                          "through this API (use WAIT with wait_ms)")
+        why = ("LOCK and UNLOCK are not supported on z/OS" if refused & {"LOCK", "UNLOCK"}
+               else "SET_SIGNAL needs an ECB, which no REST client has: use WAIT with wait_ms")
+        raise MQError(MQRC.OPTIONS_ERROR, f"{', '.join(sorted(refused))}: {why}")
     sync = chosen & {"SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT"}
     if len(sync) > 1:
         raise MQError(MQRC.OPTIONS_ERROR, f"only one syncpoint option may be given, not {', '.join(sorted(sync))}")

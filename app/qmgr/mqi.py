@@ -884,6 +884,13 @@ class Mqi:
                 raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
                               f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
                               f"defined RECOVER(NO): it holds non-persistent messages only")
+        return self.complete_md(conn, md, pmo, passed=passed, user_id=user_id)
+
+    def complete_md(self, conn: Connection, md: MQMD, pmo: PutOptions, *, passed: MQMD | None = None,
+                    user_id: str | None = None) -> int:
+        """What every put completes in its MQMD whatever its destination (a queue, or a topic's
+        publication): MsgId and CorrelId as the put options ask, ReplyToQMgr, the context fields
+        as the context option says, MQCCSI_Q_MGR. Returns the put time (ms) it used."""
         if pmo.new_msg_id or md.msg_id == NO_ID:
             md.msg_id = self.msg_ids.next()
         if pmo.new_correl_id:

@@ -48,7 +48,7 @@ from app.cf.subscriptions import SubscriptionStore
 from app.core import topics
 from app.core.calls import PutCall, PutOutcome
 from app.core.errors import MQError
-from app.core.mqmd import NO_ID, format_put_time, hex_id
+from app.core.mqmd import NO_ID, hex_id
 from app.core.objects import GROUP_LOCATION, ObjectDef
 from app.core.options import parse_open_options
 from app.core.reasons import MQRC
@@ -235,13 +235,10 @@ class PubSub:
         if md.persistence == "AS_Q_DEF":
             md.persistence = "PERSISTENT" if self.attribute(full, "DEFPSIST") == "YES" else "NOT_PERSISTENT"
         mqi = self.qm.mqi
-        if pmo.new_msg_id or md.msg_id == NO_ID:
-            md.msg_id = mqi.msg_ids.next()
-        if pmo.new_correl_id:
-            md.correl_id = mqi.msg_ids.next()
-        filled = self._context(conn, md)  # the publisher's MQMD as MQPUT returns it
+        mqi.complete_md(conn, md, pmo)  # the publisher's MQMD as MQPUT returns it
         matched = [s for s in list(self.subs.values()) if topics.matches(s.topic_string, full, s.scheme)]
-        copy_pmo = replace(pmo, new_msg_id=False, new_correl_id=False)
+        # every copy carries the publication's context as completed above
+        copy_pmo = replace(pmo, new_msg_id=False, new_correl_id=False, context="SET_ALL")
         for sub in matched:
             copy = replace(md, msg_id=NO_ID)  # every delivered publication has its own MsgId
             if not (sub.set_correl_id and sub.correl_id == NO_ID):
@@ -257,18 +254,9 @@ class PubSub:
                 log.warning("%s: publication on '%s' not delivered to subscription %s (%s): %s",
                             self.qm.name, full, sub.sub_name or sub.subid, sub.dest, exc)
         warnings = list(call.warnings)
-        if not matched and getattr(pmo, "warn_if_no_subs_matched", False):
+        if not matched and pmo.warn_if_no_subs_matched:
             warnings.append((MQRC.NO_SUBS_MATCHED, f"no subscription matched topic '{full}'"))
-        return PutOutcome(filled, warnings)
-
-    def _context(self, conn: Connection, md: Any) -> Any:
-        """The publisher's MQMD as MQPUT returns it: the context the queue manager set."""
-        now = self.qm.clock.now_ms()
-        md.backout_count, md.put_appl_name, md.put_date_time = 0, conn.appl_name, format_put_time(now)
-        md.put_qmgr, md.user_identifier = self.qm.name, conn.user_id
-        if md.reply_to_q and not md.reply_to_qmgr:
-            md.reply_to_qmgr = self.qm.name
-        return md
+        return PutOutcome(md, warnings)
 
     # ---- MQSUB --------------------------------------------------------------------------------
 
