@@ -84,13 +84,15 @@ class Phase:
 
 
 def wrk(base: str, paths: list[str], body: str, seconds: float, connections: int, workdir: Path,
-        authorization: str = "") -> dict[str, float]:
-    """One wrk run; requests/s, p50/p99 in ms and the count of failed requests."""
+        authorization: str = "", threads: int = 2) -> dict[str, float]:
+    """One wrk run (``threads`` wrk threads); requests/s, p50/p99 in ms and the count of failed
+    requests."""
     (workdir / "paths").write_text("\n".join(paths) + "\n")
     (workdir / "body").write_text(body)
     (workdir / "bench.lua").write_text(WRK_LUA)
     seconds = max(1, round(seconds))  # wrk takes whole seconds
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(workdir / "bench.lua"), base],
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "-s", str(workdir / "bench.lua"),
+                          base],
                          env={**os.environ, "WRK_PATHS": str(workdir / "paths"), "WRK_BODY": str(workdir / "body"),
                               "WRK_AUTH": authorization},
                          capture_output=True, text=True, check=True).stdout

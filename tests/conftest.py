@@ -62,15 +62,16 @@ class _ClusterMaker:
     paused QMs are resumed, partitions healed, QMs and proxies stopped, Redis and PostgreSQL
     databases removed - even when a test failed half-way through a fault."""
 
-    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory, on_cluster: bool = False) -> None:
         self.tmp_path_factory = tmp_path_factory
+        self.on_cluster = on_cluster
         self.made: list[tuple[Cluster, RedisServer | RedisClusterServer, str | None]] = []
 
     def __call__(self, names: list[str], database: str = "sqlite", env: dict[str, str] | None = None,
                  aof: bool = False, proxied: tuple[str, ...] | list[str] = ()) -> Cluster:
         workdir = self.tmp_path_factory.mktemp("qsg")
         server: RedisServer | RedisClusterServer
-        if cluster_wanted() and not proxied:  # QSG_TEST_REDIS=cluster: a 3-master Redis Cluster
+        if self.on_cluster and not proxied:  # a 3-master Redis Cluster
             server = RedisClusterServer(aof=aof)
         else:
             server = RedisServer(aof=aof)
@@ -101,24 +102,38 @@ class _ClusterMaker:
             raise errors[0]
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Modules marked ``group_suite`` run twice: on one redis-server and on a 3-master Redis
+    Cluster (the group's behaviour must not depend on which coupling facility it has)."""
+    if "cf_backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("group_suite"):
+        metafunc.parametrize("cf_backend", ["redis", "cluster"], scope="module", indirect=True)
+
+
 @pytest.fixture(scope="module")
-def make_cluster(tmp_path_factory):
+def cf_backend(request: pytest.FixtureRequest) -> str:
+    """``redis`` or ``cluster``: the coupling facility ``make_cluster`` starts its groups on (both,
+    in turn, for a ``group_suite`` module; otherwise ``cluster`` with ``QSG_TEST_REDIS=cluster``)."""
+    return getattr(request, "param", "cluster" if cluster_wanted() else "redis")
+
+
+@pytest.fixture(scope="module")
+def make_cluster(tmp_path_factory, cf_backend):
     """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...}, aof=False,
     proxied=())`` starts a group with its own redis-server (with ``QSG_TEST_REDIS=cluster``: its
     own 3-master Redis Cluster, tests.support.redis_cluster) (``cluster.redis_server``; AOF with
     fsync always when ``aof``) and a fresh repository; the QMs named in ``proxied`` reach Redis
     through a ``NetProxy`` (``cluster.proxies[name]``). All are stopped at module end (paused
     QMs resumed first, partitions healed)."""
-    maker = _ClusterMaker(tmp_path_factory)
+    maker = _ClusterMaker(tmp_path_factory, on_cluster=cf_backend == "cluster")
     yield maker
     maker.teardown()
 
 
 @pytest.fixture
-def make_fresh_cluster(tmp_path_factory):
+def make_fresh_cluster(tmp_path_factory, cf_backend):
     """``make_cluster`` whose groups are stopped at the end of the test, not of the module: for
     fault tests that leave a group in a state no other test should inherit."""
-    maker = _ClusterMaker(tmp_path_factory)
+    maker = _ClusterMaker(tmp_path_factory, on_cluster=cf_backend == "cluster")
     yield maker
     maker.teardown()
 
