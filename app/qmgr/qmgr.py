@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.activity import ActivityLog, Verb
@@ -74,6 +75,7 @@ class QueueManager:
         if clock is None:
             self.group_clock = GroupClock(lambda: self.cf.group.server_time_us(), name=self.name)
         self.clock: Clock = clock or self.group_clock or SystemClock()
+        repo.now = self._now_datetime  # ALTDATE/ALTTIME on the same clock
         self.cf = CouplingFacility(redis, self.qsg, self.clock)
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
@@ -331,6 +333,9 @@ class QueueManager:
                  for spec in attributes.specs("QMGR").values()}
         return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown, **self.igq.info(),
                 "clock_offset_ms": self.clock_offset_ms()}
+
+    def _now_datetime(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=UTC)
 
     def clock_offset_ms(self) -> int:
         """How far the group clock is from this host's wall clock (0 on an injected clock)."""
