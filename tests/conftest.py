@@ -68,7 +68,8 @@ class _ClusterMaker:
         self.made: list[tuple[Cluster, RedisServer | RedisClusterServer, str | None]] = []
 
     def __call__(self, names: list[str], database: str = "sqlite", env: dict[str, str] | None = None,
-                 aof: bool = False, proxied: tuple[str, ...] | list[str] = ()) -> Cluster:
+                 aof: bool = False, proxied: tuple[str, ...] | list[str] = (),
+                 qm_env: dict[str, dict[str, str]] | None = None) -> Cluster:
         workdir = self.tmp_path_factory.mktemp("qsg")
         server: RedisServer | RedisClusterServer
         if self.on_cluster and not proxied:  # a 3-master Redis Cluster
@@ -81,7 +82,7 @@ class _ClusterMaker:
             url, pg_name = create_pg_database()
         else:
             url = f"sqlite:///{workdir / 'qsg.db'}"
-        cluster = Cluster(server.url, url, workdir, extra_env=env or {})
+        cluster = Cluster(server.url, url, workdir, extra_env=env or {}, qm_env=qm_env or {})
         cluster.redis_server = server
         self.made.append((cluster, server, pg_name))
         cluster.start(names, proxied=proxied)
@@ -119,10 +120,11 @@ def cf_backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="module")
 def make_cluster(tmp_path_factory, cf_backend):
     """Factory: ``make_cluster(["QM1", "QM2"], database="sqlite"|"postgresql", env={...}, aof=False,
-    proxied=())`` starts a group with its own redis-server (with ``QSG_TEST_REDIS=cluster``: its
+    proxied=(), qm_env={"QM2": {...}})`` starts a group with its own redis-server (with ``QSG_TEST_REDIS=cluster``: its
     own 3-master Redis Cluster, tests.support.redis_cluster) (``cluster.redis_server``; AOF with
     fsync always when ``aof``) and a fresh repository; the QMs named in ``proxied`` reach Redis
-    through a ``NetProxy`` (``cluster.proxies[name]``). All are stopped at module end (paused
+    through a ``NetProxy`` (``cluster.proxies[name]``); ``qm_env`` adds environment variables to one
+    QM only (e.g. libfaketime's, to skew its clock). All are stopped at module end (paused
     QMs resumed first, partitions healed)."""
     maker = _ClusterMaker(tmp_path_factory, on_cluster=cf_backend == "cluster")
     yield maker

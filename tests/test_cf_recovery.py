@@ -5,6 +5,8 @@ was got or backed out."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.support.mq import MQ, MQFailed, mq_reason
@@ -210,19 +212,29 @@ def test_redis_restart_without_data(group):
 
 
 def test_backup_deletes_log_segments_recovery_no_longer_needs(group):
-    """Segments older than every recoverable structure's latest backup (with a margin) go; the
-    queue manager that was writing one carries on in a new segment, and nothing is lost."""
+    """Segments whose newest record (its group-clock stamp, not the file's time) is older than
+    every recoverable structure's latest backup (with a margin) go; the queue manager that was
+    writing one carries on in a new segment, and nothing is lost."""
     import os
+    import re
 
     group.mqsc_ok("QM1", "BACKUP CFSTRUCT(*)")  # REC1 and AUTO: recovery starts from now
     app = MQ(group.url("QM1"))
     old = list((group.workdir / "mqlog" / "QSG1").glob("QM*/*.log"))
     assert old
-    for segment in old:
-        os.utime(segment, ns=(1, 1))  # written long before the backups
+    for segment in old:  # written long before the backups: their records say so
+        with open(segment, "r+b") as f:  # in place: a writer appending to it keeps its file
+            stamped = re.sub(rb'^\{"t":\d+,', b'{"t":1,', f.read(), flags=re.MULTILINE)
+            f.seek(0)
+            f.truncate()
+            f.write(stamped)
+    recent = old[0].with_name("recent.log")  # a file time long ago, a record of now: it stays
+    recent.write_bytes(b'{"t":%d,"s":"REC1","o":"C","q":"NONE","upto":0}\n' % time.time_ns())
+    os.utime(recent, ns=(1, 1))
     (res,) = group.mqsc_ok("QM2", "BACKUP CFSTRUCT(REC1)")
     assert f"{len(old)} log segment(s) no longer needed for recovery deleted" in res["messages"], res["messages"]
-    assert not any(p.exists() for p in old)
+    assert not any(p.exists() for p in old) and recent.exists()
+    recent.unlink()
     app.put1("REC.Q", "after-prune", md=PERSISTENT)  # QM1 writes a new segment
     group.mqsc_ok("QM1", "RESET CFSTRUCT(REC1) ACTION(FAIL)\nRECOVER CFSTRUCT(REC1)")
     assert drain(group, "QM3", "REC.Q") == ["after-prune"]

@@ -70,6 +70,7 @@ def test_calls_queues_and_group_state(group, connect):
     assert value(after, "qsg_units_of_work") >= 1 and value(after, "qsg_connections") >= 1
     assert value(after, "qsg_cf_structure_active", structure="APPL1") == 1
     assert value(after, "qsg_heartbeat_lease_valid") == 1 and value(after, "qsg_qmgr_running") == 1
+    assert abs(value(after, "qsg_clock_offset_ms")) < 1000  # one host: its clock is Redis's
 
     # QM2 sees the same shared queue's depth but none of QM1's handles or calls
     other = scrape(group.url("QM2"))

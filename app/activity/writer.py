@@ -36,6 +36,7 @@ import orjson
 
 from app.activity.schema import SCHEMA_VERSION, Verb
 from app.activity.store import ActivityStore, safe_segment
+from app.core.clock import SystemClock
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ class ActivityWriter:
 
     def __init__(self, spool: Spool, *, max_records: int = 20_000, batch_records: int = 1000,
                  flush_s: float = 0.5, overflow: str = "wait",
-                 now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
+                 now_ms: Callable[[], int] | None = None) -> None:
         if overflow not in ("wait", "drop"):
             raise ValueError("activity overflow policy must be 'wait' or 'drop'")
         self.spool = spool
@@ -206,7 +207,7 @@ class ActivityWriter:
         self.batch_records = batch_records
         self.flush_s = flush_s
         self.overflow = overflow
-        self._now_ms = now_ms
+        self._now_ms = now_ms or SystemClock().now_ms  # a queue manager gives its group clock
         self._buf: list[Line] = []
         self._wake = asyncio.Event()
         self._room = asyncio.Event()

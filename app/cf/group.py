@@ -29,7 +29,7 @@ from app.cf import keys
 from app.cf.codec import text
 from app.cf.errors import group_access
 from app.cf.pubsub import SubscribedHandler, Subscriber
-from app.cf.redisconn import scan_tagged
+from app.cf.redisconn import is_cluster, scan_tagged
 from app.cf.replies import ClaimReply, LeaseReleaseReply, RenewReply
 from app.cf.scriptargs import ClaimArgs, LeaseReleaseArgs, RenewArgs
 from app.cf.scripts import ScriptRegistry
@@ -85,6 +85,22 @@ class GroupRecords:
         must not make the whole group unready)."""
         with group_access("ping"):
             await self._redis.exists(keys.members_key(self.qsg))
+
+    async def server_time_us(self) -> int:
+        """The coupling facility's time (Redis ``TIME``) in microseconds since the epoch, read
+        where the group's records are: on a Redis Cluster the master holding the ``{QSG}`` slot,
+        so every queue manager reads the same node's clock (app/cf/groupclock.py)."""
+        with group_access("time"):
+            if is_cluster(self._redis):
+                cluster: Any = self._redis
+                if cluster._initialize:  # no slot map yet (or a stale one): learn it first
+                    await cluster.initialize()
+                node = cluster.get_node_from_key(keys.members_key(self.qsg))
+                reply = await cluster.execute_command("TIME", target_nodes=node)
+            else:
+                reply = await self._redis.time()
+        seconds, micros = reply
+        return int(seconds) * 1_000_000 + int(micros)
 
     # -- heartbeat lease and incarnations --
 

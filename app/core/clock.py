@@ -1,4 +1,5 @@
-"""The group's one clock (docs/design.md principle 5).
+"""The group's one clock (docs/design.md principle 5): the protocol; a running queue manager
+uses the group clock of app/cf/groupclock.py (the coupling facility's time).
 
 Every piece of code that needs the time asks a ``Clock``; scripts get the time as an argument.
 Tests inject a ``ManualClock`` to step through intervals without sleeping.

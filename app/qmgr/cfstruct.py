@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -51,13 +50,18 @@ class StructureService:
         self.qm = qm
         self.store = StructureStore(qm.repo.engine, qm.qsg)
         self.log = MessageLog(qm.settings.mqlog_dir, qm.qsg, qm.name, sync=qm.settings.mqlog_sync == "commit",
-                              structure_of=self._recoverable)
+                              structure_of=self._recoverable, now_ns=self._now_ns)
         qm.cf.log = self.log
         qm.cf.structure_lost = self._lost
         self._tasks: set[asyncio.Task] = set()
         # One check of a structure at a time: a stale answer must not overwrite a newer one.
         self._locks: dict[str, asyncio.Lock] = {}
         self._auto_running: set[str] = set()  # structures this QM is recovering by RECAUTO
+
+    def _now_ns(self) -> int:
+        """The group clock in nanoseconds: the recovery log's stamps and the backup and
+        allocation times recovery compares with them, whichever queue manager wrote them."""
+        return self.qm.clock.now_ms() * 1_000_000
 
     def _recoverable(self, tag: str) -> str | None:
         name = structure_name(tag)
@@ -122,7 +126,7 @@ class StructureService:
                                                  uuid.uuid4().hex, str(self.qm.clock.now_ms()))
         status = state.status
         if state.outcome == "NEW":
-            await self.qm.db(self.store.allocated, name, state.alloc, time.time_ns())
+            await self.qm.db(self.store.allocated, name, state.alloc, self._now_ns())
         elif state.outcome == "LOST":
             log.error("%s: CF structure %s has failed: its contents were lost", self.qm.name, name)
             status = await self._failed(name, state.fail_ms)
@@ -151,7 +155,7 @@ class StructureService:
                 await self.qm.workflow.sync_queue_state(queue)
             alloc = uuid.uuid4().hex
             await self.qm.cf.structure_state(tag, "ACTIVE", alloc)
-            await self.qm.db(self.store.allocated, name, alloc, time.time_ns())
+            await self.qm.db(self.store.allocated, name, alloc, self._now_ns())
             log.warning("%s: CF structure %s is RECOVER(NO): reallocated empty, its messages are lost",
                         self.qm.name, name)
             return "ACTIVE"
@@ -260,7 +264,7 @@ class StructureService:
             holder = await self.qm.cf.leases.holder(lock)
             raise MQError(MQRC.CF_STRUC_IN_USE, f"CFSTRUCT({name}) is being backed up by {holder or '?'}")
         try:
-            start_ns = time.time_ns()
+            start_ns = self._now_ns()
             before_ms = self.qm.clock.now_ms() - exclint_s * 1000
             messages: list[SavedMessage] = []
             for queue in sorted(await self.qm.cf.queue_names(tag)):
@@ -273,7 +277,7 @@ class StructureService:
                         break
             path, size = await asyncio.to_thread(
                 self.log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
-            record = BackupRecord(name, self.qm.name, start_ns, start_ns - exclint_s * 10**9, time.time_ns(),
+            record = BackupRecord(name, self.qm.name, start_ns, start_ns - exclint_s * 10**9, self._now_ns(),
                                   str(path), len(messages), size)
             await self.qm.db(self.store.add_backup, record)
             pruned = await self._prune()

@@ -72,7 +72,8 @@ class Membership:
                  url: str, interval_s: float, ttl_s: float,
                  shared_tags: Callable[[], list[str]],
                  on_recovered: Callable[[str, tuple[int, int, int]], Awaitable[None]] | None = None,
-                 on_lease_lost: Callable[[str], None] | None = None) -> None:
+                 on_lease_lost: Callable[[str], None] | None = None,
+                 on_renewed: Callable[[], Awaitable[object]] | None = None) -> None:
         self.cf = cf
         self.group = cf.group
         self.clock = clock
@@ -87,6 +88,7 @@ class Membership:
         self.shared_tags = shared_tags
         self.on_recovered = on_recovered
         self.on_lease_lost = on_lease_lost
+        self.on_renewed = on_renewed  # after each renewal: the group clock measures its offset again
         self._lease_until = 0.0  # time.monotonic() until which the lease surely holds
         self._lost = False
         self._heartbeat_task: asyncio.Task | None = None
@@ -205,6 +207,10 @@ class Membership:
                 if unreachable:
                     log.info("%s: heartbeat renewed again", self.qmgr)
                 unreachable = False
+                if self.on_renewed is not None:
+                    # bounded: a slow answer must not hold up the next renewal
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.on_renewed(), timeout=self.interval_s)
             except asyncio.CancelledError:
                 raise
             except (TimeoutError, MQError) as exc:

@@ -161,12 +161,15 @@ class QmgrMetrics:
         lease = GaugeMetricFamily("qsg_heartbeat_lease_valid",
                                   "1 while this QM's heartbeat lease in the group surely holds")
         lease.add_metric((), 1 if qm.membership.lease_valid() else 0)
+        offset = GaugeMetricFamily("qsg_clock_offset_ms",
+                                   "Group clock (the coupling facility's time) minus this host's wall clock, ms")
+        offset.add_metric((), qm.clock_offset_ms())
         structures = GaugeMetricFamily("qsg_cf_structure_active",
                                        "1 for an ACTIVE CF structure, 0 for a failed one", labels=("structure",))
         for name, active in self._structure_states().items():
             structures.add_metric((name,), 1 if active else 0)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
-                structures]
+                offset, structures]
 
     async def _queue_statuses(self) -> list[tuple[Any, Any]]:
         """The local queues this QM serves (its private ones and the shared ones) with their

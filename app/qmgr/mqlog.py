@@ -18,6 +18,11 @@ Only what recovery needs is logged, and only for structures defined RECOVER(YES)
 A record is written after the coupling facility accepted the change and before the call
 returns to the application; with ``QSG_MQLOG_SYNC=commit`` (the default) the call also waits
 until it is forced to disk, like a z/OS log write at commit.
+
+Every record is stamped (``t``, nanoseconds) on the group clock (app/cf/groupclock.py), not the
+host's: RECOVER CFSTRUCT on any queue manager compares the stamps of every queue manager's log
+with a backup's time, so they must all be on one clock. For the same reason pruning looks at a
+segment's newest stamp, not at its file time.
 """
 
 from __future__ import annotations
@@ -25,10 +30,10 @@ from __future__ import annotations
 import base64
 import logging
 import os
-import time
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -37,6 +42,10 @@ from app.core.cfrecovery import CLEAR, DELETE, GET, PUT, SavedMessage
 log = logging.getLogger(__name__)
 
 SEGMENT_BYTES = 64 * 1024 * 1024
+#: Bytes read at a time from a segment's end to find its newest record.
+TAIL_CHUNK = 64 * 1024
+#: How every record starts (``_write``): its stamp.
+_STAMP = re.compile(rb'\{"t":(\d+),')
 
 
 class MessageLog:
@@ -46,12 +55,14 @@ class MessageLog:
     """
 
     def __init__(self, root: str | Path, qsg: str, qmgr: str, *, sync: bool,
-                 structure_of: Callable[[str], str | None]) -> None:
+                 structure_of: Callable[[str], str | None], now_ns: Callable[[], int]) -> None:
         self.group_dir = Path(root) / qsg
         self.own_dir = self.group_dir / qmgr
         self.backup_dir = self.group_dir / "backups"
         self.sync = sync
         self.structure_of = structure_of
+        self.now_ns = now_ns  # the group clock
+        self._last_segment_ns = 0
         self._pending: dict[tuple[str, str, str], list[bytes]] = {}
         self._fd: int | None = None
         self._size = 0
@@ -100,7 +111,7 @@ class MessageLog:
             self._write([orjson.dumps(record)])
 
     def _write(self, records: list[bytes]) -> None:
-        stamp = b'{"t":%d,' % time.time_ns()
+        stamp = b'{"t":%d,' % self.now_ns()
         blob = b"".join(stamp + r[1:] + b"\n" for r in records)
         # A new segment when this one is full, or was deleted meanwhile (BACKUP CFSTRUCT on
         # another queue manager prunes segments that were idle since before the last backup).
@@ -128,7 +139,9 @@ class MessageLog:
             os.fsync(self._fd)  # what went to the old segment is on disk before it is left
         self.close()
         self.own_dir.mkdir(parents=True, exist_ok=True)
-        path = self.own_dir / f"{time.time_ns():020d}.log"
+        # Named by the group time it starts at (unique: a clock held still gives the next ns).
+        self._last_segment_ns = max(self.now_ns(), self._last_segment_ns + 1)
+        path = self.own_dir / f"{self._last_segment_ns:020d}.log"
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = 0
 
@@ -170,7 +183,7 @@ class MessageLog:
         removed = 0
         for segment in self.segments():
             try:
-                if segment.stat().st_mtime_ns < keep_since_ns:  # its newest record is older
+                if _newest_stamp(segment) < keep_since_ns:  # its newest record is older
                     segment.unlink()
                     removed += 1
             except FileNotFoundError:
@@ -198,6 +211,36 @@ class MessageLog:
         """The messages of a backup file."""
         return [SavedMessage(r["q"], int(r["i"]), r["m"], r["d"].encode(), base64.b64decode(r["b"]))
                 for r in _lines(Path(path))]
+
+
+def _newest_stamp(path: Path) -> int:
+    """The stamp (``t``) of a segment's last complete record, read from its end (a segment can
+    be large). A segment with no complete record yet (its writer may be writing it now) counts
+    as the group time in its name, when it was opened."""
+    with open(path, "rb") as f:
+        last_newline = _newline_before(f, f.seek(0, os.SEEK_END))
+        if last_newline >= 0:
+            f.seek(_newline_before(f, last_newline) + 1)  # the last complete record starts here
+            found = _STAMP.match(f.read(40))
+            if found:
+                return int(found.group(1))
+    try:
+        return int(path.stem)
+    except ValueError:
+        return 0
+
+
+def _newline_before(f: BinaryIO, end: int) -> int:
+    """Offset of the last newline before offset ``end`` of ``f``, -1 when there is none."""
+    pos = end
+    while pos > 0:  # bounded by the file's size
+        step = min(TAIL_CHUNK, pos)
+        pos -= step
+        f.seek(pos)
+        at = f.read(step).rfind(b"\n")
+        if at >= 0:
+            return pos + at
+    return -1
 
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:

@@ -16,11 +16,13 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
+from app.cf.groupclock import GroupClock
 from app.cf.keys import private_tag, shared_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
@@ -67,7 +69,13 @@ class QueueManager:
         # The client the coupling facility is built on: only app.cf uses it (and whoever
         # closes it); this queue manager calls the CF layer's objects (self.cf and its parts).
         self.redis = redis
-        self.clock = clock or SystemClock()
+        # The group clock (the coupling facility's time) unless a test injects its own clock:
+        # times compared across queue managers must not depend on the hosts' clocks agreeing.
+        self.group_clock: GroupClock | None = None
+        if clock is None:
+            self.group_clock = GroupClock(lambda: self.cf.group.server_time_us(), name=self.name)
+        self.clock: Clock = clock or self.group_clock or SystemClock()
+        repo.now = self._now_datetime  # ALTDATE/ALTTIME on the same clock
         self.cf = CouplingFacility(redis, self.qsg, self.clock)
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
@@ -97,7 +105,7 @@ class QueueManager:
             self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
             url=settings.advertised_url, interval_s=settings.heartbeat_interval_s,
             ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered,
-            on_lease_lost=self.lease_lost)
+            on_lease_lost=self.lease_lost, on_renewed=self.group_clock.refresh if self.group_clock else None)
         # Every script runs as this QM's current incarnation (none until it has joined).
         self.cf.qmgr = self.name
         self.cf.incarnation = None
@@ -136,6 +144,12 @@ class QueueManager:
 
     async def _join(self) -> bool:
         """Join the group as a new incarnation; True when the previous one failed."""
+        if self.group_clock is not None:
+            if self.group_clock.synced:
+                await self.group_clock.refresh()  # rejoining: a failed measurement keeps the last offset
+            else:
+                await self.group_clock.sync()  # before anything is stamped (raises when the CF is away)
+                self.started_ms = self.clock.now_ms()
         previous_failed = await self.membership.join()
         self.cf.incarnation = self.membership.incarnation
         return previous_failed
@@ -317,7 +331,15 @@ class QueueManager:
         """GET /v1/qmgr: name, QSG, status and the QMGR attributes."""
         shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))
                  for spec in attributes.specs("QMGR").values()}
-        return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown, **self.igq.info()}
+        return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown, **self.igq.info(),
+                "clock_offset_ms": self.clock_offset_ms()}
+
+    def _now_datetime(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=UTC)
+
+    def clock_offset_ms(self) -> int:
+        """How far the group clock is from this host's wall clock (0 on an injected clock)."""
+        return self.group_clock.offset_ms if self.group_clock is not None else 0
 
     async def group_info(self) -> list[dict[str, Any]]:
         """The members of the QSG and their state (DISPLAY GROUP, /v1/qmgr)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 
 from sqlalchemy import Engine, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -34,6 +35,9 @@ class Repository:
         self.engine = engine
         self.qsg = qsg
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        #: When a definition is made or altered (ALTDATE/ALTTIME): a queue manager gives its group
+        #: clock, so the stamps of every queue manager's changes are on one clock.
+        self.now: Callable[[], datetime] = utcnow
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -83,7 +87,7 @@ class Repository:
         if row is None:
             raise MQError(MQRC.Q_MGR_NAME_ERROR, f"queue manager {qmgr} is not a member of {self.qsg}")
         row.attrs = change(dict(row.attrs))
-        row.altered = utcnow()
+        row.altered = self.now()
         return dict(row.attrs)
 
     # ---- object definitions -------------------------------------------------------------
@@ -124,6 +128,7 @@ class Repository:
             with self.session() as s:
                 row = ObjectRow(qsg=self.qsg, objclass=obj.objclass, objtype=obj.objtype, name=obj.name,
                                 qsgdisp=obj.qsgdisp, location=obj.location, attrs=dict(obj.attrs))
+                row.created = row.altered = self.now()
                 s.add(row)
                 s.flush()
                 return _to_def(row)
@@ -142,7 +147,7 @@ class Repository:
                 raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{obj.objtype}({obj.name}) QSGDISP({obj.qsgdisp}) not found")
             row.attrs = change(_to_def(row))
             row.objtype = obj.objtype
-            row.altered = utcnow()
+            row.altered = self.now()
             s.flush()
             return _to_def(row)
 

@@ -140,6 +140,7 @@ class Cluster:
     qsg: str = "QSG1"
     qms: dict[str, QmProcess] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
+    qm_env: dict[str, dict[str, str]] = field(default_factory=dict)  # QM name -> its own extra env
     redis_server: Any = None  # the tests' RedisServer, for fault tests
     proxies: dict[str, NetProxy] = field(default_factory=dict)  # QM name -> its proxy to Redis
 
@@ -160,7 +161,7 @@ class Cluster:
                "QSG_ACTIVITY_DIR": str(self.workdir / "activity"), "QSG_MQLOG_DIR": str(self.workdir / "mqlog"),
                "QSG_LOG_LEVEL": os.environ.get("QSG_TEST_LOG_LEVEL", "warning"),
                # authentication is on by default: tests that are not about security say off explicitly
-               "QSG_AUTH": "off", **self.extra_env}
+               "QSG_AUTH": "off", **self.extra_env, **self.qm_env.get(name, {})}
         qm = QmProcess(name, port, env, log_path=self.workdir / f"{name}.log")
         self.qms[name] = qm
         if start:
