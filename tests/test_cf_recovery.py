@@ -238,3 +238,23 @@ def test_backup_deletes_log_segments_recovery_no_longer_needs(group):
     app.put1("REC.Q", "after-prune", md=PERSISTENT)  # QM1 writes a new segment
     group.mqsc_ok("QM1", "RESET CFSTRUCT(REC1) ACTION(FAIL)\nRECOVER CFSTRUCT(REC1)")
     assert drain(group, "QM3", "REC.Q") == ["after-prune"]
+
+
+def test_recover_refuses_when_a_queue_managers_log_is_not_shared(make_fresh_cluster, tmp_path):
+    """QM2 logs to a folder QM1 cannot see (QSG_MQLOG_DIR not on shared storage): RECOVER
+    CFSTRUCT on QM1 refuses rather than silently leaving QM2's records out, and the structure
+    stays FAILED; QM2, which sees its own folder but not QM1's, refuses too."""
+    g = make_fresh_cluster(["QM1", "QM2"], qm_env={"QM2": {"QSG_MQLOG_DIR": str(tmp_path / "qm2-only")}})
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(SPLIT) CFLEVEL(5) RECOVER(YES) RECAUTO(NO)\n"
+                     "DEFINE QLOCAL(SPLIT.Q) QSGDISP(SHARED) CFSTRUCT(SPLIT)")
+    app = MQ(g.url("QM2"))
+    h = app.open("SPLIT.Q", ["OUTPUT"])
+    app.put(h, "logged by QM2 only", md=PERSISTENT)
+    app.disconnect()
+    g.mqsc_ok("QM1", "RESET CFSTRUCT(SPLIT) ACTION(FAIL)")
+    for qm, missing in (("QM1", "QM2"), ("QM2", "QM1")):
+        (res,) = g.mqsc(qm, "RECOVER CFSTRUCT(SPLIT)")
+        assert res["reason"] == 3236, res
+        text = " ".join(res["messages"])
+        assert f"the recovery log of {missing} is not under" in text, text
+    assert status(g, "QM1", "SPLIT")["STATUS"] == "FAILED"

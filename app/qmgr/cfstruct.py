@@ -313,6 +313,13 @@ class StructureService:
             if not recoverable(cf):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
                               f"CFSTRUCT({name}) is RECOVER(NO): it is reallocated empty when it fails")
+            # Recovery reads every queue manager's log: one it cannot see would be left out
+            # silently (QSG_MQLOG_DIR not on storage every queue manager reaches).
+            missing = self.log.missing_logs([m.name for m in await self.qm.membership.members()])
+            if missing:
+                raise MQError(MQRC.MQRCCF_CF_STRUC_ERROR,
+                              f"Unable to recover structure {name}: the recovery log of {', '.join(missing)} is not "
+                              f"under {self.log.group_dir} (the log folder must be one every queue manager reaches)")
             await self.connect(name, auto=False)
             tag = self._tag(name)
             state = await self.qm.cf.structure_state(tag, "RECOVER", self.qm.name)

@@ -68,6 +68,9 @@ class MessageLog:
         self._size = 0
         self._written = 0  # records written, ever
         self._forced = 0  # records known to be on disk
+        # The folder exists from the start, so that every other queue manager's RECOVER
+        # CFSTRUCT can tell a log it cannot see (storage not shared) from one still empty.
+        self.own_dir.mkdir(parents=True, exist_ok=True)
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -152,6 +155,10 @@ class MessageLog:
             self._fd = None
 
     # ---- reading (RECOVER CFSTRUCT) -------------------------------------------------------
+
+    def missing_logs(self, qmgrs: list[str]) -> list[str]:
+        """The queue managers among ``qmgrs`` whose log folder this one cannot see."""
+        return [q for q in qmgrs if not (self.group_dir / q).is_dir()]
 
     def segments(self) -> list[Path]:
         """Every log segment of every queue manager of the group."""
