@@ -79,3 +79,24 @@ def hashtag_for_slots(qsg: str, name: str, slots: Iterable[tuple[int, int]], *, 
         if any(first <= slot <= last for first, last in ranges):
             return candidate
     raise LookupError(f"no HASHTAG for {name} among {tries} candidates falls in slots {ranges}")
+
+
+def own_slots(cluster_nodes: str) -> list[tuple[int, int]]:
+    """The slot ranges of the node that answered CLUSTER NODES (its ``myself`` line), or
+    LookupError when it is not a master serving slots (a replica, or a master without any)."""
+    for line in cluster_nodes.splitlines():
+        fields = line.split()
+        if len(fields) < 8 or "myself" not in fields[2].split(","):
+            continue
+        if "master" not in fields[2].split(","):
+            raise LookupError("the node is not a master (a replica serves no slots of its own)")
+        ranges: list[tuple[int, int]] = []
+        for item in fields[8:]:
+            if item.startswith("["):  # a slot being imported or migrated: not settled yet
+                continue
+            first, _, last = item.partition("-")
+            ranges.append((int(first), int(last or first)))
+        if not ranges:
+            raise LookupError("the node is a master that serves no slots")
+        return ranges
+    raise LookupError("CLUSTER NODES has no 'myself' line")
