@@ -244,9 +244,7 @@ def cf_place(cfstruct: str, node: str, qsg: str | None) -> None:
     the slot elsewhere; DISPLAY CFSTATUS(name) shows the structure's node (CFNODE)."""
     import re
 
-    import redis
-
-    from app.cf.placement import hashtag_for_slots, own_slots
+    from app.cf.placement import hashtag_on_node
 
     group = _settings(qsg=qsg).qsg
     if not re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", cfstruct):
@@ -254,14 +252,11 @@ def cf_place(cfstruct: str, node: str, qsg: str | None) -> None:
     host, _, port = node.rpartition(":")
     if not host or not port.isdigit():
         raise click.UsageError(f"--node {node}: give host:port")
-    client = redis.Redis(host=host, port=int(port), socket_timeout=5, decode_responses=True)
     try:
-        hashtag = hashtag_for_slots(group, cfstruct, own_slots(str(client.execute_command("CLUSTER", "NODES"))))
-    except (redis.RedisError, OSError, LookupError) as exc:
+        hashtag = hashtag_on_node(group, cfstruct, host, int(port))
+    except LookupError as exc:
         click.echo(f"qsg cf place: {node}: {exc}", err=True)
         sys.exit(2)
-    finally:
-        client.close()
     click.echo(hashtag)
     click.echo(f"  DEFINE CFSTRUCT({cfstruct}) ... HASHTAG('{hashtag}')   (or ALTER CFSTRUCT({cfstruct}) "
                f"HASHTAG('{hashtag}') while no queue is defined on it)", err=True)

@@ -166,3 +166,46 @@ def test_an_emptied_structure_moves_with_its_bookkeeping(group, redis_client):
     group.mqsc_ok("QM2", f"DELETE QLOCAL({q}) QSGDISP(SHARED)\nALTER CFSTRUCT(EMPTIED) HASHTAG(' ')")
     assert redis_client.hget(keys.structure_state(old), "alloc") == alloc
     assert hashtag_of(group, "QM1", "EMPTIED") == ""
+
+
+def test_peer_recovery_and_the_expiry_scanner_find_a_hashtag_structure(make_cluster):
+    """The paths that enumerate a structure's keys by its tag: the expiry scanner of shared
+    queues, and peer recovery of a killed queue manager's unit of work."""
+    from tests.support.cluster import FAST
+    from tests.support.waits import wait_until
+
+    g = make_cluster(["QM1", "QM2"], env=FAST)
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(PEERS) CFLEVEL(5) RECOVER(YES) HASHTAG('Peer.Place')\n"
+                     "DEFINE QLOCAL(PEER.Q) QSGDISP(SHARED) CFSTRUCT(PEERS)\n"
+                     "DEFINE QLOCAL(EXPIRE.Q) QSGDISP(SHARED) CFSTRUCT(PEERS)\n"
+                     "ALTER QMGR EXPRYINT(1)")
+    client = sync_client(g.redis_url)
+    try:
+        writer = MQ(g.url("QM1"), "PW1")
+        h = writer.open("EXPIRE.Q", ["OUTPUT"])
+        for i in range(3):
+            writer.put(h, f"short {i}", md={"expiry": 3})
+        writer.put(h, "long", md={"expiry": 600_000})
+        ctl = "{QSG1.CF.Peer.Place}PEERS:q:EXPIRE.Q:ctl"
+        wait_until(lambda: client.hget(ctl, "depth") == b"1", what="the expiry scan of a HASHTAG structure")
+        stats = client.hgetall("{QSG1.CF.Peer.Place}PEERS:q:EXPIRE.Q:stats")
+        assert int(stats.get(b"QM1:expired", 0)) == 3
+
+        for i in range(3):
+            writer.put1("PEER.Q", f"m{i}", md=PERSISTENT)
+        victim = MQ(g.url("QM2"), "PW2")
+        hv = victim.open("PEER.Q", ["INPUT_SHARED", "OUTPUT"])
+        taken = [victim.get(hv, ["SYNCPOINT"])["data"] for _ in range(2)]
+        victim.put(hv, "never committed", options=["SYNCPOINT"])
+        registry = client.smembers(keys.uow_registry(keys.shared_tag(QSG, "PEERS", "Peer.Place")))
+        assert [m for m in registry if m.startswith(b"QM2:")]
+        g.qms["QM2"].kill()
+        reader = MQ(g.url("QM1"), "PR1")
+        hr = reader.open("PEER.Q", ["INPUT_SHARED"])
+        got = [reader.get(hr, ["WAIT"], wait_ms=15_000)["data"] for _ in range(3)]
+        assert sorted(got) == ["m0", "m1", "m2"] and set(taken) <= set(got)
+        assert reader.drain(hr) == []  # the uncommitted put is gone
+        registry = client.smembers(keys.uow_registry(keys.shared_tag(QSG, "PEERS", "Peer.Place")))
+        assert not [m for m in registry if m.startswith(b"QM2:")]  # QM2's unit of work is resolved
+    finally:
+        client.close()

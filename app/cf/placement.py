@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import redis
 from redis.crc import key_slot
 
 from app.cf import keys
@@ -100,3 +101,18 @@ def own_slots(cluster_nodes: str) -> list[tuple[int, int]]:
             raise LookupError("the node is a master that serves no slots")
         return ranges
     raise LookupError("CLUSTER NODES has no 'myself' line")
+
+
+def hashtag_on_node(qsg: str, name: str, host: str, port: int, *, timeout_s: float = 5.0) -> str:
+    """A HASHTAG that puts structure ``name`` on the Redis Cluster master at ``host:port``, from
+    that node's slots now (CLUSTER NODES). LookupError, with the reason, when the node cannot
+    be asked or serves no slots (``qsg cf place``)."""
+    client = redis.Redis(host=host, port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+                         decode_responses=True)
+    try:
+        nodes = str(client.execute_command("CLUSTER", "NODES"))  # type: ignore[no-untyped-call]
+    except (redis.RedisError, OSError) as exc:
+        raise LookupError(f"cannot ask the node for its slots: {exc}") from None
+    finally:
+        client.close()
+    return hashtag_for_slots(qsg, name, own_slots(nodes))
