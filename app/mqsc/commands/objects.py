@@ -53,12 +53,14 @@ class ObjectCommands(CommandBase):
         if existing and not cmd.has("REPLACE"):
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({name}) QSGDISP({qsgdisp}) already exists")
         move = await self._prepare_move(existing, attrs) if existing else None
+        stored = False
         try:
             if existing:
                 await self._check_force(existing, attrs, force=False)
                 saved = await self.qm.db(self.qm.repo.update, new, lambda _cur: attrs)
             else:
                 saved = await self.qm.db(self.qm.repo.insert, new)
+            stored = True
             changed = [saved]
             if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
                 changed += await self._make_copies(saved)
@@ -66,7 +68,9 @@ class ObjectCommands(CommandBase):
             await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)],
                                                       set_switches=existing is not None)
         except BaseException:
-            if move:
+            # Not stored: the copy at the new place goes. Stored but not acknowledged by every
+            # QM: both places keep the bookkeeping (a QM on either finds its structure there).
+            if move and not stored:
                 await self.qm.structures.abandon_move(move[1])
             raise
         if move:
@@ -128,9 +132,11 @@ class ObjectCommands(CommandBase):
                               "CFSTRUCT of a shared queue can change only while it is empty and closed")
         forced = await self._check_force(existing, new_attrs, force=cmd.has("FORCE"))
         move = await self._prepare_move(existing, new_attrs)
+        stored = False
         try:
             saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: attributes.apply_keywords(
                 objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
+            stored = True
             changed = [saved]
             if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
                 changed += await self._make_copies(saved)
@@ -138,7 +144,9 @@ class ObjectCommands(CommandBase):
             await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)], bump_gen=forced,
                                                       set_switches=switches, invalidate=forced)
         except BaseException:
-            if move:
+            # Not stored: the copy at the new place goes. Stored but not acknowledged by every
+            # QM: both places keep the bookkeeping (a QM on either finds its structure there).
+            if move and not stored:
                 await self.qm.structures.abandon_move(move[1])
             raise
         if move:
