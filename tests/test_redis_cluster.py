@@ -276,3 +276,79 @@ def test_display_cfstatus_names_the_node_of_each_structure(group, rcluster):
         node = rcluster.node_of_key(keys.structure_state(keys.shared_tag(QSG, struct)))
         assert shown[struct] == f"127.0.0.1:{node.port}"
     assert shown[s1] != shown[s2]
+
+
+def _master_slots(rcluster: RedisClusterServer) -> dict[int, list[tuple[int, int]]]:
+    """Each master's port -> its slot ranges, as CLUSTER SLOTS tells."""
+    client = rcluster.client()
+    try:
+        out: dict[int, list[tuple[int, int]]] = {}
+        for (first, last), info in client.cluster_slots().items():
+            out.setdefault(int(info["primary"][1]), []).append((int(first), int(last)))
+        return out
+    finally:
+        client.close()
+
+
+def test_hashtags_spread_structures_over_masters_and_co_locate_them(group, rcluster):
+    """HASHTAG (an emulator addition) places structures: one chosen for each master puts a
+    structure there (DISPLAY CFSTATUS's CFNODE and the keys' slot say so), two structures with
+    the same HASHTAG share a node and a slot, and messages flow through queues on them."""
+    from app.cf.placement import hashtag_for_slots, slot_of_tag
+
+    slots = _master_slots(rcluster)
+    assert len(slots) == 3
+    placed: dict[str, int] = {}
+    script = []
+    for i, (port, ranges) in enumerate(sorted(slots.items())):
+        name = f"SPREAD{i}"
+        tag = hashtag_for_slots(QSG, name, ranges)
+        placed[name] = port
+        script.append(f"DEFINE CFSTRUCT({name}) CFLEVEL(5) HASHTAG('{tag}')")
+        if i == 0:  # a second structure beside the first, with the same HASHTAG
+            placed["BESIDE0"] = port
+            script.append(f"DEFINE CFSTRUCT(BESIDE0) CFLEVEL(5) HASHTAG('{tag}')")
+    group.mqsc_ok("QM1", "\n".join(script))
+    (res,) = group.mqsc_ok("QM2", "DISPLAY CFSTATUS(*)")
+    shown = {o["CFSTATUS"]: o["CFNODE"] for o in res["objects"]}
+    for name, port in placed.items():
+        assert shown[name] == f"127.0.0.1:{port}", (name, shown)
+        (d,) = group.mqsc_ok("QM1", f"DISPLAY CFSTRUCT({name}) HASHTAG")
+        tag = keys.shared_tag(QSG, name, d["objects"][0]["HASHTAG"])
+        assert rcluster.node_of_key(keys.structure_state(tag)).port == port
+    assert len({shown[f"SPREAD{i}"] for i in range(3)}) == 3
+    (a,), (b,) = (group.mqsc_ok("QM1", f"DISPLAY CFSTRUCT({n}) HASHTAG")[0]["objects"] for n in ("SPREAD0", "BESIDE0"))
+    assert slot_of_tag(keys.shared_tag(QSG, "SPREAD0", a["HASHTAG"])) == \
+        slot_of_tag(keys.shared_tag(QSG, "BESIDE0", b["HASHTAG"]))
+    qm1, qm2 = MQ(group.url("QM1"), "RCP1"), MQ(group.url("QM2"), "RCP2")
+    for struct in placed:
+        q = uniq("RCP", 8)
+        group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({struct})")
+        out, inp = qm1.open(q, ["OUTPUT"]), qm2.open(q, ["INPUT_SHARED"])
+        qm1.put(out, f"committed-{struct}", options=["SYNCPOINT"])
+        with mq_reason(2033):
+            qm2.get(inp)
+        qm1.commit()
+        assert qm2.get(inp, ["SYNCPOINT"])["data"] == f"committed-{struct}"
+        qm2.backout()
+        got = qm2.get(inp)
+        assert got["data"] == f"committed-{struct}" and got["md"]["backout_count"] == 1
+
+
+def test_qsg_cf_place_prints_a_hashtag_the_named_master_serves(group, rcluster):
+    from app.cf.placement import slot_of_tag
+
+    for port, ranges in _master_slots(rcluster).items():
+        out = subprocess.run([sys.executable, "-m", "app.cli", "cf", "place", "APPL7", "--node", f"127.0.0.1:{port}",
+                              "--qsg", QSG], capture_output=True, text=True, timeout=60,
+                             env={**group.qms["QM1"].env})
+        assert out.returncode == 0, out.stderr
+        hashtag = out.stdout.strip()
+        assert "HASHTAG('" + hashtag + "')" in out.stderr
+        slot = slot_of_tag(keys.shared_tag(QSG, "APPL7", hashtag))
+        assert any(first <= slot <= last for first, last in ranges)
+        assert rcluster.node_of_key(keys.structure_state(keys.shared_tag(QSG, "APPL7", hashtag))).port == port
+    nobody = f"127.0.0.1:{free_port()}"
+    out = subprocess.run([sys.executable, "-m", "app.cli", "cf", "place", "APPL7", "--node", nobody],
+                         capture_output=True, text=True, timeout=60, env={**group.qms["QM1"].env})
+    assert out.returncode == 2 and "qsg cf place" in out.stderr

@@ -30,6 +30,7 @@ from app.cf.base import PersistentLog
 from app.cf.errors import FencedError, TruncatedMessageError, mq_error
 from app.cf.listener import AvailabilityListener
 from app.cf.messaging import Messaging
+from app.cf.placement import Placement
 from app.cf.recovery import Recovery
 from app.cf.results import (
     OFFLOAD_THRESHOLD,
@@ -49,7 +50,7 @@ from app.cf.results import (
 )
 
 
-class CouplingFacility(Messaging, Admin, Recovery):
+class CouplingFacility(Messaging, Admin, Recovery, Placement):
     """Async API over the coupling-facility scripts for one queue-sharing group.
 
     ``redis`` must be made by ``app.cf.redisconn.make_redis`` (RESP2, no retry, bytes).

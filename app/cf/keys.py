@@ -2,10 +2,15 @@
 
 Layout (docs/design.md principle 3):
 
-* A shared queue lives in its CF structure's key space, ``{QSG1.CF.APPL1}``; a private queue
-  (QSGDISP QMGR or COPY) in its queue manager's, ``{QSG1.QM.QM1}``. The braces are a Redis
+* A shared queue lives in its CF structure's key space, ``{QSG1.CF.APPL1}:``; a private queue
+  (QSGDISP QMGR or COPY) in its queue manager's, ``{QSG1.QM.QM1}:``. The braces are a Redis
   hash tag, so every key of one structure sits in one Redis Cluster slot and every Lua script
   (which only ever touches one structure) stays legal on a cluster.
+* A structure defined with ``HASHTAG(X)`` (an emulator addition, placement on a Redis Cluster)
+  lives in ``{QSG1.CF.X}APPL1:``: the braces, which alone decide the slot, hold the chosen tag,
+  and the structure name after them keeps two co-located structures' keys apart. Its tag
+  (the structure's identity in the code) is ``QSG1.CF.APPL1@X``; ``structure_prefix`` is the one
+  function that turns a tag into a key prefix.
 * Group-wide state (membership, heartbeats, broadcasts, leases) lives under ``{QSG1}``.
 
 Lua scripts receive the structure prefix and queue name and build the per-queue keys
@@ -16,10 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Between a structure's name and its HASHTAG in a tag (never in a structure name, 1-12 of A-Z 0-9).
+HASHTAG_SEPARATOR = "@"
 
-def shared_tag(qsg: str, cfstruct: str) -> str:
-    """Hash tag of a CF structure (shared queues)."""
-    return f"{qsg}.CF.{cfstruct}"
+
+def shared_tag(qsg: str, cfstruct: str, hashtag: str = "") -> str:
+    """Tag of a CF structure (shared queues): ``QSG1.CF.APPL1``, or ``QSG1.CF.APPL1@X`` when it
+    is defined with HASHTAG(X) (its keys then live in the Redis Cluster slot of ``QSG1.CF.X``)."""
+    return f"{qsg}.CF.{cfstruct}" + (HASHTAG_SEPARATOR + hashtag if hashtag else "")
 
 
 def private_tag(qsg: str, qmgr: str) -> str:
@@ -28,13 +37,28 @@ def private_tag(qsg: str, qmgr: str) -> str:
 
 
 def structure_name(tag: str) -> str:
-    """The CF structure of a shared tag (``QSG1.CF.APPL1`` -> ``APPL1``); "" for a private tag."""
-    return tag.rpartition(".CF.")[2] if ".CF." in tag else ""
+    """The CF structure of a shared tag (``QSG1.CF.APPL1`` or ``QSG1.CF.APPL1@X`` -> ``APPL1``);
+    "" for a private tag."""
+    if ".CF." not in tag:
+        return ""
+    return tag.partition(".CF.")[2].partition(HASHTAG_SEPARATOR)[0]
+
+
+def slot_tag(tag: str) -> str:
+    """The text between the braces of a tag's keys: what decides its Redis Cluster slot
+    (``QSG1.CF.APPL1`` for a structure without HASHTAG, ``QSG1.CF.X`` with HASHTAG(X))."""
+    qsg, cf, rest = tag.partition(".CF.")
+    name, sep, hashtag = rest.partition(HASHTAG_SEPARATOR)
+    return f"{qsg}.CF.{hashtag}" if cf and sep else tag
 
 
 def structure_prefix(tag: str) -> str:
-    """Key prefix of everything in one structure: ``{tag}:``."""
-    return "{" + tag + "}:"
+    """Key prefix of everything in one structure: ``{tag}:``, or ``{QSG1.CF.X}APPL1:`` for the
+    tag ``QSG1.CF.APPL1@X`` of a structure defined with HASHTAG(X)."""
+    inside = slot_tag(tag)
+    if inside == tag:
+        return "{" + tag + "}:"
+    return "{" + inside + "}" + structure_name(tag) + ":"
 
 
 @dataclass(frozen=True)
@@ -186,6 +210,13 @@ def structure_generations(tag: str) -> str:
     """Hash: queue name -> last definition generation of a deleted queue (a re-created queue
     continues after it, so a stale handle never matches the new queue)."""
     return f"{structure_prefix(tag)}gens"
+
+
+def structure_bookkeeping(tag: str) -> tuple[str, ...]:
+    """The keys a structure keeps while it holds no queue and no unit of work (all hashes): its
+    state, the last ids and generations of deleted queues, and its fences. They move with it
+    when its HASHTAG changes (app/cf/placement.py); any other key means it is in use."""
+    return (structure_state(tag), structure_last_ids(tag), structure_generations(tag), structure_fence(tag))
 
 
 # ---- group-wide keys -------------------------------------------------------------------

@@ -58,6 +58,7 @@ from app.core.reasons import MQRC
 __all__ = [
     "AttrSpec",
     "DYNAMIC_DEFTYPES",
+    "HASHTAG_RE",
     "MQSET_ATTRS",
     "OBJECT_TYPES",
     "QUEUE_TYPES",
@@ -285,6 +286,10 @@ _CFSTRUCT: tuple[AttrSpec, ...] = (
     _int("DSBUFS", 100, 1, 9999),
     _enum("DSEXPAND", "YES", _NO_YES),
     _str("DSGROUP", 44),
+    # Not an IBM attribute (emulator addition, like DISPLAY CFSTATUS's CFNODE): the Redis
+    # Cluster hash tag the structure's keys use - the emulator's counterpart of the CFRM
+    # policy's PREFLIST. Blank: the structure's own name. See ``validate_cross``.
+    _str("HASHTAG", 48),
     _enum("OFFLD1SZ", "32K", _OFFLOAD_SIZES),
     _int("OFFLD1TH", 70, 0, 100),
     _enum("OFFLD2SZ", "4K", _OFFLOAD_SIZES),
@@ -445,6 +450,8 @@ _KEYWORDS: dict[str, dict[str, tuple[AttrSpec, bool]]] = {
 }
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
+#: A CFSTRUCT's HASHTAG: the characters of an MQ object name (see ``validate_cross``).
+HASHTAG_RE = re.compile(r"[A-Za-z0-9./_%]{1,48}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -547,6 +554,9 @@ def validate_cross(objtype: str, attrs: Mapping[str, object]) -> None:
     Only rules IBM documents are here:
 
     * CFSTRUCT: ``RECOVER(YES)`` needs ``CFLEVEL`` 3 or higher.
+    * CFSTRUCT ``HASHTAG`` (an emulator addition): blank, or 1-48 of the characters of an MQ
+      object name (A-Z a-z 0-9 . / _ %) - no braces (they would end the Redis hash tag), no
+      blanks and no pattern characters (the structure's keys are found with SCAN MATCH).
 
     Single-attribute rules (ranges, e.g. TRIGDPTH >= 1) are already enforced by
     :func:`apply_keywords`; QSGDISP/CFSTRUCT rules belong to the executor.
@@ -560,6 +570,12 @@ def validate_cross(objtype: str, attrs: Mapping[str, object]) -> None:
             raise MQError(
                 MQRC.MQRCCF_ATTR_VALUE_ERROR,
                 f"RECOVER(YES) is not allowed with CFLEVEL({level}); RECOVER(YES) needs CFLEVEL 3 or higher",
+            )
+        hashtag = str(attrs.get("HASHTAG", "") or "")
+        if hashtag and not HASHTAG_RE.fullmatch(hashtag):
+            raise MQError(
+                MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                f"HASHTAG('{hashtag}') is not valid: 1-48 of A-Z a-z 0-9 . / _ % (no braces or blanks)",
             )
 
 

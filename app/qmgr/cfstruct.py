@@ -22,7 +22,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from app.cf.keys import QueueLocation, private_tag, shared_tag, structure_name
+from app.cf.keys import QueueLocation, private_tag, shared_tag, slot_tag, structure_name
 from app.cf.leases import BACKUP_LOCK_MS, backup_lock
 from app.core.cfrecovery import RecoveredStructure, SavedMessage, replay
 from app.core.errors import MQError
@@ -68,7 +68,7 @@ class StructureService:
         return name if name and recoverable(self.qm.cache.cfstruct(name)) else None
 
     def _tag(self, name: str) -> str:
-        return shared_tag(self.qm.qsg, name)
+        return self.qm.cache.structure_tag(name)
 
     def _definition(self, name: str) -> ObjectDef:
         cf = self.qm.cache.cfstruct(name)
@@ -212,6 +212,51 @@ class StructureService:
 
     async def _announce(self, name: str) -> None:
         await self.qm.broadcaster.publish({"kind": "cfstatus", "name": name})
+
+    # ---- HASHTAG: where the structure lives on a Redis Cluster -----------------------------
+
+    async def prepare_move(self, name: str, old_hashtag: str, new_hashtag: str) -> tuple[str, str]:
+        """Before a DEFINE REPLACE or ALTER changes a structure's HASHTAG (an emulator addition):
+        refuse while anything would be stranded at the old place, then copy its bookkeeping
+        (state, last ids, generations, fences) to the new place. Returns (old tag, new tag); the
+        caller stores the definition, then calls ``finish_move`` (or ``abandon_move``).
+
+        Refusals: MQRC_CF_STRUC_IN_USE (2346) while a shared queue is defined on the structure
+        (as DELETE CFSTRUCT answers) or its place holds any other key (messages, units of work,
+        handles, a running backup); MQRCCF_CF_STRUC_ERROR (3236), the reason of a command the
+        structure's status is unsuitable for, while it is not ACTIVE."""
+        old_tag = shared_tag(self.qm.qsg, name, old_hashtag)
+        new_tag = shared_tag(self.qm.qsg, name, new_hashtag)
+        change = f"HASHTAG of CFSTRUCT({name}) cannot change from '{old_hashtag}' to '{new_hashtag}'"
+        users = sorted({d.name for d in self.qm.cache.all("QUEUE")
+                        if d.qsgdisp == "SHARED" and d.attrs.get("CFSTRUCT") == name})
+        if users:
+            raise MQError(MQRC.CF_STRUC_IN_USE,
+                          f"{change}: shared queue(s) {', '.join(users[:5])} are defined on it and their "
+                          f"messages would be stranded; delete them (or move them to another structure) first")
+        status = await self.connect(name, auto=False)
+        if status != "ACTIVE":
+            raise MQError(MQRC.MQRCCF_CF_STRUC_ERROR, f"{change}: its status is "
+                          f"{'IN RECOVER' if status == 'RECOVERING' else status}, not ACTIVE")
+        for tag, where in ((old_tag, "it still holds"), (new_tag, "the new place already holds")):
+            held = await self.qm.cf.structure_keys_in_use(tag)
+            if held:
+                raise MQError(MQRC.CF_STRUC_IN_USE, f"{change}: {where} key(s) {', '.join(held)} "
+                              f"(units of work, handles or messages would be stranded)")
+        await self.qm.cf.copy_bookkeeping(old_tag, new_tag)
+        return old_tag, new_tag
+
+    async def finish_move(self, name: str, old_tag: str, new_tag: str) -> None:
+        """The definition with the new HASHTAG is stored and every QM's cache has it: the old
+        place is forgotten, and the structure is checked at its new place."""
+        await self.qm.cf.drop_bookkeeping(old_tag)
+        self.qm.cf.failed.discard(old_tag)
+        log.info("%s: CF structure %s moved from {%s} to {%s}", self.qm.name, name,
+                 slot_tag(old_tag), slot_tag(new_tag))
+
+    async def abandon_move(self, new_tag: str) -> None:
+        """Storing the new definition failed: the copy at the new place goes."""
+        await self.qm.cf.drop_bookkeeping(new_tag)
 
     # ---- RESET CFSTRUCT ACTION(FAIL) ------------------------------------------------------
 
@@ -374,7 +419,7 @@ class StructureService:
                 dropped += len(msgs)
                 await self.qm.cf.remember_last_id(tag, queue, last_id)
                 continue
-            loc = queue_location(self.qm.qsg, defined[queue])
+            loc = queue_location(self.qm.cache, defined[queue])
             for i in range(0, max(len(msgs), 1), RESTORE_BATCH):
                 batch = [(m.id, m.meta, m.md, m.data) for m in msgs[i:i + RESTORE_BATCH]]
                 restored += await self.qm.cf.restore_messages(loc, last_id, batch)

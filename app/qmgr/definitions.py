@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.cf.keys import QueueLocation, private_tag, shared_tag
 from app.core.errors import MQError
@@ -23,13 +24,30 @@ EVENT_SWITCHES = ("QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV")
 MAX_SHARED_MSG_WITHOUT_OFFLOAD = 63 * 1024
 
 
-def queue_location(qsg: str, obj: ObjectDef) -> QueueLocation:
-    """Where a local queue's messages live: its CF structure (SHARED) or its QM's space."""
+class StructureDefinitions(Protocol):
+    """What names a structure's place: the group and its CFSTRUCT definitions (a QM's cache)."""
+
+    qsg: str
+
+    def cfstruct(self, name: str) -> ObjectDef | None: ...
+
+
+def structure_tag(qsg: str, name: str, cfstruct: ObjectDef | None) -> str:
+    """The tag of CF structure ``name`` as its definition places it: with the definition's
+    HASHTAG (an emulator addition; blank, or no definition: the structure's own name)."""
+    hashtag = str(cfstruct.attrs.get("HASHTAG", "") or "").strip() if cfstruct is not None else ""
+    return shared_tag(qsg, name, hashtag)
+
+
+def queue_location(defs: StructureDefinitions, obj: ObjectDef) -> QueueLocation:
+    """Where a local queue's messages live: its CF structure (SHARED, placed by the structure's
+    definition) or its QM's space."""
     if obj.qsgdisp == "SHARED":
-        return QueueLocation(shared_tag(qsg, str(obj.attrs["CFSTRUCT"])), obj.name)
+        name = str(obj.attrs["CFSTRUCT"])
+        return QueueLocation(structure_tag(defs.qsg, name, defs.cfstruct(name)), obj.name)
     if obj.owner_qmgr is None:
         raise ValueError(f"a {obj.qsgdisp} definition holds no messages")
-    return QueueLocation(private_tag(qsg, obj.owner_qmgr), obj.name)
+    return QueueLocation(private_tag(defs.qsg, obj.owner_qmgr), obj.name)
 
 
 def switches_to_set(set_switches: bool | Collection[str]) -> frozenset[str]:
@@ -120,6 +138,10 @@ class DefinitionCache:
         found = self._by_name.get(("CFSTRUCT", name))
         return found[0] if found else None
 
+    def structure_tag(self, name: str) -> str:
+        """The tag of CF structure ``name`` (its HASHTAG decides where its keys live)."""
+        return structure_tag(self.qsg, name, self.cfstruct(name))
+
     def process(self, name: str) -> ObjectDef | None:
         return self._one("PROCESS", name)
 
@@ -157,4 +179,4 @@ class DefinitionCache:
                 raise MQError(MQRC.ALIAS_BASE_Q_TYPE_ERROR,
                               f"alias {name} resolves to {target}, a {found.objtype}, not a local queue")
             base = found
-        return ResolvedQueue(opened, base, queue_location(self.qsg, base))
+        return ResolvedQueue(opened, base, queue_location(self, base))

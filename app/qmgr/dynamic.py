@@ -110,7 +110,7 @@ class DynamicQueues:
     async def check_deletable(self, obj: ObjectDef, *, purge: bool) -> None:
         """MQCO_DELETE / MQCO_DELETE_PURGE of a permanent dynamic queue: refused with
         MQRC_Q_NOT_EMPTY while it has uncommitted work, or (DELETE) messages."""
-        status = await self.host.cf.queue_status(queue_location(self.host.qsg, obj))
+        status = await self.host.cf.queue_status(queue_location(self.host.cache, obj))
         if status.uncommitted:
             raise MQError(MQRC.Q_NOT_EMPTY, f"{obj.name} has uncommitted puts or gets: it cannot be deleted now")
         if status.depth and not purge:
@@ -125,7 +125,7 @@ class DynamicQueues:
         if found is not None:
             await self.host.db(self.host.repo.delete, found)
             await self.host.workflow.announce([(obj.objclass, obj.name)])
-        return await self.remove_state(queue_location(self.host.qsg, obj))
+        return await self.remove_state(queue_location(self.host.cache, obj))
 
     async def remove_state(self, loc: QueueLocation) -> bool:
         """Remove a deleted dynamic queue's CF state unless a handle still has it open."""

@@ -237,7 +237,7 @@ class ExpiryService:
                   if d.objtype == "QLOCAL" and d.location != "@GROUP" and matches(pattern, d.name)]
         discarded = 0
         for d in queues:
-            n = await self.qm.cf.scan_expired(queue_location(self.qm.qsg, d), self.qm.name)
+            n = await self.qm.cf.scan_expired(queue_location(self.qm.cache, d), self.qm.name)
             if n:
                 self.qm.activity.emit(Verb.EXPIRY, object=d.name, qsgdisp=d.qsgdisp, count=n)
             discarded += n

@@ -244,7 +244,7 @@ class IgqAgent:
         xmitq = self.qm.cache.queue(IGQ_XMITQ)
         if xmitq is None:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{IGQ_XMITQ} is not defined")  # the agent retries
-        loc = queue_location(self.qm.qsg, xmitq)
+        loc = queue_location(self.qm.cache, xmitq)
         self.conn.uow_tags.add(loc.tag)  # before the call: a lost reply must not orphan the get
         try:
             got = await self.qm.cf.get(loc, qmgr=self.qm.name, hconn=self.conn.hconn, gen=None, syncpoint="YES",

@@ -29,7 +29,6 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from app.activity.schema import MQI_VERBS, Verb
-from app.cf.keys import shared_tag
 from app.core.reasons import reason_name
 from app.qmgr.definitions import queue_location
 
@@ -182,7 +181,7 @@ class QmgrMetrics:
         async def one(obj: Any) -> tuple[Any, Any] | None:
             async with limit:
                 try:
-                    return obj, await qm.cf.queue_status(queue_location(qm.qsg, obj))
+                    return obj, await qm.cf.queue_status(queue_location(qm.cache, obj))
                 except Exception:  # noqa: BLE001 - a failed structure must not fail the scrape
                     return None
 
@@ -193,7 +192,7 @@ class QmgrMetrics:
         """Each CF structure this QM knows, and whether it is usable (not failed) as this QM saw
         it last (app/qmgr/cfstruct.py keeps ``cf.failed``)."""
         qm = self.qm
-        return {obj.name: shared_tag(qm.qsg, obj.name) not in qm.cf.failed for obj in qm.cache.all("CFSTRUCT")}
+        return {obj.name: qm.cache.structure_tag(obj.name) not in qm.cf.failed for obj in qm.cache.all("CFSTRUCT")}
 
 
 class _Snapshot(Collector):

@@ -407,7 +407,7 @@ class Mqi:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{IGQ_XMITQ} is not defined")
         if xmitq.qsgdisp != "SHARED" or xmitq.attrs.get("USAGE") != "XMITQ":
             raise MQError(MQRC.XMIT_Q_USAGE_ERROR, f"{IGQ_XMITQ} must be a shared queue with USAGE(XMITQ)")
-        return ResolvedQueue(xmitq, xmitq, queue_location(self.qm.qsg, xmitq), remote=(queue, target_qmgr))
+        return ResolvedQueue(xmitq, xmitq, queue_location(self.qm.cache, xmitq), remote=(queue, target_qmgr))
 
     def invalidate_igq(self) -> None:
         """IGQ was switched: handles resolved through the group fail with MQRC_OBJECT_CHANGED."""

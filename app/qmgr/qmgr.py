@@ -23,7 +23,7 @@ from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
-from app.cf.keys import private_tag, shared_tag
+from app.cf.keys import private_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
@@ -260,7 +260,7 @@ class QueueManager:
 
     def shared_tags(self) -> list[str]:
         """Hash tags of every CF structure of the group (where shared units of work can be)."""
-        return [shared_tag(self.qsg, cf.name) for cf in self.cache.all("CFSTRUCT")]
+        return [self.cache.structure_tag(cf.name) for cf in self.cache.all("CFSTRUCT")]
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a repository call in a worker thread (SQL never blocks the event loop)."""
@@ -297,12 +297,12 @@ class QueueManager:
         lost Redis or a change that reached SQL but not Redis)."""
         for obj in self.cache.all("QUEUE"):
             if obj.objtype == "QLOCAL" and obj.location != "@GROUP":
-                if queue_location(self.qsg, obj).tag in self.cf.failed:
+                if queue_location(self.cache, obj).tag in self.cf.failed:
                     continue  # a failed structure gets its queues back with RECOVER CFSTRUCT
                 await self.workflow.sync_queue_state(obj)
                 if obj.qsgdisp != "SHARED" and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
                     # docs/ibm-rules.md §1.5: at start-up the timer is set to start-up time if messages wait
-                    await self.workflow.start_service_timer(queue_location(self.qsg, obj))
+                    await self.workflow.start_service_timer(queue_location(self.cache, obj))
         # This QM's page sets carry a state hash too: missing later means Redis lost them.
         await self.cf.structure_state(private_tag(self.qsg, self.name), "CHECK", "", "private",
                                       str(self.clock.now_ms()))

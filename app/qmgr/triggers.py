@@ -63,7 +63,7 @@ class TriggerService:
     # ---- evaluation -----------------------------------------------------------------------
 
     async def snapshot(self, queue: ObjectDef) -> TriggerSnapshot:
-        status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, queue))
+        status = await self.qm.cf.queue_status(queue_location(self.qm.cache, queue))
         mine = status.opens.get(self.qm.name, {})
         others = sum(int(c.get("ipprocs", 0)) for q, c in status.opens.items() if q != self.qm.name)
         exclusive = any(int(c.get("excl", 0)) for c in status.opens.values())
@@ -75,7 +75,7 @@ class TriggerService:
             found = self.qm.cache.queue(initq_name)
             if found is not None and found.objtype == "QLOCAL":
                 initq = found.attrs
-                istatus = await self.qm.cf.queue_status(queue_location(self.qm.qsg, found))
+                istatus = await self.qm.cf.queue_status(queue_location(self.qm.cache, found))
                 initq_open = int(istatus.opens.get(self.qm.name, {}).get("ipprocs", 0)) > 0
         return TriggerSnapshot(queue.name, queue.attrs, queue.qsgdisp == "SHARED", int(mine.get("ipprocs", 0)),
                                others, exclusive, process.attrs if process else None, initq, initq_open)
@@ -88,7 +88,7 @@ class TriggerService:
         trigtype, trigmpri = type_in_effect(s)
         if trigmpri != int(queue.attrs.get("TRIGMPRI", 0)):
             # evaluating as priority 0 (condition 4 note a): every arrival counts
-            now = await self.qm.cf.trigger_count(queue_location(self.qm.qsg, queue), trigmpri)
+            now = await self.qm.cf.trigger_count(queue_location(self.qm.cache, queue), trigmpri)
             before, after = now - added, now
         if failed_condition(s, trigtype) is not None:
             return
@@ -107,7 +107,7 @@ class TriggerService:
         trigtype, trigmpri = type_in_effect(s)
         if trigtype not in types or failed_condition(s, trigtype, skip) is not None:
             return False
-        count = await self.qm.cf.trigger_count(queue_location(self.qm.qsg, queue), trigmpri)
+        count = await self.qm.cf.trigger_count(queue_location(self.qm.cache, queue), trigmpri)
         if not enough_waiting(trigtype, count, int(queue.attrs.get("TRIGDPTH", 1))):
             return False
         await self._trigger(queue, s, trigtype, None)
@@ -192,7 +192,7 @@ class TriggerService:
 
     async def _shared_counts(self, tag: str, queue: str, before: int, after: int, added: int) -> None:
         found = [d for d in self.qm.cache.usable("QUEUE", queue) if d.qsgdisp == "SHARED"]
-        if not found or queue_location(self.qm.qsg, found[0]).tag != tag:
+        if not found or queue_location(self.qm.cache, found[0]).tag != tag:
             return
         try:
             await self.counts_changed(found[0], before, after, added)

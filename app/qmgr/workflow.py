@@ -96,7 +96,7 @@ class DefinitionWorkflow:
         "When is the service timer active?"), so it starts now if messages wait, else is OFF.
         """
         cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
-        loc = queue_location(self.qsg, obj)
+        loc = queue_location(self.cache, obj)
         enabling = False
         if "QSVCIEV" in switches_to_set(set_switches) and obj.attrs.get("QSVCIEV", "NONE") != "NONE":
             enabling = await self._service_interval_was_off(loc)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.cf.keys import shared_tag
 from app.core.errors import MQError
 from app.core.names import matches
 from app.core.reasons import MQRC
@@ -73,5 +72,5 @@ class StructureCommands(CommandBase):
             # Not an IBM attribute: which Redis node holds the structure (a Redis Cluster spreads
             # structures over its masters by their hash tags; a single Redis holds them all).
             for row in rows:
-                row["CFNODE"] = await self.qm.cf.structure_node(shared_tag(self.qm.qsg, str(row["CFSTATUS"])))
+                row["CFNODE"] = await self.qm.cf.structure_node(self.qm.cache.structure_tag(str(row["CFSTATUS"])))
         return rows

@@ -52,17 +52,29 @@ class ObjectCommands(CommandBase):
                           f"{name} already exists as a {existing.objtype} with QSGDISP({qsgdisp})")
         if existing and not cmd.has("REPLACE"):
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({name}) QSGDISP({qsgdisp}) already exists")
-        if existing:
-            await self._check_force(existing, attrs, force=False)
-            saved = await self.qm.db(self.qm.repo.update, new, lambda _cur: attrs)
-        else:
-            saved = await self.qm.db(self.qm.repo.insert, new)
-        changed = [saved]
-        if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
-            changed += await self._make_copies(saved)
-        # DEFINE ... REPLACE sets the event switches as given; a new queue gets them anyway
-        await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)],
-                                                  set_switches=existing is not None)
+        move = await self._prepare_move(existing, attrs) if existing else None
+        stored = False
+        try:
+            if existing:
+                await self._check_force(existing, attrs, force=False)
+                saved = await self.qm.db(self.qm.repo.update, new, lambda _cur: attrs)
+            else:
+                saved = await self.qm.db(self.qm.repo.insert, new)
+            stored = True
+            changed = [saved]
+            if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
+                changed += await self._make_copies(saved)
+            # DEFINE ... REPLACE sets the event switches as given; a new queue gets them anyway
+            await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)],
+                                                      set_switches=existing is not None)
+        except BaseException:
+            # Not stored: the copy at the new place goes. Stored but not acknowledged by every
+            # QM: both places keep the bookkeeping (a QM on either finds its structure there).
+            if move and not stored:
+                await self.qm.structures.abandon_move(move[1])
+            raise
+        if move:
+            await self.qm.structures.finish_move(name, *move)
         if objtype == "CFSTRUCT":
             await self.qm.structures.connect(name)  # allocated now: a later loss is noticed
 
@@ -114,19 +126,31 @@ class ObjectCommands(CommandBase):
         if objtype == "TOPIC" and new_attrs.get("TOPICSTR") != existing.attrs.get("TOPICSTR"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPICSTR of TOPIC({name}) cannot be altered")
         if objtype == "QLOCAL" and qsgdisp == "SHARED" and new_attrs["CFSTRUCT"] != existing.attrs.get("CFSTRUCT"):
-            status = await self.qm.cf.queue_status(queue_location(self.qm.qsg, existing))
+            status = await self.qm.cf.queue_status(queue_location(self.qm.cache, existing))
             if status.depth or open_handles(status):
                 raise MQError(MQRC.OBJECT_IN_USE,
                               "CFSTRUCT of a shared queue can change only while it is empty and closed")
         forced = await self._check_force(existing, new_attrs, force=cmd.has("FORCE"))
-        saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: attributes.apply_keywords(
-            objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
-        changed = [saved]
-        if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
-            changed += await self._make_copies(saved)
-        switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
-        await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)], bump_gen=forced,
-                                                  set_switches=switches, invalidate=forced)
+        move = await self._prepare_move(existing, new_attrs)
+        stored = False
+        try:
+            saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: attributes.apply_keywords(
+                objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
+            stored = True
+            changed = [saved]
+            if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
+                changed += await self._make_copies(saved)
+            switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
+            await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)], bump_gen=forced,
+                                                      set_switches=switches, invalidate=forced)
+        except BaseException:
+            # Not stored: the copy at the new place goes. Stored but not acknowledged by every
+            # QM: both places keep the bookkeeping (a QM on either finds its structure there).
+            if move and not stored:
+                await self.qm.structures.abandon_move(move[1])
+            raise
+        if move:
+            await self.qm.structures.finish_move(name, *move)
         # condition 13 is evaluated by this QM for the definition it uses (a GROUP object's COPY)
         used = next((d for d in changed if d.location in (self.qm.name, "@SHARED")), None)
         if used is not None:
@@ -134,6 +158,17 @@ class ObjectCommands(CommandBase):
         if objtype == "CFSTRUCT":
             # a failed structure altered to RECAUTO(YES) is recovered now (app/qmgr/cfstruct.py)
             await self.qm.structures.connect(name)
+
+    async def _prepare_move(self, existing: ObjectDef, new_attrs: dict[str, Any]) -> tuple[str, str] | None:
+        """A CFSTRUCT whose HASHTAG (an emulator addition: its place on a Redis Cluster) changes
+        moves: allowed only while nothing would be stranded (app/qmgr/cfstruct.py). Returns
+        (old tag, new tag) of a move, None when the structure stays where it is."""
+        if existing.objtype != "CFSTRUCT":
+            return None
+        old, new = (str(a.get("HASHTAG", "") or "") for a in (existing.attrs, new_attrs))
+        if old == new:
+            return None
+        return await self.qm.structures.prepare_move(existing.name, old, new)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
         location = location_of(qsgdisp, self.qm.name)
@@ -157,7 +192,7 @@ class ObjectCommands(CommandBase):
         """
         needs: str | None = None
         if existing.objtype == "QLOCAL":
-            locs = [queue_location(self.qm.qsg, d) for d in await self._instances(existing)]
+            locs = [queue_location(self.qm.cache, d) for d in await self._instances(existing)]
             if new_attrs.get("USAGE") != existing.attrs.get("USAGE"):
                 for loc in locs:
                     if open_handles(await self.qm.cf.queue_status(loc)):
@@ -196,7 +231,7 @@ class ObjectCommands(CommandBase):
                 raise MQError(MQRC.CF_STRUC_IN_USE,
                               f"CFSTRUCT({name}) is used by shared queue(s) {', '.join(users[:5])}")
         if objtype == "QLOCAL" and qsgdisp != "GROUP":
-            await self.qm.cf.delete_queue(queue_location(self.qm.qsg, existing), purge=purge)
+            await self.qm.cf.delete_queue(queue_location(self.qm.cache, existing), purge=purge)
         elif objtype == "QALIAS" and qsgdisp != "GROUP":
             if await self.qm.cf.alias_handle_count(self.qm.name, name):
                 raise MQError(MQRC.OBJECT_IN_USE, f"alias {name} is open")
@@ -213,7 +248,7 @@ class ObjectCommands(CommandBase):
         for copy in await self.qm.db(self.qm.repo.copies_of, group_obj.objclass, group_obj.name):
             try:
                 if copy.objtype == "QLOCAL":
-                    await self.qm.cf.delete_queue(queue_location(self.qm.qsg, copy), purge=purge)
+                    await self.qm.cf.delete_queue(queue_location(self.qm.cache, copy), purge=purge)
                 elif copy.objtype == "QALIAS" and await self.qm.cf.alias_handle_count(copy.location, copy.name):
                     raise MQError(MQRC.OBJECT_IN_USE, "the alias is open")
             except MQError as exc:
@@ -227,7 +262,7 @@ class ObjectCommands(CommandBase):
         found = [d for d in self.qm.cache.usable("QUEUE", name) if (d.qsgdisp == "SHARED") == (qsgdisp == "SHARED")]
         if not found or found[0].objtype != "QLOCAL":
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({name}) QSGDISP({qsgdisp}) not found")
-        loc = queue_location(self.qm.qsg, found[0])
+        loc = queue_location(self.qm.cache, found[0])
         try:
             removed = await self.qm.cf.clear_queue(loc)
         except MQError as exc:

@@ -36,7 +36,7 @@ class QmgrCommands(CommandBase):
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
-            stats = await self.qm.cf.reset_stats(queue_location(self.qm.qsg, d), self.qm.name)
+            stats = await self.qm.cf.reset_stats(queue_location(self.qm.cache, d), self.qm.name)
             since = stats.reset_ms or self.qm.started_ms
             out.append({"QSTATS": d.name, "QSGDISP": d.qsgdisp, "MSGIN": stats.enq, "MSGOUT": stats.deq,
                         "HIQDEPTH": stats.hiq,
