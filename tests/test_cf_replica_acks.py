@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -20,6 +21,8 @@ from app.cf.engine import CouplingFacility, GetMode
 from app.cf.keys import QueueLocation
 from app.cf.redisconn import make_redis
 from app.core.clock import ManualClock
+from app.core.errors import MQError
+from app.core.reasons import MQRC
 from tests.support.redis_server import RedisServer
 from tests.support.waits import wait_until
 
@@ -146,3 +149,63 @@ async def test_an_error_reply_and_noscript_keep_the_pipelined_connection_in_step
         assert await registry.evalsha(ok, ["k2"], []) == 4
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize("acks", [1, 0])
+async def test_an_acknowledged_commit_survives_the_masters_death_only_with_replica_acks(acks: int) -> None:
+    """Replication to the replica is held (a partition of the replication link, NetProxy), the
+    master acknowledges a committed put, dies, and its replica is promoted. With acks=1 the put's
+    WAIT returns only once the link is healed and the replica has it: the message is on the new
+    master. With acks=0 the put returns at once and the message dies with the master: the loss
+    the setting prevents (made certain here by holding the link; in real life a matter of timing)."""
+    from tests.support.netproxy import NetProxy
+
+    master = RedisServer()
+    master.start()
+    link = NetProxy("127.0.0.1", master.port).start()
+    replica = RedisServer(extra_args=("--replicaof", "127.0.0.1", str(link.port)))
+    replica.start()
+    admin = redis.Redis(port=master.port)
+    engine = CouplingFacility(make_redis(master.url), QSG, ManualClock())
+    heir: CouplingFacility | None = None
+    try:
+        wait_until(lambda: admin.info("replication").get("slave0", {}).get("state") == "online", 20,
+                   "the replica in sync")
+        engine.qmgr, engine.replica_acks, engine.replica_timeout_ms = "QM1", acks, 4000
+        await engine.scripts.load_all()
+        await engine.define_queue(Q, RUNTIME)
+        on_replica = redis.Redis(port=replica.port)
+        wait_until(lambda: on_replica.exists(keys.QueueKeys(Q).ctl), 10, "the queue's definition on the replica")
+        on_replica.close()
+
+        link.partition()
+        if acks:  # heal the link once the put waits in WAIT (a blocked client on the master)
+            healer = threading.Thread(target=lambda: (
+                wait_until(lambda: int(admin.info("clients")["blocked_clients"]) >= 1, 10, "the WAIT"),
+                link.heal(resume=True)))
+            healer.start()
+        await put(engine, b"committed")  # not under syncpoint: committed when it returns
+        if acks:
+            healer.join(10)
+        master.kill()
+        link.reset()  # nothing held reaches the replica after the master died
+        promoted = redis.Redis(port=replica.port)
+        promoted.execute_command("REPLICAOF", "NO", "ONE")
+        promoted.close()
+
+        heir = CouplingFacility(make_redis(replica.url), QSG, ManualClock())
+        heir.qmgr = "QM1"
+        if acks:
+            assert (await heir.get(Q, qmgr="QM1", hconn="C2", gen=None)).body == b"committed"
+        else:
+            with pytest.raises(MQError) as lost:
+                await heir.get(Q, qmgr="QM1", hconn="C2", gen=None)
+            assert lost.value.reason == MQRC.NO_MSG_AVAILABLE
+    finally:
+        admin.close()
+        await engine.redis.aclose()
+        if heir is not None:
+            await heir.redis.aclose()
+        link.stop()
+        replica.cleanup()
+        master.cleanup()
