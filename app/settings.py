@@ -56,6 +56,15 @@ class Settings(BaseSettings):
     )
     heartbeat_interval_s: float = Field(1.0, gt=0, description="How often this QM heartbeats")
     heartbeat_ttl_s: float = Field(5.0, gt=0, description="A QM whose heartbeat is older is failed")
+    cf_replica_acks: int = Field(
+        0, ge=0, le=16,
+        description="After every state-changing coupling-facility call, wait (Redis WAIT) until this many replicas "
+                    "of the structure's master acknowledged it, so a failover cannot lose acknowledged work; "
+                    "0 = do not wait (replication stays asynchronous)")
+    cf_replica_timeout_ms: int = Field(
+        500, gt=0, le=4000,  # below the CF client's 5 s socket timeout: a WAIT must never look like a lost reply
+        description="How long a call waits for cf_replica_acks acknowledgements; when fewer come, the call "
+                    "succeeds all the same (the master has the write) and the shortfall is logged and counted")
     log_level: str = Field("info", description="Log level of the server")
     auth: Literal["on", "off"] = Field(
         "on", description="Authentication and authorization of every caller (on by default; 'off' only when "

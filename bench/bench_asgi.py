@@ -7,6 +7,11 @@ throughput figures come from bench/bench_wrk.py.
 
     python bench/bench_asgi.py [--calls 5000] [--size 1024] [--batch 100] [--activity on|off]
                                [--profile FILE [--profile-verb MQPUT|MQGET|put-batch|get-batch]]
+                               [--replicas N [--replica-acks N]]
+
+``--replicas N`` gives the redis-server N replicas; ``--replica-acks N`` sets QSG_CF_REPLICA_ACKS
+(each state-changing script is followed by WAIT on its connection). Besides the CPU, each call's
+wall time is printed (calls run one after another, so it is their latency): what WAIT adds.
 """
 
 from __future__ import annotations
@@ -57,17 +62,41 @@ async def call(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
 
 async def timed(app: Any, path: str, body: bytes, n: int) -> float:
     """CPU microseconds per call over ``n`` calls (each must succeed)."""
-    t0 = time.process_time()
+    return (await timed_wall(app, path, body, n))[0]
+
+
+async def timed_wall(app: Any, path: str, body: bytes, n: int) -> tuple[float, float]:
+    """CPU and wall-clock microseconds per call over ``n`` calls (each must succeed)."""
+    t0, w0 = time.process_time(), time.perf_counter()
     for _ in range(n):
         status, answer = await call(app, path, body)
         if status >= 300:
             raise RuntimeError(f"{path}: {status} {answer[:200]!r}")
-    return (time.process_time() - t0) / n * 1e6
+    return (time.process_time() - t0) / n * 1e6, (time.perf_counter() - w0) / n * 1e6
+
+
+def start_replicas(master: RedisServer, n: int) -> list[RedisServer]:
+    """``n`` replicas of ``master``, returned once the master sees them all online."""
+    import redis
+
+    replicas = [RedisServer(extra_args=("--replicaof", "127.0.0.1", str(master.port))) for _ in range(n)]
+    for replica in replicas:
+        replica.start()
+    client = redis.Redis(port=master.port)
+    deadline = time.monotonic() + 30
+    while sum(1 for k, v in client.info("replication").items()
+              if k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online") < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the replicas did not come online")
+        time.sleep(0.05)  # an external process's state: poll
+    client.close()
+    return replicas
 
 
 async def run(args: argparse.Namespace) -> None:
     server = RedisServer()
     server.start()
+    replicas = start_replicas(server, args.replicas)
     workdir = Path(tempfile.mkdtemp(prefix="qsg-asgi-"))
     os.environ["BARE_REDIS_URL"] = server.url
     from app.api.app import create_app
@@ -79,7 +108,8 @@ async def run(args: argparse.Namespace) -> None:
     upgrade(db)
     settings = Settings(qmgr="QM1", qsg="QSG1", redis_url=server.url, database_url=db, auth="off",
                         activity_dir=str(workdir / "activity"), mqlog_dir=str(workdir / "mqlog"),
-                        activity_enabled=args.activity == "on", log_level="warning")
+                        activity_enabled=args.activity == "on", log_level="warning",
+                        cf_replica_acks=args.replica_acks)
     app = create_app(settings)
     try:
         async with app.router.lifespan_context(app), bare_app.app.router.lifespan_context(bare_app.app):
@@ -108,25 +138,32 @@ async def run(args: argparse.Namespace) -> None:
             # enough messages for every get below (puts come first in each pair, so gets never run dry)
             await timed(app, cases[4][3], put_batch, args.calls // n * 2 + 10)
             await timed(bare_app.app, "/put", put_body, args.calls)
-            results = {}
+            results: dict[tuple[str, str], float] = {}
+            walls: dict[tuple[str, str], float] = {}
             profiler = cProfile.Profile() if args.profile else None
             for target, verb, a, path, body, per_call in cases:
                 if profiler and target == "QM1" and verb == args.profile_verb:
                     profiler.enable()
                 calls = max(1, args.calls // per_call)
-                results[(target, verb)] = await timed(a, path, body, calls) / per_call
+                cpu, wall = await timed_wall(a, path, body, calls)
+                results[(target, verb)], walls[(target, verb)] = cpu / per_call, wall / per_call
                 if profiler:
                     profiler.disable()
             if profiler:
                 profiler.dump_stats(args.profile)
         print(f"\n{args.calls} calls each, one after another, {args.size}-byte messages, activity log "
-              f"{args.activity}; CPU of this process (application + Redis client), no HTTP server\n")
+              f"{args.activity}, {args.replicas} replica(s), QSG_CF_REPLICA_ACKS={args.replica_acks}; CPU of "
+              f"this process (application + Redis client), no HTTP server; wall = latency per call\n")
         for verb in ("MQPUT", "MQGET"):
             bare, ours = results[("bare", verb)], results[("QM1", verb)]
-            print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us")
+            print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us   "
+                  f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us")
         for verb in ("put-batch", "get-batch"):
-            print(f"{verb} {n}: QM {results[('QM1', verb)]:6.1f} us per message")
+            print(f"{verb} {n}: QM {results[('QM1', verb)]:6.1f} us per message   "
+                  f"wall {walls[('QM1', verb)]:6.1f} us per message")
     finally:
+        for replica in replicas:
+            replica.cleanup()
         server.cleanup()
 
 
@@ -138,6 +175,8 @@ def main() -> None:
     parser.add_argument("--profile", metavar="FILE", help="cProfile the queue manager's calls into FILE")
     parser.add_argument("--profile-verb", choices=("MQPUT", "MQGET", "put-batch", "get-batch"), default="MQPUT")
     parser.add_argument("--batch", type=int, default=100, help="messages per put-batch / get-batch")
+    parser.add_argument("--replicas", type=int, default=0, help="replicas of the redis-server")
+    parser.add_argument("--replica-acks", type=int, default=0, help="QSG_CF_REPLICA_ACKS (WAIT after each write)")
     import uvloop  # as uvicorn runs the servers
 
     uvloop.run(run(parser.parse_args()))

@@ -95,6 +95,14 @@ class CFBase:
         self.lease_valid: Callable[[], bool] = lambda: True
         # Called when a call found this incarnation fenced or its lease lapsed.
         self.on_fenced: Callable[[str], None] | None = None
+        # Replica acknowledgement (QSG_CF_REPLICA_ACKS / QSG_CF_REPLICA_TIMEOUT_MS): after every
+        # state-changing script, WAIT for this many replicas of its master (0: do not wait).
+        self.replica_acks = 0
+        self.replica_timeout_ms = 500
+        # Told the tag of a structure (or group records) whose call got fewer acknowledgements.
+        self.on_replica_shortfall: Callable[[str], None] | None = None
+        # Tags whose latest acknowledged call fell short (the warning is logged once per episode).
+        self._short_of_replicas: set[str] = set()
 
     async def ping(self) -> None:
         """Raise MQError MQRC_CF_NOT_AVAILABLE unless the coupling facility answers (readiness)."""
@@ -186,12 +194,50 @@ class CFBase:
         a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
         started = perf_counter()
         with _cf_access(tag):
-            reply = await self.scripts.evalsha(script, k, a)
+            if self.replica_acks and call.changes_state():
+                reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks,
+                                                               self.replica_timeout_ms)
+                self._replicated(tag, acks)
+            else:
+                reply = await self.scripts.evalsha(script, k, a)
         if self.observe_call is not None:
             self.observe_call(call.SCRIPT, perf_counter() - started)
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
         return reply
+
+    async def _unfenced(self, tag: str, call: ScriptArgs) -> Any:
+        """Call an unfenced script (``call.SCRIPT``; its keys in ``tag``'s slot) with the replica
+        acknowledgement of ``_script`` when it changes state (commit intents, fences, structure
+        state, restored messages: what peer recovery and RECOVER CFSTRUCT rely on)."""
+        script = getattr(self.scripts, call.SCRIPT)
+        k, a = call.call()
+        if self.replica_acks and call.changes_state():
+            reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks, self.replica_timeout_ms)
+            self._replicated(tag, acks)
+            return reply
+        return await self.scripts.evalsha(script, k, a)
+
+    def _replicated(self, tag: str, acks: int) -> None:
+        """After a call's WAIT: fewer acknowledgements than asked (a replica down, lagging or
+        being resynchronised, or none left after a failover) leave the call done - Redis cannot
+        undo a write - and the call succeeds, as a z/OS structure goes on in simplex mode when
+        its duplex copy is lost. The shortfall is counted, and logged once until replicas
+        acknowledge again: until then, a failover of that master may lose acknowledged work."""
+        if acks >= self.replica_acks:
+            if tag in self._short_of_replicas:
+                self._short_of_replicas.discard(tag)
+                log.info("QSGE202I %s: writes to %s are acknowledged by %d replica(s) again", self.qmgr,
+                         _what(tag), acks)
+            return
+        if self.on_replica_shortfall is not None:
+            self.on_replica_shortfall(tag)
+        if tag not in self._short_of_replicas:
+            self._short_of_replicas.add(tag)
+            log.warning("QSGE201W %s: a write to %s was acknowledged by %d replica(s) of the %d asked within "
+                        "%d ms; it stands on the master, but a failover of that master before its replicas "
+                        "catch up may lose it", self.qmgr, _what(tag), acks, self.replica_acks,
+                        self.replica_timeout_ms)
 
     def _logs(self, tag: str, persistent: bool) -> bool:
         return persistent and self.log is not None and self.log.wanted(tag)
@@ -199,4 +245,10 @@ class CFBase:
     def channel(self, loc: QueueLocation) -> str:
         """The queue's availability channel."""
         return keys.availability_channel(self.qsg, loc.tag, loc.name)
+
+
+def _what(tag: str) -> str:
+    """How a log line names a tag: CF structure NAME, or the tag (group records, private queues)."""
+    name = keys.structure_name(tag)
+    return f"CF structure {name}" if name else tag
 

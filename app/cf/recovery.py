@@ -31,9 +31,9 @@ class Recovery(CFBase):
         peer can finish (roll forward) a commit the QM did not complete."""
         incarnation = self.caller()
         with _cf_access(self.qsg):
-            reply = IntentReply.parse(await self.scripts.intent(*IntentArgs(
+            reply = IntentReply.parse(await self._unfenced(self.qsg, IntentArgs(
                 keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
-                json.dumps(list(tags)), self.qmgr, str(incarnation)).call()))
+                json.dumps(list(tags)), self.qmgr, str(incarnation))))
         if reply.code == FENCED:
             self._fenced("peer recovery fenced its incarnation")
 
@@ -42,7 +42,7 @@ class Recovery(CFBase):
         ``tag`` (None: the group's own records), before resolving anything of it there."""
         fence_key = keys.group_fence(self.qsg) if tag is None else keys.structure_fence(tag)
         with _cf_access(tag or self.qsg):
-            FenceReply.parse(await self.scripts.fence(*FenceArgs(fence_key, qmgr, str(lowest)).call()))
+            FenceReply.parse(await self._unfenced(tag or self.qsg, FenceArgs(fence_key, qmgr, str(lowest))))
 
     async def clear_commit_intent(self, qmgr: str, hconn: str) -> None:
         with _cf_access(keys.group_prefix(self.qsg)):
@@ -53,8 +53,7 @@ class Recovery(CFBase):
     async def structure_state(self, tag: str, action: str, *args: str) -> StructureState:
         """Read or change a structure's state (struct.lua: CHECK, FAIL, RECOVER, ACTIVE)."""
         with _cf_access(tag):
-            reply = StructReply.parse(
-                await self.scripts.struct(*StructArgs(keys.structure_state(tag), action, args).call()))
+            reply = StructReply.parse(await self._unfenced(tag, StructArgs(keys.structure_state(tag), action, args)))
         return StructureState(status=reply.status, alloc=reply.alloc, fail_ms=reply.failtime,
                               outcome=reply.outcome, by=reply.by)
 
@@ -88,9 +87,9 @@ class Recovery(CFBase):
         for ident, meta, md, data in messages:
             flat += [str(ident), meta, md, data]
         with _cf_access(loc.tag):
-            reply = RestoreReply.parse(await self.scripts.restore(*RestoreArgs(
+            reply = RestoreReply.parse(await self._unfenced(loc.tag, RestoreArgs(
                 QueueKeys(loc).ctl, keys.expiry_queues(loc.tag), QueueKeys(loc).queue_prefix, loc.name, str(last_id),
-                flat).call()))
+                flat)))
         _check(reply.code, loc)
         return reply.restored
 

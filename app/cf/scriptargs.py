@@ -62,6 +62,11 @@ class ScriptArgs:
         """KEYS and ARGV of an unfenced script."""
         return self.keys(), [*self.argv(), *self.tail()]
 
+    def changes_state(self) -> bool:
+        """Whether the call may change what the coupling facility holds (so a replica must
+        acknowledge it when ``QSG_CF_REPLICA_ACKS`` asks for that); the read-only ones say no."""
+        return True
+
 
 def _reader(names: tuple[str, ...]) -> Reader:
     """A C-speed reader of ``names`` that always gives a tuple (attrgetter of one name does not)."""
@@ -144,6 +149,10 @@ class GetArgs(ScriptArgs):
     structure_prefix: str
     perf: str
     select: str
+
+    def changes_state(self) -> bool:
+        """A browse only reads (it may drop expired messages, which a later look drops again)."""
+        return not self.mode.startswith("BROWSE")
 
 
 @script("put_batch", keys=4, tail=True, fenced=True)
@@ -316,6 +325,9 @@ class StatusArgs(ScriptArgs):
     stats: str
     queue_prefix: str
 
+    def changes_state(self) -> bool:
+        return False  # reads only
+
 
 @script("reset_stats", keys=2, fenced=True)
 @dataclass(slots=True)
@@ -350,6 +362,9 @@ class BackupArgs(ScriptArgs):
     cursor: str
     count: str
     before_ms: str
+
+    def changes_state(self) -> bool:
+        return False  # reads only
 
 
 @script("restore", keys=2, tail=True)

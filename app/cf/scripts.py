@@ -6,6 +6,13 @@ name starts with ``_`` are shared fragments, pasted where a script says ``--@inc
 
 ``register_script`` computes the SHA1 and calls EVALSHA, reloading the source on NOSCRIPT (after
 a Redis restart); it does not retry anything else, which is what the engine wants.
+
+Replica acknowledgement (``evalsha_acked``): Redis replicates asynchronously, so a master that
+dies right after answering may take its last writes with it when a replica takes over. ``WAIT n
+timeout`` blocks until ``n`` replicas acknowledged every write the calling connection made, so it
+is sent right behind the EVALSHA on the same connection (one write, two replies: one round trip
+plus the replicas' acknowledgement). It cannot undo anything: fewer acknowledgements than asked
+within the timeout still leave the write done on the master, and the caller decides what that means.
 """
 
 from __future__ import annotations
@@ -131,12 +138,25 @@ class ScriptRegistry:
         On a Redis Cluster the call goes to the master of the first key's slot (every key of a
         script shares one hash tag). A MOVED or ASK reply means the script did not run there,
         so the call follows it; a connection failure surfaces as on a single Redis, once."""
+        return (await self._call(script, keys, args, None))[0]
+
+    async def evalsha_acked(self, script: AsyncScript, keys: list[Any], args: list[Any], replicas: int,
+                            timeout_ms: int) -> tuple[Any, int]:
+        """``evalsha``, then ``WAIT replicas timeout_ms`` on the same connection of the same node
+        (WAIT covers only the writes of the connection it runs on; replication is one ordered
+        stream, so also every earlier write of that master). Returns the script's reply and how
+        many replicas acknowledged (possibly fewer than ``replicas``: the write is done all the
+        same). An error reply of the script is raised as by ``evalsha``."""
+        return await self._call(script, keys, args, (replicas, timeout_ms))
+
+    async def _call(self, script: AsyncScript, keys: list[Any], args: list[Any],
+                    wait: tuple[int, int] | None) -> tuple[Any, int]:
         if self._cluster is not None:
-            return await self._evalsha_cluster(self._cluster, script, keys, args)
+            return await self._evalsha_cluster(self._cluster, script, keys, args, wait)
         pool = self.redis.connection_pool
         conn = await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            return await _run(conn, script, keys, args)
+            return await _run(conn, script, keys, args, wait)
         except ResponseError:
             raise  # an error reply: the connection is in step
         except BaseException:
@@ -146,7 +166,7 @@ class ScriptRegistry:
             await pool.release(conn)
 
     async def _evalsha_cluster(self, cluster: RedisCluster, script: AsyncScript, keys: list[Any],
-                               args: list[Any]) -> Any:
+                               args: list[Any], wait: tuple[int, int] | None) -> tuple[Any, int]:
         if cluster._initialize:  # first call, or the slot map went stale with a failed node
             await cluster.initialize()
         found = cluster.get_node_from_key(keys[0])
@@ -160,7 +180,7 @@ class ScriptRegistry:
                 if asking:
                     await conn.send_command("ASKING")
                     await conn.read_response()
-                return await _run(conn, script, keys, args)
+                return await _run(conn, script, keys, args, wait)
             except MovedError as moved:  # the slot has a new master (failover, resharding): not run
                 await cluster.nodes_manager.move_slot(moved)
                 node = cluster.nodes_manager.get_node_from_slot(moved.slot_id)
@@ -186,13 +206,38 @@ class ScriptRegistry:
             script.sha = await self.redis.script_load(script.script)
 
 
-async def _run(conn: Connection, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
-    """EVALSHA on ``conn``; on NOSCRIPT (the script did not run) load it and call again."""
+async def _run(conn: Connection, script: AsyncScript, keys: list[Any], args: list[Any],
+               wait: tuple[int, int] | None) -> tuple[Any, int]:
+    """EVALSHA on ``conn`` (followed by ``WAIT *wait`` when given); on NOSCRIPT (the script did
+    not run) load it and call again. Returns the reply and the WAIT's count (-1 without WAIT)."""
     try:
-        await conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-        return await conn.read_response()
+        return await _send(conn, script.sha, keys, args, wait)
     except NoScriptError:
         await conn.send_command("SCRIPT", "LOAD", script.script)
         script.sha = (await conn.read_response()).decode()
-        await conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-        return await conn.read_response()
+        return await _send(conn, script.sha, keys, args, wait)
+
+
+async def _send(conn: Connection, sha: str, keys: list[Any], args: list[Any],
+                wait: tuple[int, int] | None) -> tuple[Any, int]:
+    command = ("EVALSHA", sha, len(keys), *keys, *args)
+    if wait is None:
+        await conn.send_command(*command)
+        return await conn.read_response(), -1
+    # One write for both: WAIT must run on the connection that wrote, right after the script.
+    await conn.send_packed_command(conn.pack_commands([command, ("WAIT", *wait)]))
+    try:
+        reply = await conn.read_response()
+    except ResponseError:  # the script did not run or failed (NOSCRIPT, MOVED, ASK, an error reply)
+        await _wait_reply(conn)  # read WAIT's reply too: the connection stays in step
+        raise
+    return reply, await _wait_reply(conn)
+
+
+async def _wait_reply(conn: Connection) -> int:
+    """WAIT's reply: the replicas that acknowledged. An error reply (the node is no master any
+    more) counts as none: the script's own reply has been read, and it stands."""
+    try:
+        return int(await conn.read_response())
+    except ResponseError:
+        return 0

@@ -29,6 +29,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from app.activity.schema import MQI_VERBS, Verb
+from app.cf.keys import structure_name
 from app.core.reasons import reason_name
 from app.qmgr.definitions import queue_location
 
@@ -60,6 +61,10 @@ class QmgrMetrics:
                                   registry=r)
         self.cf_calls = Histogram("qsg_cf_call_duration_seconds", "Round trips of coupling-facility scripts",
                                   ("script",), buckets=_CF_BUCKETS, registry=r)
+        self.replica_shortfalls = Counter(
+            "qsg_cf_replica_shortfalls", "State-changing CF calls acknowledged by fewer replicas than "
+            "QSG_CF_REPLICA_ACKS within QSG_CF_REPLICA_TIMEOUT_MS (done, but a failover may lose them)",
+            ("structure",), registry=r)
         r.register(_Snapshot(self))
         self._snapshot: list[GaugeMetricFamily] = []
         # labelled children, looked up once (labels() takes a lock and builds a key each call)
@@ -104,6 +109,11 @@ class QmgrMetrics:
         if child is None:
             child = self._by_script[script] = self.cf_calls.labels(script)
         child.observe(seconds)
+
+    def replica_shortfall(self, tag: str) -> None:
+        """A CF call's WAIT got fewer replica acknowledgements than asked (``CFBase._replicated``);
+        labelled by structure name, or the tag for the group's records and private queues."""
+        self.replica_shortfalls.labels(structure_name(tag) or tag).inc()
 
     # -- at scrape time --
 

@@ -100,6 +100,9 @@ class QueueManager:
         self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
         self.activity.observer = self.metrics.observe
         self.cf.observe_call = self.metrics.observe_cf_call
+        self.cf.replica_acks = settings.cf_replica_acks
+        self.cf.replica_timeout_ms = settings.cf_replica_timeout_ms
+        self.cf.on_replica_shortfall = self.metrics.replica_shortfall
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             self.cf, self.clock, qsg=self.qsg, qmgr=self.name,

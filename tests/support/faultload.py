@@ -37,6 +37,7 @@ import redis
 from app.cf.keys import QueueKeys, QueueLocation, shared_tag, uow_registry
 from tests.support.cluster import Cluster
 from tests.support.mq import MQ, MQFailed
+from tests.support.redis_cluster import sync_client
 
 Failure = int | str  # an MQ reason code, or the name of the HTTP error (the QM did not answer)
 
@@ -332,7 +333,7 @@ class FaultLoad:
 
     # ---- after the load ------------------------------------------------------------------
 
-    def _cf_state(self, cf: redis.Redis) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    def _cf_state(self, cf: redis.Redis | redis.RedisCluster) -> tuple[dict[str, int], dict[str, int], list[str]]:
         tag = shared_tag(self.group.qsg, self.struct)
         ctl = {q: cf.hgetall(QueueKeys(QueueLocation(tag, q)).ctl) for q in sorted(self.queues)}
         depth = {q: int(c.get(b"depth", 0)) for q, c in ctl.items()}
@@ -343,7 +344,7 @@ class FaultLoad:
         """After ``stop``: wait for peer recovery of any failed QM and for abandoned connections
         to end (their units of work backed out), drain every queue, and account for each message."""
         url = self.group.url(next(iter(self.group.qms)))
-        cf = redis.Redis.from_url(self.group.redis_url)
+        cf = sync_client(self.group.redis_url)  # a single Redis or a Redis Cluster
         deadline = time.monotonic() + timeout_s
         while True:
             members = httpx.get(f"{url}/v1/qmgr", timeout=10).json()["members"]
