@@ -201,7 +201,7 @@ class CommitArgs(ScriptArgs):
     uow_registry: str
     structure_prefix: str
     member: str
-    channel_prefix: str
+    channel: str
     trigger_channel: str
 
 
@@ -214,7 +214,7 @@ class BackoutArgs(ScriptArgs):
     uow_registry: str
     structure_prefix: str
     member: str
-    channel_prefix: str
+    channel: str
     trigger_channel: str
     keep_marked: str = "0"
 
@@ -277,6 +277,7 @@ class AlterArgs(ScriptArgs):
 
     ctl: str
     queue_prefix: str
+    queue: str
     bump_gen: str
     channel: str
     attributes: Sequence[str | bytes] = ()
