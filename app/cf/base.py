@@ -158,9 +158,10 @@ class CFBase:
             return False
         return True
 
-    async def start(self) -> bool:
-        """Start the structures' notices; True when every followed channel is subscribed."""
-        return await self.notices.start()
+    async def start(self, *, ready_timeout_s: float = 2.0) -> bool:
+        """Start the structures' notices; True when every followed channel is subscribed
+        within ``ready_timeout_s`` (they go on being tried in the background otherwise)."""
+        return await self.notices.start(ready_timeout_s=ready_timeout_s)
 
     async def stop(self) -> None:
         await self.notices.stop()
