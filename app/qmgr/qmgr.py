@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.activity import ActivityLog, Verb
@@ -255,19 +255,21 @@ class QueueManager:
         return [shared_tag(self.qsg, cf.name) for cf in self.cache.all("CFSTRUCT")]
 
     def structure_tags(self) -> set[str]:
-        """Every structure whose notices this QM follows: its own queues' and each CF
-        structure of the group (and that of any shared queue it knows)."""
-        tags = {private_tag(self.qsg, self.name), *self.shared_tags()}
-        for q in self.cache.all("QUEUE"):
-            if q.objtype == "QLOCAL" and q.qsgdisp == "SHARED" and str(q.attrs.get("CFSTRUCT", "")).strip():
-                tags.add(queue_location(self.qsg, q).tag)
-        return tags
+        """The structures whose notices this QM follows: its own queues' and each CF structure
+        of the group, and that of any shared queue it knows."""
+        queues = self._shared_queue_tags(self.cache.all("QUEUE"))
+        return {private_tag(self.qsg, self.name), *self.shared_tags(), *queues}
 
-    async def follow_structures(self, wait_s: float, *, always: bool = False) -> None:
-        """Follow the notices (availability, trigger counts) of every structure this QM uses;
-        when some are new (or ``always``), wait at most ``wait_s`` until they are subscribed (a
-        structure whose node is down is subscribed in the background once it has a master)."""
-        if self.cf.follow(self.structure_tags()) or always:
+    def _shared_queue_tags(self, queues: Iterable[ObjectDef]) -> set[str]:
+        return {queue_location(self.qsg, q).tag for q in queues
+                if q.objtype == "QLOCAL" and q.qsgdisp == "SHARED" and str(q.attrs.get("CFSTRUCT", "")).strip()}
+
+    async def follow_structures(self, wait_s: float, *, tags: set[str] | None = None, always: bool = False) -> None:
+        """Follow the notices (availability, trigger counts) of the structures this QM uses
+        (``tags``, default ``structure_tags()``); when some are new (or ``always``), wait at most
+        ``wait_s`` until they are subscribed (a structure whose node is down is subscribed in
+        the background once it has a master)."""
+        if self.cf.follow(self.structure_tags() if tags is None else tags) or always:
             if not await self.cf.wait_following(wait_s):
                 log.warning("%s: the notices of some CF structures are not subscribed yet; "
                             "they are tried again in the background", self.name)
@@ -322,12 +324,18 @@ class QueueManager:
 
     async def _on_broadcast(self, message: dict) -> None:
         if message.get("kind") == "defs":
+            queues: list[ObjectDef] = []
+            tags: set[str] = set()
             for objclass, name in message.get("names", []):
                 self.cache.replace_name(objclass, name, await self.db(self.repo.visible_to, self.name, objclass, name))
                 if message.get("invalidate"):
                     self.invalidate_handles(objclass, name)
+                if objclass == "QUEUE":
+                    queues += self.cache.usable("QUEUE", name)
+                elif objclass == "CFSTRUCT" and self.cache.cfstruct(name) is not None:
+                    tags.add(shared_tag(self.qsg, name))
             # A new CF structure (or shared queue) is followed before the broadcast is acknowledged.
-            await self.follow_structures(NOTICES_NEW_S)
+            await self.follow_structures(NOTICES_NEW_S, tags=tags | self._shared_queue_tags(queues))
         elif message.get("kind") == "cfstatus":
             await self.structures.refresh(str(message.get("name", "")))
         elif message.get("kind") == SECURITY_CHANGED["kind"]:
