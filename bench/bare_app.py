@@ -28,8 +28,8 @@ QK = QueueKeys(LOC)
 FENCE = keys.structure_fence(LOC.tag)
 KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag), FENCE]
 PUT_KEYS = [QK.ctl, keys.uow_key(LOC.tag, "BARE", "h"), keys.uow_registry(LOC.tag), keys.expiry_queues(LOC.tag), FENCE]
-CHANNEL = keys.availability_channel("BARE", LOC.tag, LOC.name)
-TRIGGERS = keys.trigger_channel("BARE", LOC.tag)
+CHANNEL = keys.availability_channel(LOC.tag)
+TRIGGERS = keys.trigger_channel(LOC.tag)
 
 
 @asynccontextmanager

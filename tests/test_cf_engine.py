@@ -631,7 +631,7 @@ async def test_wait_is_woken_by_a_put_from_another_queue_manager(
         cf: CouplingFacility, cf2: CouplingFacility) -> None:
     await define(cf)
     waiter = asyncio.create_task(get(cf, wait_ms=60_000))
-    await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
     await put(cf2, "hello", qmgr="QM2", hconn="C2")
     got = await asyncio.wait_for(waiter, BOUND_S)  # recheck_s is 60 s: only a wake-up is fast
     assert got.body == b"hello"
@@ -641,22 +641,24 @@ async def test_wait_is_woken_by_a_put_from_another_queue_manager(
 async def test_wait_ignores_uncommitted_put_and_is_woken_by_commit(
         cf: CouplingFacility, cf2: CouplingFacility) -> None:
     await define(cf)
-    channel = cf.channel(Q)
     waiter = asyncio.create_task(get(cf, wait_ms=60_000))
-    await asyncio.wait_for(cf.listener.wait_parked(channel), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_subscribed(), BOUND_S)
     await put(cf2, "later", qmgr="QM2", hconn="C2", syncpoint=True)
 
-    # A marker published after the put reaches the listener after anything the put published.
-    marker = cf.channel(QueueLocation(SHARED, "MARKER"))
+    # A marker published after the put reaches the listener after anything the put published
+    # (one shard channel per structure: the queue's name is the message).
+    marker = QueueLocation(SHARED, "MARKER")
     seen = cf.listener.watch(marker)
-    await cf2.redis.publish(marker, "1")
+    await cf2.redis.execute_command("SPUBLISH", cf.channel(marker), marker.name)
     await asyncio.wait_for(seen.wait(), BOUND_S)
-    assert cf.listener.received[channel] == 0
-    assert not waiter.done() and cf.listener.parked(channel) == 1
+    assert cf.listener.received[marker] == 1
+    assert cf.listener.received[Q] == 0
+    assert not waiter.done() and cf.listener.parked(Q) == 1
 
     await cf2.commit(SHARED, "QM2", "C2")
     got = await asyncio.wait_for(waiter, BOUND_S)
-    assert got.body == b"later" and cf.listener.received[channel] == 1
+    assert got.body == b"later" and cf.listener.received[Q] == 1
 
 
 @pytest.mark.asyncio
@@ -666,12 +668,12 @@ async def test_wait_is_woken_by_backout_of_a_get_and_ended_by_get_inhibit(
     await put(cf, "m")
     await get(cf2, qmgr="QM2", hconn="C2", syncpoint=Syncpoint.YES)
     waiter = asyncio.create_task(get(cf, wait_ms=60_000))
-    await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
     await cf2.backout(SHARED, "QM2", "C2")
     assert (await asyncio.wait_for(waiter, BOUND_S)).backout_count == 1
 
     waiter = asyncio.create_task(get(cf, wait_ms=60_000))
-    await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
     await cf2.alter_queue(Q, {"get": "DISABLED"})
     with pytest.raises(MQError) as info:
         await asyncio.wait_for(waiter, BOUND_S)
@@ -685,7 +687,7 @@ async def test_wait_expires_and_unlimited_wait_stops_on_request(cf: CouplingFaci
 
     stop = False
     waiter = asyncio.create_task(get(cf, wait_ms=-1, should_stop=lambda: stop))
-    await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
     assert await cf.redis.pttl(QueueKeys(Q).waiters) > 0  # registered in the CF while waiting
     stop = True
     cf.listener.wake_all()
@@ -699,7 +701,7 @@ async def test_browse_next_with_wait(cf: CouplingFacility, cf2: CouplingFacility
     first = await get(cf, mode=GetMode.BROWSE_FIRST)
     waiter = asyncio.create_task(get(cf, mode=GetMode.BROWSE_NEXT, cursor=first.cursor,
                                      wait_ms=60_000))
-    await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+    await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
     await put(cf2, "second", qmgr="QM2")
     assert (await asyncio.wait_for(waiter, BOUND_S)).body == b"second"
 
@@ -715,7 +717,8 @@ async def test_waiting_across_a_redis_restart() -> None:
         try:
             await define(cf)
             waiter = asyncio.create_task(get(cf, wait_ms=60_000))
-            await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+            await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
+            await asyncio.wait_for(cf.listener.wait_subscribed(), BOUND_S)
             subscribed = cf.listener.subscriptions
             await asyncio.to_thread(server.restart)
             # the listener comes back by itself (and wakes its waiters to retry)
@@ -735,7 +738,7 @@ async def test_wait_ends_with_cf_failure_when_redis_dies() -> None:
         try:
             await define(cf)
             waiter = asyncio.create_task(get(cf, wait_ms=-1))
-            await asyncio.wait_for(cf.listener.wait_parked(cf.channel(Q)), BOUND_S)
+            await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
             await asyncio.to_thread(server.kill)
             assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) == MQRC.CF_NOT_AVAILABLE
         finally:

@@ -3,7 +3,9 @@
 A group of two queue managers started with a seed list whose first seed is dead, two CF
 structures on two different masters: MQPUT/MQGET across the QMs, commit and backout, a DEFINE
 broadcast reaching the other QM; Redis itself refusing a script that touches a second slot; a
-subscription moving to a live node when its node fails.
+subscription moving to a live node when its node fails. The per-structure notices (availability
+wake-ups, trigger counts) are sharded pub/sub: subscribed on the structure's node only, and
+subscribed again on the new master after a failover.
 """
 
 from __future__ import annotations
@@ -14,14 +16,20 @@ import subprocess
 import sys
 import threading
 
+import orjson
 import pytest
 import redis
 
 from app.cf import keys
+from app.cf.engine import CouplingFacility
 from app.cf.errors import REDIS_FAILURES
+from app.cf.keys import QueueLocation
 from app.cf.pubsub import Subscriber
 from app.cf.redisconn import cluster_seeds, make_redis
 from app.cf.scripts import SCRIPT_NAMES, ScriptRegistry, load_source
+from app.core.clock import ManualClock
+from app.core.errors import MQError
+from app.core.reasons import MQRC
 from tests.support.cluster import Cluster
 from tests.support.mq import MQ, mq_reason
 from tests.support.names import uniq
@@ -104,7 +112,22 @@ def test_put_get_commit_backout_on_structures_of_two_nodes(group, rcluster):
         assert got["md"]["backout_count"] == 1
 
 
-def test_a_get_waiting_on_one_qm_is_woken_by_a_put_on_the_other(group):
+def _shard_subscribers(rcluster: RedisClusterServer, channel: str) -> dict[int, int]:
+    """PUBSUB SHARDNUMSUB of ``channel`` on every running master: port -> subscribers."""
+    counts: dict[int, int] = {}
+    for node in rcluster.nodes:
+        if not node.running:
+            continue
+        client = redis.Redis(port=node.port)
+        try:
+            if client.execute_command("ROLE")[0] == b"master":
+                counts[node.port] = int(client.execute_command("PUBSUB", "SHARDNUMSUB", channel)[1])
+        finally:
+            client.close()
+    return counts
+
+
+def test_a_get_waiting_on_one_qm_is_woken_by_a_put_on_the_other(group, rcluster):
     s1, s2 = group.structures
     q = uniq("RCW", 8)
     group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({s2})")
@@ -118,6 +141,44 @@ def test_a_get_waiting_on_one_qm_is_woken_by_a_put_on_the_other(group):
     qm1.put(out, "wake up")
     waiter.join(timeout=30)
     assert got and got[0]["data"] == "wake up"
+
+    # The notice went through the structure's node only: both QMs subscribe its availability
+    # and trigger channels there (sharded pub/sub), no other master has a subscriber of them,
+    # and nobody subscribes a pattern any more (classic pub/sub would span the cluster).
+    tag = keys.shared_tag(QSG, s2)
+    home = rcluster.node_of_key(keys.structure_state(tag)).port
+    for channel in (keys.availability_channel(tag), keys.trigger_channel(tag)):
+        assert rcluster.node_of_key(channel).port == home
+        counts = _shard_subscribers(rcluster, channel)
+        assert counts.pop(home) == 2, channel
+        assert set(counts.values()) == {0}, channel
+    for node in rcluster.nodes:
+        client = redis.Redis(port=node.port)
+        try:
+            assert client.execute_command("PUBSUB", "NUMPAT") == 0
+        finally:
+            client.close()
+
+
+def test_a_shared_queue_trigger_fires_across_masters(group):
+    """A put on QM2 to a triggered shared queue of each structure (two masters): QM1's trigger
+    monitor gets one trigger message each, from the counts SPUBLISHed on the structure's node."""
+    group.mqsc_ok("QM1", "DEFINE QLOCAL(RC.INITQ) QSGDISP(GROUP)\n"
+                         "DEFINE PROCESS(RC.PROC) QSGDISP(GROUP) APPLICID('/bin/true') APPLTYPE(UNIX)")
+    monitor = MQ(group.url("QM1"), "RCT1")
+    initq = monitor.open("RC.INITQ", ["INPUT_SHARED"])
+    queues = []
+    for struct in group.structures:
+        q = uniq("RCT", 8)
+        group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT({struct}) "
+                             f"TRIGGER TRIGTYPE(FIRST) INITQ(RC.INITQ) PROCESS(RC.PROC)")
+        queues.append(q)
+        MQ(group.url("QM2"), "RCT2").put1(q, f"to {struct}")
+    named = sorted(orjson.loads(monitor.get(initq, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"])["QName"]
+                   for _ in queues)
+    assert named == sorted(queues)
+    with mq_reason(2033):  # one trigger message per queue (FIRST), no more
+        monitor.get(initq, ["WAIT", "NO_SYNCPOINT"], wait_ms=500)
 
 
 def test_a_define_is_broadcast_to_the_other_queue_manager(group):
@@ -257,6 +318,102 @@ async def test_a_subscription_moves_to_a_live_node_when_its_node_fails():
         finally:
             await sub.stop()
             await client.aclose()
+
+
+_RUNTIME: dict[str, str | int] = {
+    "put": "ENABLED", "get": "ENABLED", "maxdepth": 999999999, "maxmsgl": 4194304,
+    "msgdlvsq": "PRIORITY", "defprty": 0, "usage": "NORMAL", "offload": "0",
+}
+
+
+def _fail_over(cl: RedisClusterServer, key: str, *, crash: bool) -> int:
+    """Make the replica of ``key``'s master its new master: a manual CLUSTER FAILOVER (the old
+    master becomes a replica) or, with ``crash``, by killing the master (the replica takes
+    over by itself). Returns the new master's port."""
+    master = cl.node_of_key(key)
+    admin = redis.Redis(port=master.port)
+    my_id = admin.execute_command("CLUSTER", "MYID").decode()
+    replicas = admin.execute_command("CLUSTER", "REPLICAS", my_id)
+    admin.close()
+    replica_port = int(replicas[0].decode().split()[1].split("@")[0].rsplit(":", 1)[1])
+    if crash:
+        # a replica that never synchronised refuses to take over (cluster-replica-validity-factor)
+        replica = redis.Redis(port=replica_port)
+        try:
+            wait_until(lambda: replica.info("replication").get("master_link_status") == "up", 30,
+                       "the replica in sync", every_s=0.1)
+        finally:
+            replica.close()
+        cl.kill(master)
+        wait_until(lambda: cl.node_of_key(key).port == replica_port, 30, "the replica taking over",
+                   every_s=0.2, tolerate=(redis.RedisError, OSError))
+        return replica_port
+    replica = redis.Redis(port=replica_port)
+
+    def failed_over() -> bool:
+        if cl.node_of_key(key).port != replica_port:
+            replica.execute_command("CLUSTER", "FAILOVER")  # refused until the replica is in sync
+        return cl.node_of_key(key).port == replica_port
+
+    try:
+        wait_until(failed_over, 30, "the manual failover", every_s=0.2, tolerate=(redis.ResponseError,))
+    finally:
+        replica.close()
+    return replica_port
+
+
+async def _get_woken_by_put(waiting: CouplingFacility, putting: CouplingFacility, loc: QueueLocation,
+                            body: str) -> None:
+    """A get waiting on ``waiting`` (which never re-checks by itself within the test) is woken by
+    a put through ``putting``: the availability notice reached it."""
+    before = waiting.listener.received[loc]
+    waiter = asyncio.create_task(waiting.get(loc, qmgr="QM1", hconn="W", gen=None, wait_ms=60_000))
+    await asyncio.wait_for(waiting.listener.wait_parked(loc), 10)
+    md = '{"priority": 0}'
+    for attempt in range(3):  # a put through a map naming a crashed master fails once (not retried)
+        try:
+            await putting.put(loc, qmgr="QM2", hconn="P", gen=None, syncpoint=False, priority=0,
+                              persistent=False, msg_id="0" * 48, correl_id=None, md_json=md, body=body.encode())
+            break
+        except MQError as exc:
+            assert exc.reason == MQRC.CF_NOT_AVAILABLE and attempt < 2, exc
+    got = await asyncio.wait_for(waiter, 10)
+    assert got.body == body.encode()
+    assert waiting.listener.received[loc] == before + 1
+
+
+@pytest.mark.parametrize("crash", [False, True], ids=["manual-failover", "master-killed"])
+async def test_structure_notices_follow_their_node_through_a_failover(crash):
+    """The availability channel of a structure is subscribed on its master only; after a
+    failover (manual, or the master killed) it is subscribed again on the new master, and a
+    waiting get is still woken by a later put."""
+    with RedisClusterServer(3, replicas=1) as cl:
+        tag = keys.shared_tag(OTHER_QSG, "NOTE")
+        loc = QueueLocation(tag, "NOTE.Q")
+        channel = keys.availability_channel(tag)
+        waiting = CouplingFacility(make_redis(cl.url), OTHER_QSG, ManualClock(), recheck_s=60.0)
+        putting = CouplingFacility(make_redis(cl.url), OTHER_QSG, ManualClock(), recheck_s=60.0)
+        try:
+            waiting.follow([tag])
+            assert await waiting.start(ready_timeout_s=10)
+            await putting.define_queue(loc, _RUNTIME)
+            master = cl.node_of_key(channel)
+            assert waiting.notices.node(channel) == ("127.0.0.1", master.port)
+            counts = _shard_subscribers(cl, channel)
+            assert counts.pop(master.port) == 1 and set(counts.values()) == {0}
+            await _get_woken_by_put(waiting, putting, loc, "before")
+
+            subscribed = waiting.notices.subscriptions(channel)
+            new_master = await asyncio.to_thread(_fail_over, cl, channel, crash=crash)
+            await asyncio.wait_for(waiting.notices.wait_subscribed(channel, after=subscribed), 30)
+            assert waiting.notices.node(channel) == ("127.0.0.1", new_master)
+            counts = _shard_subscribers(cl, channel)
+            assert counts.pop(new_master) == 1 and set(counts.values()) == {0}
+            await _get_woken_by_put(waiting, putting, loc, "after")
+        finally:
+            for cf in (waiting, putting):
+                await cf.stop()
+                await cf.redis.aclose()
 
 
 def test_qsg_serve_refuses_a_cluster_url_with_no_live_seed(group, tmp_path):

@@ -62,7 +62,8 @@ class Admin(CFBase):
         (MQRC_OBJECT_CHANGED). Returns the generation. MQRC_UNKNOWN_OBJECT_NAME if no state."""
         qk = QueueKeys(loc)
         reply = AlterReply.parse(await self._script(
-            AlterArgs(qk.ctl, qk.queue_prefix, "1" if bump_gen else "0", self.channel(loc), _pairs(changes, "alter")),
+            AlterArgs(qk.ctl, qk.queue_prefix, loc.name, "1" if bump_gen else "0", self.channel(loc),
+                      _pairs(changes, "alter")),
             loc.tag, self.caller()))
         _check(reply.code, loc)
         return reply.gen

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from time import perf_counter
 from typing import Any, NoReturn, Protocol, TypeVar
 
@@ -18,9 +19,9 @@ from app.cf.group import Broadcasts, GroupRecords
 from app.cf.keys import QueueLocation
 from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
-from app.cf.pubsub import MessageHandler, Subscriber
 from app.cf.scriptargs import ScriptArgs
 from app.cf.scripts import ScriptRegistry
+from app.cf.shardsub import ShardSubscriber
 from app.cf.tokens import TokenStore
 from app.core.clock import Clock
 from app.core.errors import MQError
@@ -28,6 +29,11 @@ from app.core.reasons import MQRC
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+#: Trigger counts published in a structure: (its tag, "<queue>|<before>|<after>|<added>").
+TriggerCountsHandler = Callable[[str, bytes], Awaitable[None]]
+#: A structure's trigger channel was (re)subscribed: (its tag, how many times).
+TriggerSubscribedHandler = Callable[[str, int], Awaitable[None]]
 
 
 class PersistentLog(Protocol):
@@ -49,8 +55,8 @@ class CFBase:
     """State and calling conventions shared by the engine's parts (``CouplingFacility`` is the facade).
 
     ``redis`` must be made by ``app.cf.redisconn.make_redis`` (RESP2, no retry, bytes).
-    ``listener_redis``: client for the availability subscription (default: ``redis``; the
-    listener only reads with bounded timeouts shorter than the socket timeout).
+    ``listener_redis``: client for the structures' notices (default: ``redis``; their
+    subscriptions only read with bounded timeouts shorter than the socket timeout).
     ``recheck_s``: a waiting getter retries at least this often even without a wake-up.
     """
 
@@ -62,7 +68,13 @@ class CFBase:
         self.scripts = ScriptRegistry(redis)
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
         self.observe_call: Callable[[str, float], None] | None = None
-        self.listener = AvailabilityListener(listener_redis or redis, keys.availability_pattern(qsg))
+        #: The per-structure notices (availability, trigger counts): shard channels, each
+        #: subscribed on the node of its structure's slot.
+        self.notices = ShardSubscriber(listener_redis or redis, name=f"structure notices of {qsg}")
+        self.listener = AvailabilityListener(self.notices)
+        self._trigger_counts: TriggerCountsHandler | None = None
+        self._trigger_resubscribed: TriggerSubscribedHandler | None = None
+        self._trigger_tags: dict[str, str] = {}  # trigger channel -> structure tag
         #: Named leases: recovery locks, backup locks, the expiry-scanner lease.
         self.leases = Leases(redis, self.scripts)
         #: Heartbeats, incarnations, membership, commit intents.
@@ -108,21 +120,60 @@ class CFBase:
         """Raise MQError MQRC_CF_NOT_AVAILABLE unless the coupling facility answers (readiness)."""
         await self.group.ping()
 
-    def trigger_subscriber(self, on_message: MessageHandler, *, name: str = "") -> Subscriber:
-        """A subscriber of the trigger counts every shared queue's puts and commits publish
-        (``on_message`` gets the channel, ``<tag>`` after ``trigger_channel_prefix``, and the data)."""
-        return Subscriber(self.redis, keys.trigger_pattern(self.qsg), pattern=True, on_message=on_message,
-                          name=name or f"trigger counts of {self.qsg}")
+    def on_trigger_counts(self, on_counts: TriggerCountsHandler, on_resubscribed: TriggerSubscribedHandler) -> None:
+        """Receive the trigger counts that shared queues' puts and commits SPUBLISH in the
+        structures ``follow`` names: ``on_counts(tag, data)``; ``on_resubscribed(tag, count)``
+        after each (re)subscription of a structure's trigger channel (counts published while it
+        was not subscribed are lost)."""
+        self._trigger_counts, self._trigger_resubscribed = on_counts, on_resubscribed
+        for tag in self.listener.tags:
+            self._follow_triggers(tag)
 
-    def trigger_channel_prefix(self) -> str:
-        return keys.trigger_channel(self.qsg, "")
+    def follow(self, tags: Iterable[str]) -> bool:
+        """Subscribe the notices of structures ``tags`` (already followed ones are kept): their
+        availability channels, and the trigger channels of shared ones (a private queue's
+        triggers are evaluated from its put's reply, nothing is published for them). True when
+        some channel was new."""
+        added = False
+        for tag in tags:
+            added = self.listener.follow(tag) | self._follow_triggers(tag) or added
+        return added
 
-    async def start(self) -> bool:
-        """Start the availability listener; True when it is subscribed."""
-        return await self.listener.start()
+    def _follow_triggers(self, tag: str) -> bool:
+        if self._trigger_counts is None or ".CF." not in tag:
+            return False
+        channel = keys.trigger_channel(tag)
+        if channel in self._trigger_tags:
+            return False
+        self._trigger_tags[channel] = tag
+        self.notices.add(channel, self._counts_published, self._counts_resubscribed)
+        return True
+
+    async def _counts_published(self, channel: str, data: bytes) -> None:
+        if self._trigger_counts is not None:
+            await self._trigger_counts(self._trigger_tags[channel], data)
+
+    async def _counts_resubscribed(self, channel: str, count: int) -> None:
+        if self._trigger_resubscribed is not None:
+            await self._trigger_resubscribed(self._trigger_tags[channel], count)
+
+    async def wait_following(self, timeout_s: float) -> bool:
+        """True once every followed structure's notices are subscribed, False after ``timeout_s``
+        (they go on being tried in the background: e.g. the node of a structure is down)."""
+        try:
+            await asyncio.wait_for(self.notices.wait_subscribed(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    async def start(self, *, ready_timeout_s: float = 2.0) -> bool:
+        """Start the structures' notices; True when every followed channel is subscribed
+        within ``ready_timeout_s`` (they go on being tried in the background otherwise)."""
+        return await self.notices.start(ready_timeout_s=ready_timeout_s)
 
     async def stop(self) -> None:
-        await self.listener.stop()
+        await self.notices.stop()
+        self.listener.wake_all()
 
     def wake_all_waiters(self) -> None:
         """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""
@@ -243,8 +294,9 @@ class CFBase:
         return persistent and self.log is not None and self.log.wanted(tag)
 
     def channel(self, loc: QueueLocation) -> str:
-        """The queue's availability channel."""
-        return keys.availability_channel(self.qsg, loc.tag, loc.name)
+        """The availability channel of the queue's structure (its scripts SPUBLISH the queue's
+        name there)."""
+        return keys.availability_channel(loc.tag)
 
 
 def _what(tag: str) -> str:

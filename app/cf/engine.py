@@ -16,8 +16,9 @@ committing in the hope that nobody recovered it. Either way the call ends with `
 (MQRC_CONNECTION_BROKEN) and ``on_fenced`` tells the queue manager to rejoin.
 
 Waiting getters do not poll: a get that finds nothing keeps the queue's ``waiters`` key alive
-in Redis; puts and commits on a queue with that key PUBLISH its availability channel, and the
-process's one ``AvailabilityListener`` (a pattern subscription) wakes the local waiters.
+in Redis; puts and commits on a queue with that key SPUBLISH the queue's name on its structure's
+availability channel (sharded pub/sub, in the structure's slot), and the engine's
+``AvailabilityListener`` (its channels subscribed by ``app.cf.shardsub``) wakes the local waiters.
 
 Time: message timestamps and statistics use the injected ``Clock`` (passed to the scripts);
 wait intervals are measured on the event loop's monotonic clock.
@@ -54,8 +55,8 @@ class CouplingFacility(Messaging, Admin, Recovery, Placement):
     """Async API over the coupling-facility scripts for one queue-sharing group.
 
     ``redis`` must be made by ``app.cf.redisconn.make_redis`` (RESP2, no retry, bytes).
-    ``listener_redis``: client for the availability subscription (default: ``redis``; the
-    listener only reads with bounded timeouts shorter than the socket timeout).
+    ``listener_redis``: client for the structures' notices (default: ``redis``; their
+    subscriptions only read with bounded timeouts shorter than the socket timeout).
     ``recheck_s``: a waiting getter retries at least this often even without a wake-up.
 
     The verbs live in ``app.cf.messaging``, administration in ``app.cf.admin``, recovery in

@@ -12,6 +12,8 @@ Layout (docs/design.md principle 3):
   (the structure's identity in the code) is ``QSG1.CF.APPL1@X``; ``structure_prefix`` is the one
   function that turns a tag into a key prefix.
 * Group-wide state (membership, heartbeats, broadcasts, leases) lives under ``{QSG1}``.
+* A structure's notices (availability wake-ups, trigger counts) are shard channels named under
+  its prefix, ``{QSG1.CF.APPL1}:avail``: SPUBLISHed by its scripts in its own slot.
 
 Lua scripts receive the structure prefix and queue name and build the per-queue keys
 themselves with the same suffixes as ``QueueKeys`` below (each script's header lists them).
@@ -219,6 +221,20 @@ def structure_bookkeeping(tag: str) -> tuple[str, ...]:
     return (structure_state(tag), structure_last_ids(tag), structure_generations(tag), structure_fence(tag))
 
 
+def availability_channel(tag: str) -> str:
+    """Shard channel (SPUBLISH/SSUBSCRIBE) of a structure's availability notices: published, with
+    the queue name as the message, when messages become available on a queue with waiters.
+    Named under the structure's prefix, so it is in the structure's slot: a script's SPUBLISH
+    stays in its own slot on a Redis Cluster, and the notice only goes to that slot's node."""
+    return f"{structure_prefix(tag)}avail"
+
+
+def trigger_channel(tag: str) -> str:
+    """Shard channel of a structure's trigger counts, for every QM: "<queue>|<before>|<after>|<added>"
+    (messages that count before and after, messages committed); in the structure's slot too."""
+    return f"{structure_prefix(tag)}trig"
+
+
 # ---- group-wide keys -------------------------------------------------------------------
 
 def group_prefix(qsg: str) -> str:
@@ -233,30 +249,6 @@ def definitions_channel(qsg: str) -> str:
 def broadcast_ack_key(qsg: str, request_id: str) -> str:
     """List a broadcast's receivers push their acknowledgement to."""
     return f"{group_prefix(qsg)}ack:{request_id}"
-
-
-def availability_channel(qsg: str, tag: str, queue: str) -> str:
-    """Pub/sub channel published when messages become available on a queue with waiters."""
-    return f"qsg:{qsg}:avail:{tag}:{queue}"
-
-
-def availability_pattern(qsg: str) -> str:
-    return f"qsg:{qsg}:avail:*"
-
-
-def availability_channel_prefix(qsg: str, tag: str) -> str:
-    """``availability_channel`` without the queue name (commit/backout scripts append it)."""
-    return f"qsg:{qsg}:avail:{tag}:"
-
-
-def trigger_channel(qsg: str, tag: str) -> str:
-    """Pub/sub channel: a shared queue's trigger counts for every QM: "<queue>|<before>|<after>|<added>"
-    (messages that count before and after, messages committed)."""
-    return f"qsg:{qsg}:trig:{tag}"
-
-
-def trigger_pattern(qsg: str) -> str:
-    return f"qsg:{qsg}:trig:*"
 
 
 def members_key(qsg: str) -> str:

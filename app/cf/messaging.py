@@ -92,7 +92,7 @@ class Messaging(CFBase):
             "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
             _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
             str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-            _report_addressee(loc, r.report_qmgr, r.qmgr), self._perf(loc), keys.trigger_channel(self.qsg, loc.tag),
+            _report_addressee(loc, r.report_qmgr, r.qmgr), self._perf(loc), keys.trigger_channel(loc.tag),
             "1" if self._logs(loc.tag, r.persistent) else "0", r.group)
 
     def _put_result(self, raw: Any, loc: QueueLocation, r: PutRequest) -> PutResult:
@@ -198,9 +198,8 @@ class Messaging(CFBase):
 
         loop = asyncio.get_running_loop()
         deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
-        channel = self.channel(loc)
         # Registered before the first try: a publish after the try but before the wait is kept.
-        woken = self.listener.watch(channel)
+        woken = self.listener.watch(loc)
         try:
             while True:
                 woken.clear()
@@ -223,15 +222,15 @@ class Messaging(CFBase):
                     if remaining <= 0:
                         raise no_message
                     timeout = min(timeout, remaining)
-                self.listener.note_parked(channel, 1)
+                self.listener.note_parked(loc, 1)
                 try:
                     await asyncio.wait_for(woken.wait(), timeout)
                 except TimeoutError:
                     pass
                 finally:
-                    self.listener.note_parked(channel, -1)
+                    self.listener.note_parked(loc, -1)
         finally:
-            self.listener.unwatch(channel, woken)
+            self.listener.unwatch(loc, woken)
 
     async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
         while True:
@@ -286,7 +285,7 @@ class Messaging(CFBase):
             qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
             qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen), "1" if syncpoint else "0",
             str(self.clock.now_ms()), self.channel(loc), "" if offload is None else ("1" if offload else "0"),
-            self._perf(loc), keys.trigger_channel(self.qsg, loc.tag), flat)
+            self._perf(loc), keys.trigger_channel(loc.tag), flat)
         incarnation = self.caller()
         await self.usable(loc.tag)
 
@@ -447,8 +446,8 @@ class Messaging(CFBase):
     async def _resolve(self, script: type[CommitArgs | BackoutArgs], tag: str, qmgr: str,
                        hconn: str, keep_marked: bool = False) -> list[UowQueueResult]:
         names = (keys.uow_key(tag, qmgr, hconn), keys.uow_registry(tag), keys.structure_prefix(tag),
-                 f"{qmgr}:{hconn}", keys.availability_channel_prefix(self.qsg, tag),
-                 keys.trigger_channel(self.qsg, tag))
+                 f"{qmgr}:{hconn}", keys.availability_channel(tag),
+                 keys.trigger_channel(tag))
         args = BackoutArgs(*names, "1" if keep_marked else "0") if script is BackoutArgs else script(*names)
         raw = await self._script(args, tag, self.caller())
         reply = CommitReply.parse(raw) if script is CommitArgs else BackoutReply.parse(raw)

@@ -1,14 +1,13 @@
-"""Pub/sub over the coupling facility: one subscriber class, one reconnect policy.
+"""Classic pub/sub over the coupling facility: one subscriber class, one reconnect policy.
 
-Every subscription of a queue manager process is a ``Subscriber``: the availability wake-ups
-of waiting getters (``app.cf.listener``), the group's definition broadcasts
-(``app.cf.group.Broadcasts``) and the trigger-count channel of shared queues
-(``app.qmgr.triggers``). A subscriber reads with bounded waits, and when Redis fails it closes
-the connection and subscribes again after a backoff (``Backoff``: exponential from
-``min_s`` to ``max_s``, reset once subscribed). ``on_subscribed`` runs after each
-(re)subscription: whatever was published while it was not subscribed is lost, so the owner
-re-checks what it needs (waiters retry, definitions reload). A failing handler is logged and
-never stops the subscription.
+The group-wide channel (the definition and security broadcasts, ``app.cf.group.Broadcasts``)
+is a ``Subscriber``; the per-structure notices (availability wake-ups, trigger counts) are
+sharded pub/sub instead (``app.cf.shardsub``, with the same ``Backoff``). A subscriber reads
+with bounded waits, and when Redis fails it closes the connection and subscribes again after a
+backoff (``Backoff``: exponential from ``min_s`` to ``max_s``, reset once subscribed).
+``on_subscribed`` runs after each (re)subscription: whatever was published while it was not
+subscribed is lost, so the owner re-checks what it needs (definitions reload). A failing handler
+is logged and never stops the subscription.
 
 On a Redis Cluster a subscription lives on one node's connection (a message PUBLISHed on any
 node reaches every node's subscribers). When that node fails, the connection breaks like a

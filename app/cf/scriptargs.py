@@ -210,7 +210,7 @@ class CommitArgs(ScriptArgs):
     uow_registry: str
     structure_prefix: str
     member: str
-    channel_prefix: str
+    channel: str
     trigger_channel: str
 
 
@@ -223,7 +223,7 @@ class BackoutArgs(ScriptArgs):
     uow_registry: str
     structure_prefix: str
     member: str
-    channel_prefix: str
+    channel: str
     trigger_channel: str
     keep_marked: str = "0"
 
@@ -286,6 +286,7 @@ class AlterArgs(ScriptArgs):
 
     ctl: str
     queue_prefix: str
+    queue: str
     bump_gen: str
     channel: str
     attributes: Sequence[str | bytes] = ()

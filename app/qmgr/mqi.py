@@ -137,7 +137,7 @@ class Mqi:
         conn = self.connection(hconn)
         del self.connections[hconn]
         for handle in conn.handles.values():
-            self.qm.cf.listener.wake(self.qm.cf.channel(handle.resolved.location))
+            self.qm.cf.listener.wake(handle.resolved.location)
         while conn.busy:
             conn.calls_done.clear()
             await conn.calls_done.wait()

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -56,6 +56,11 @@ T = TypeVar("T")
 
 #: What stops a rejoin attempt for now (it is tried again): Redis away, the name still held.
 _REJOIN_FAILURES: tuple[type[Exception], ...] = (NameInUse, *MQ_OR_CF_FAILURES)
+#: Seconds a starting queue manager waits for its structures' notices to be subscribed.
+NOTICES_READY_S = 10.0
+#: Seconds a definition broadcast naming a new structure waits for its notices (then it is
+#: acknowledged anyway: the subscription goes on in the background).
+NOTICES_NEW_S = 2.0
 
 class QueueManager:
     """State and services of one running queue manager."""
@@ -133,6 +138,7 @@ class QueueManager:
         await self.broadcaster.start()
         await self.triggers.start()
         await self.reload_definitions()
+        await self.follow_structures(NOTICES_READY_S, always=True)
         await self.structures.connect_all()
         await self._recover_previous_incarnation(previous_failed)
         await self._refresh_group_copies()
@@ -265,6 +271,26 @@ class QueueManager:
         """Hash tags of every CF structure of the group (where shared units of work can be)."""
         return [self.cache.structure_tag(cf.name) for cf in self.cache.all("CFSTRUCT")]
 
+    def structure_tags(self) -> set[str]:
+        """The structures whose notices this QM follows: its own queues' and each CF structure
+        of the group, and that of any shared queue it knows."""
+        queues = self._shared_queue_tags(self.cache.all("QUEUE"))
+        return {private_tag(self.qsg, self.name), *self.shared_tags(), *queues}
+
+    def _shared_queue_tags(self, queues: Iterable[ObjectDef]) -> set[str]:
+        return {queue_location(self.cache, q).tag for q in queues
+                if q.objtype == "QLOCAL" and q.qsgdisp == "SHARED" and str(q.attrs.get("CFSTRUCT", "")).strip()}
+
+    async def follow_structures(self, wait_s: float, *, tags: set[str] | None = None, always: bool = False) -> None:
+        """Follow the notices (availability, trigger counts) of the structures this QM uses
+        (``tags``, default ``structure_tags()``); when some are new (or ``always``), wait at most
+        ``wait_s`` until they are subscribed (a structure whose node is down is subscribed in
+        the background once it has a master)."""
+        if self.cf.follow(self.structure_tags() if tags is None else tags) or always:
+            if not await self.cf.wait_following(wait_s):
+                log.warning("%s: the notices of some CF structures are not subscribed yet; "
+                            "they are tried again in the background", self.name)
+
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a repository call in a worker thread (SQL never blocks the event loop)."""
         return await asyncio.to_thread(fn, *args)
@@ -280,6 +306,7 @@ class QueueManager:
 
     async def reload_definitions(self) -> None:
         self.cache.replace_all(await self.db(self.repo.visible_to, self.name))
+        self.cf.follow(self.structure_tags())  # a structure defined meanwhile
         self.attrs = await self.db(self.repo.qmgr_attrs, self.name)
         await self.security.reload()  # authority records are definitions too
 
@@ -314,10 +341,18 @@ class QueueManager:
 
     async def _on_broadcast(self, message: dict) -> None:
         if message.get("kind") == "defs":
+            queues: list[ObjectDef] = []
+            tags: set[str] = set()
             for objclass, name in message.get("names", []):
                 self.cache.replace_name(objclass, name, await self.db(self.repo.visible_to, self.name, objclass, name))
                 if message.get("invalidate"):
                     self.invalidate_handles(objclass, name)
+                if objclass == "QUEUE":
+                    queues += self.cache.usable("QUEUE", name)
+                elif objclass == "CFSTRUCT" and self.cache.cfstruct(name) is not None:
+                    tags.add(self.cache.structure_tag(name))
+            # A new CF structure (or shared queue) is followed before the broadcast is acknowledged.
+            await self.follow_structures(NOTICES_NEW_S, tags=tags | self._shared_queue_tags(queues))
         elif message.get("kind") == "cfstatus":
             await self.structures.refresh(str(message.get("name", "")))
         elif message.get("kind") == SECURITY_CHANGED["kind"]:

@@ -51,14 +51,14 @@ class TriggerService:
         # condition 11); a queue absent here had none yet. Kept in memory: document 002 says
         # the TRIGINT timer is reset when the queue manager restarts.
         self._last_written: dict[str, int] = {}
-        self._subscriber = qm.cf.trigger_subscriber(self._counts_published, name=f"trigger counts to {qm.name}")
 
     async def start(self) -> None:
-        if not await self._subscriber.start(ready_timeout_s=10):
-            raise TimeoutError(f"{self.qm.name}: the trigger channel could not be subscribed")
+        """Receive the shared queues' trigger counts: the coupling facility subscribes the
+        trigger channel of every structure the queue manager follows (``cf.follow``)."""
+        self.qm.cf.on_trigger_counts(self._counts_published, self._resubscribed)
 
     async def stop(self) -> None:
-        await self._subscriber.stop()
+        """Nothing to stop: the subscriptions are the coupling facility's (``cf.stop``)."""
 
     # ---- evaluation -----------------------------------------------------------------------
 
@@ -185,10 +185,25 @@ class TriggerService:
 
     # ---- shared queues: every QM evaluates -------------------------------------------------
 
-    async def _counts_published(self, channel: str, data: bytes) -> None:
-        tag = channel[len(self.qm.cf.trigger_channel_prefix()):]
+    async def _counts_published(self, tag: str, data: bytes) -> None:
         queue, before, after, added = data.decode().rsplit("|", 3)
         await self._shared_counts(tag, queue, int(before), int(after), int(added))
+
+    async def _resubscribed(self, tag: str, count: int) -> None:
+        """A structure's trigger channel was subscribed again after its node failed or its slot
+        moved: counts published meanwhile were lost, so each triggered shared queue of the
+        structure is re-evaluated as conditions 12/13 do (one trigger message when enough
+        messages wait). That may give one trigger message more than IBM would, never one less."""
+        if count <= 1:
+            return  # the first subscription: nothing was missed that the puts did not see
+        for q in self.qm.cache.all("QUEUE"):
+            if (q.objtype != "QLOCAL" or q.qsgdisp != "SHARED" or not q.attrs.get("TRIGGER")
+                    or queue_location(self.qm.cache, q).tag != tag):
+                continue
+            try:
+                await self.retrigger(q)
+            except MQ_OR_CF_FAILURES as exc:
+                log.warning("%s: re-evaluating the trigger of %s failed: %s", self.qm.name, q.name, exc)
 
     async def _shared_counts(self, tag: str, queue: str, before: int, after: int, added: int) -> None:
         found = [d for d in self.qm.cache.usable("QUEUE", queue) if d.qsgdisp == "SHARED"]

@@ -221,9 +221,11 @@ local function trigger_count(qp, trigmpri, private)
   return n
 end
 
-local function notify(qp, channel)
+-- Wake the getters waiting on queue q (prefix qp): a shard notice on the structure's
+-- availability channel (in the structure's slot), the queue's name as the message.
+local function notify(qp, channel, q)
   if redis.call("EXISTS", qp .. "waiters") == 1 then
-    redis.call("PUBLISH", channel, "1")
+    redis.call("SPUBLISH", channel, q)
   end
 end
 

@@ -12,9 +12,9 @@
          qp, name, qm, hconn   queue key prefix, queue name, queue manager name, hconn
          gen                   definition generation of the handle, "" = do not check (MQPUT1)
          sync                  "1" inside the unit of work, "0" immediately
-         now, channel          now (ms), availability channel of the queue
+         now, channel          now (ms), availability channel of the queue's structure
          offload               "1" / "0", "" = use the queue's ctl "offload" attribute
-         perf, trig_channel    performance-event mode ("S", "E", "D"), group trigger channel
+         perf, trig_channel    performance-event mode ("S", "E", "D"), structure's trigger channel
     msg  one message:
          prio, pers, mid, cid  priority 0-9 (resolved), persistent "1"/"0", msg_id, correl_id
          md, body              MQMD JSON (stored as given), data
@@ -120,7 +120,7 @@ local function put_message(q, msg)
   else
     index_add(qp, id, m)
     visible = 1
-    notify(qp, q.channel)
+    notify(qp, q.channel, q.name)
     -- COA (under syncpoint: at commit, _uow.lua); qp is "<structure prefix>q:<name>:"
     if m.rep ~= "0" then arrival_report(string.sub(qp, 1, #qp - #q.name - 3), qp, id, m) end
   end
@@ -145,7 +145,7 @@ local function put_message(q, msg)
       trig_after = trigger_count(qp, tp, false)
       trig_before = trig_after
       if p >= tp then trig_before = trig_after - 1 end
-      redis.call("PUBLISH", q.trig_channel, q.name .. "|" .. trig_before .. "|" .. trig_after .. "|1")
+      redis.call("SPUBLISH", q.trig_channel, q.name .. "|" .. trig_before .. "|" .. trig_after .. "|1")
     end
   end
 

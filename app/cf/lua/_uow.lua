@@ -22,7 +22,7 @@
      "reports": COA and COD reports queued}
 ]]
 
-local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, commit, trig_channel, keep_marked)
+local function resolve_uow(sp, list_key, registry_key, member, channel, commit, trig_channel, keep_marked)
   local shared = string.find(sp, ".CF.", 1, true) ~= nil
   local ops = redis.call("LRANGE", list_key, 0, -1)
   local order, per = {}, {}
@@ -85,7 +85,7 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
     end
     -- Messages became available: committed puts, or backed-out gets.
     if (commit and t.puts > 0) or (not commit and t.gets > 0) then
-      notify(qp, channel_prefix .. t.queue)
+      notify(qp, channel, t.queue)
     end
     -- A shared queue's committed puts start to count for triggering now: publish the counts.
     if commit and shared and t.puts > 0 and trig_channel then
@@ -98,7 +98,7 @@ local function resolve_uow(sp, list_key, registry_key, member, channel_prefix, c
           if t.scores[j] < limit then counted = counted + 1 end
         end
         local after = trigger_count(qp, tp, false)
-        redis.call("PUBLISH", trig_channel, t.queue .. "|" .. (after - counted) .. "|" .. after .. "|" .. t.puts)
+        redis.call("SPUBLISH", trig_channel, t.queue .. "|" .. (after - counted) .. "|" .. after .. "|" .. t.puts)
       end
     end
     out[i] = { queue = t.queue, puts = t.puts, gets = t.gets, depth = depth,

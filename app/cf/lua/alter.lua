@@ -9,11 +9,12 @@
     KEYS[2]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
-    ARGV[2]  "1" to increment the generation, "0" not to
-    ARGV[3]  availability channel of the queue
-    ARGV[4]  caller: queue manager name
-    ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[6..] attribute name, value, ...
+    ARGV[2]  queue name
+    ARGV[3]  "1" to increment the generation, "0" not to
+    ARGV[4]  availability channel of the queue's structure
+    ARGV[5]  caller: queue manager name
+    ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[7..] attribute name, value, ...
 
   Output:
     {2085}      queue has no state
@@ -22,14 +23,14 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[2], ARGV[4], ARGV[5]) then return { FENCED } end
+if fenced(KEYS[2], ARGV[5], ARGV[6]) then return { FENCED } end
 
 local ctl = KEYS[1]
 local gen = redis.call("HGET", ctl, "gen")
 if not gen then return { 2085 } end
-if #ARGV > 5 then
-  redis.call("HSET", ctl, unpack(ARGV, 6))
+if #ARGV > 6 then
+  redis.call("HSET", ctl, unpack(ARGV, 7))
 end
-if ARGV[2] == "1" then gen = redis.call("HINCRBY", ctl, "gen", 1) end
-notify(ARGV[1], ARGV[3])
+if ARGV[3] == "1" then gen = redis.call("HINCRBY", ctl, "gen", 1) end
+notify(ARGV[1], ARGV[4], ARGV[2])
 return { 0, tonumber(gen) }

@@ -12,7 +12,7 @@
 
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  registry member "<QM>:<hconn>"
-    ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
+    ARGV[3]  availability channel of the structure (shard channel; the queue name is the message)
     ARGV[4]  trigger channel (commit.lua's; not used by a backout)
     ARGV[5]  "1": an application's MQBACK (a get marked MQGMO_MARK_SKIP_BACKOUT stays got, in a
              new unit of work, _uow.lua), "0": any other backout

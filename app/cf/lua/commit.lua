@@ -11,8 +11,8 @@
 
     ARGV[1]  structure prefix "{tag}:"
     ARGV[2]  registry member "<QM>:<hconn>"
-    ARGV[3]  availability channel prefix (+ queue name = the queue's channel)
-    ARGV[4]  trigger channel of the structure (a shared queue's trigger counts are published there)
+    ARGV[3]  availability channel of the structure (shard channel; the queue name is the message)
+    ARGV[4]  trigger channel of the structure (a shared queue's trigger counts are SPUBLISHed there)
     ARGV[5]  caller: queue manager name
     ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 

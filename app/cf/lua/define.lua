@@ -14,7 +14,7 @@
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
-    ARGV[3]  availability channel of the queue (waiters retry: GET may have been enabled)
+    ARGV[3]  availability channel of the queue's structure (waiters retry: GET may have been enabled)
     ARGV[4]  caller: queue manager name
     ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
     ARGV[6..] attribute name, value, name, value, ...; a name starting with "?" is set only
@@ -50,5 +50,5 @@ for i = 6, #ARGV, 2 do
   end
 end
 redis.call("SADD", KEYS[2], ARGV[2])
-notify(ARGV[1], ARGV[3])
+notify(ARGV[1], ARGV[3], ARGV[2])
 return { tonumber(gen), created }

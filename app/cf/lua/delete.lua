@@ -12,7 +12,7 @@
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
     ARGV[3]  purge: "1" / "0"
-    ARGV[4]  availability channel of the queue (waiters retry and see the queue gone)
+    ARGV[4]  availability channel of the queue's structure (waiters retry and see the queue gone)
     ARGV[5]  caller: queue manager name
     ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
 
@@ -35,7 +35,7 @@ local depth = tonumber(a[3]) or 0
 if depth > 0 and ARGV[3] ~= "1" then return { 2055 } end
 if (tonumber(a[4]) or 0) > 0 then return { 2055 } end
 
-notify(qp, ARGV[4])
+notify(qp, ARGV[4], ARGV[2])
 local bigs = redis.call("SMEMBERS", qp .. "bigs")
 for i = 1, #bigs do redis.call("UNLINK", qp .. "big:" .. bigs[i]) end
 redis.call("UNLINK", ctl, qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp .. "body",

@@ -24,13 +24,13 @@
     ARGV[11] MQMD JSON (stored as given)
     ARGV[12] message data (bytes)
     ARGV[13] now, ms since the epoch
-    ARGV[14] availability channel of the queue (published only when getters wait)
+    ARGV[14] availability channel of the queue's structure (SPUBLISHed only when getters wait)
     ARGV[15] offload override: "1" / "0", "" = use the queue's ctl "offload" attribute
     ARGV[16] expiry time, ms since the epoch; "0" = unlimited
     ARGV[17] expiration report asked for: "0" none, "1", "2" with 100 bytes, "3" with all data
     ARGV[18] queue manager an expiration report goes to (the ReplyToQMgr)
     ARGV[19] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
-    ARGV[20] trigger channel of the group (a shared queue's trigger counts are published there)
+    ARGV[20] trigger channel of the structure (a shared queue's trigger counts are SPUBLISHed there)
     ARGV[21] "1": return the stored metadata (a persistent message the queue manager logs for
              RECOVER CFSTRUCT), "0": return ""
     ARGV[22] group: "" when the message is in no group and no segment, else its group index

@@ -18,10 +18,10 @@
     ARGV[5]  definition generation the handle was opened with, "" = do not check
     ARGV[6]  syncpoint: "1" inside the unit of work, "0" immediately
     ARGV[7]  now, ms since the epoch
-    ARGV[8]  availability channel of the queue (published only when getters wait)
+    ARGV[8]  availability channel of the queue's structure (SPUBLISHed only when getters wait)
     ARGV[9]  offload override: "1" / "0", "" = use the queue's ctl "offload" attribute
     ARGV[10] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
-    ARGV[11] trigger channel of the group (a shared queue's trigger counts are published there)
+    ARGV[11] trigger channel of the structure (a shared queue's trigger counts are SPUBLISHed there)
     ARGV[12] caller: queue manager name
     ARGV[13] caller: its incarnation (a fenced one gets {2009} and nothing changes)
     ARGV[14..] the messages, 11 values each, in put order: priority 0-9 (resolved), persistent
