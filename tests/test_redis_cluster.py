@@ -333,8 +333,16 @@ def _fail_over(cl: RedisClusterServer, key: str, *, crash: bool) -> int:
     master = cl.node_of_key(key)
     admin = redis.Redis(port=master.port)
     my_id = admin.execute_command("CLUSTER", "MYID").decode()
-    replicas = admin.execute_command("CLUSTER", "REPLICAS", my_id)
-    admin.close()
+    replicas: list[bytes] = []
+
+    def knows_its_replica() -> bool:  # just after forming, gossip may not have told the master yet
+        replicas[:] = admin.execute_command("CLUSTER", "REPLICAS", my_id)
+        return bool(replicas)
+
+    try:
+        wait_until(knows_its_replica, 30, "the master knowing its replica", every_s=0.1)
+    finally:
+        admin.close()
     replica_port = int(replicas[0].decode().split()[1].split("@")[0].rsplit(":", 1)[1])
     if crash:
         # a replica that never synchronised refuses to take over (cluster-replica-validity-factor)
