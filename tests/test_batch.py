@@ -23,6 +23,9 @@ from tests.support.mqsc import shared_q
 from tests.support.names import uniq
 from tests.support.waits import wait_until
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 PUT_BATCH = "/v1/connections/{h}/objects/{o}/put-batch"
 GET_BATCH = "/v1/connections/{h}/objects/{o}/get-batch"
 

@@ -13,6 +13,9 @@ from tests.support.mq import MQ
 from tests.support.names import uniq
 from tests.support.redis_cluster import sync_client
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 QSG = "QSG1"
 PERSISTENT = {"persistence": "PERSISTENT"}
 

@@ -25,6 +25,9 @@ from app.cf.redisconn import cluster_seeds, is_cluster_url
 from tests.support.mq import MQ, mq_reason
 from tests.support.waits import wait_until
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 BEHIND_S, AHEAD_S = -300, 600  # QM1 and QM2, against the true clock (Redis's)
 PERSISTENT = {"persistence": "PERSISTENT"}

@@ -11,6 +11,9 @@ import pytest
 from tests.support.mq import MQ, MQFailed
 from tests.support.mqsc import mqsc_keywords, shared_q
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 EVENTQ = "SYSTEM.ADMIN.PERFM.EVENT"
 
 

@@ -16,6 +16,9 @@ from tests.support.names import uniq
 from tests.support.redis_server import free_port
 from tests.support.waits import wait_until
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 
 def members(url: str) -> dict[str, str]:
     return {m["QMNAME"]: m["STATUS"] for m in httpx.get(f"{url}/v1/qmgr", timeout=10).json()["members"]}

@@ -16,6 +16,9 @@ from tests.support.inproc import mqsc
 from tests.support.mq import MQ, MQFailed, mq_reason
 from tests.support.waits import wait_until
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 ENV = FAST
 
 

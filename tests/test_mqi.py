@@ -20,6 +20,9 @@ from tests.support.mq import MQ, MQFailed, connections, mq_reason
 from tests.support.mqsc import shared_q
 from tests.support.names import uniq
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 NO_ID = "0" * 48
 HEX48 = re.compile(r"[0-9a-f]{48}")
 

@@ -10,6 +10,9 @@ import pytest
 from tests.support.mq import MQ, connections, mq_reason
 from tests.support.names import uniq
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 
 @pytest.fixture(scope="module")
 def group(make_cluster):

@@ -17,6 +17,9 @@ from tests.support.mq import MQ, MQFailed
 from tests.support.mqsc import shared_q
 from tests.support.redis_server import free_port
 
+# On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
+pytestmark = pytest.mark.group_suite
+
 
 @pytest.fixture(scope="module")
 def group(make_cluster):
