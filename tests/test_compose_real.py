@@ -375,3 +375,37 @@ def test_compose_on_redis_cluster(on_redis_cluster):
         assert host in REDIS_NODES and port == "6379", address
         probe = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2).close()"
         compose("exec", "-T", "qm1", "python3", "-c", probe)
+
+    # -- a master fails (its container killed, and Docker does not restart it): its replica takes
+    # over (cluster-node-timeout 1000 ms), the structure serves again on the new master, and the
+    # queue managers stay in the group. The master chosen holds the group's records (heartbeats)
+    # too when one of these structures shares it (as the hash tags fall now), else another
+    # structure's (not the node redis: _owner asks it).
+    group_master = _owner(compose, keys.heartbeat_key("QSG1", "QM1"))
+    candidates = [s for s in structures if cfnode[s] != "redis:6379"]
+    s = next((s for s in candidates if cfnode[s] == group_master), candidates[0])
+    victim = cfnode[s].split(":")[0]
+    compose("kill", victim)
+    mq = MQ(urls["MQ"], "FAILOVER", auth=admin)
+
+    def served() -> bool:
+        h = mq.open(f"APP.Q.{s}", ["OUTPUT", "INPUT_SHARED"])
+        try:
+            mq.put(h, "after the failover")
+            return mq.get(h, wait_ms=2000)["data"] == "after the failover"
+        finally:
+            mq.close(h)
+
+    wait_until(served, 60, f"a put and get on APP.Q.{s} after {victim} failed",
+               tolerate=(MQFailed, httpx.HTTPError), every_s=0.5)
+    moved = _owner(compose, keys.structure_state(keys.shared_tag("QSG1", s)))
+    assert moved.split(":")[0] in REDIS_NODES and moved != cfnode[s], moved
+    rows = httpx.post(f"{urls['QM1']}/v1/admin/mqsc", auth=admin, timeout=60,
+                      json={"script": f"DISPLAY CFSTATUS({s})"}).json()["results"][0]["objects"]
+    assert rows[0]["CFNODE"] == moved, rows
+    for url in urls.values():
+        assert _ready(url), url
+    members = httpx.post(f"{urls['QM2']}/v1/admin/mqsc", auth=admin, timeout=60,
+                         json={"script": "DISPLAY GROUP"}).json()["results"][0]["objects"]
+    assert {(o["QMNAME"], o["STATUS"]) for o in members} \
+        == {("QM1", "ACTIVE"), ("QM2", "ACTIVE"), ("QM3", "ACTIVE")}, members
