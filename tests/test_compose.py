@@ -140,6 +140,38 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
         drop_pg_database(db_name)
 
 
+def test_redis_cluster_overlay_points_every_cf_user_at_a_whole_cluster():
+    """deploy/compose.redis-cluster.yml: six nodes with the settings README "Redis Cluster" asks
+    for, each announcing its service name; every service of docker-compose.yml that uses the
+    coupling facility gets the cluster's URL (every node a seed) and waits for the init service."""
+    from app.cf.redisconn import cluster_seeds
+
+    base = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    overlay = yaml.safe_load((ROOT / "deploy" / "compose.redis-cluster.yml").read_text())
+    nodes = [n for n, svc in overlay["services"].items() if "--cluster-enabled" in svc.get("command", [])]
+    assert nodes == ["redis", "redis-2", "redis-3", "redis-4", "redis-5", "redis-6"]
+    for name in nodes:
+        command = overlay["services"][name]["command"]
+        options = dict(zip(command[1::2], command[2::2], strict=True))
+        assert int(options["--cluster-node-timeout"]) < Settings().heartbeat_ttl_s * 1000, name
+        assert options["--cluster-require-full-coverage"] == "no", name
+        assert (options["--appendonly"], options["--appendfsync"]) == ("yes", "always"), name
+        assert options["--cluster-announce-hostname"] == name, name
+        assert options["--cluster-preferred-endpoint-type"] == "hostname", name
+    volumes = [overlay["services"][n]["volumes"][0].split(":")[0] for n in nodes]
+    assert len(set(volumes)) == 6 and "cfdata" not in volumes  # not the single Redis's data
+    init = overlay["services"]["redis-cluster-init"]
+    assert init["depends_on"] == {n: {"condition": "service_healthy"} for n in nodes}
+    assert "redis-cli --cluster create" in init["command"][-1]
+    users = [n for n, svc in base["services"].items() if "QSG_REDIS_URL" in svc.get("environment", {})]
+    assert sorted(users) == ["migrate", "qm1", "qm2", "qm3"]
+    for name in users:
+        svc = overlay["services"][name]
+        seeds, _ = cluster_seeds(svc["environment"]["QSG_REDIS_URL"])
+        assert seeds == [(n, 6379) for n in nodes], name
+        assert svc["depends_on"] == {"redis-cluster-init": {"condition": "service_completed_successfully"}}
+
+
 def test_images_split_qmgr_without_java_and_spark_analytics_with():
     """The queue managers' image (target qmgr) has neither Java nor PySpark; only the analytics
     service runs the analytics image. Both run as the unprivileged user, with pinned versions."""

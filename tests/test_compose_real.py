@@ -19,6 +19,8 @@ import shlex
 import shutil
 import subprocess
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,6 +42,7 @@ LOCAL_BASE = {  # what deploy/build-base-images.sh makes (IMAGE_PREFIX qsg-local
 }
 PASSWORD = readme_compose_walk_through().split("export PW='", 1)[1].split("'", 1)[0]  # the walk-through's $PW
 CSRF = {"ibm-mq-rest-csrf-token": "x"}
+REDIS_CLUSTER_OVERLAY = "deploy/compose.redis-cluster.yml"  # README: the coupling facility on a Redis Cluster
 
 
 def _run(argv: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProcess:
@@ -79,10 +82,13 @@ def _image_exists(name: str) -> bool:
 
 
 class Compose:
-    """``docker compose -p <unique> -f docker-compose.yml ...`` with the test's environment."""
+    """``docker compose -p <unique> -f docker-compose.yml [-f overlay ...] ...`` with the test's
+    environment."""
 
-    def __init__(self, command: list[str], project: str, env: dict[str, str], log_dir: Path) -> None:
-        self.argv = [*command, "-p", project, "-f", str(ROOT / "docker-compose.yml")]
+    def __init__(self, command: list[str], project: str, env: dict[str, str], log_dir: Path,
+                 overlays: tuple[str, ...] = ()) -> None:
+        files = [str(ROOT / "docker-compose.yml"), *(str(ROOT / o) for o in overlays)]
+        self.argv = [*command, "-p", project, *(a for f in files for a in ("-f", f))]
         self.project = project
         self.env = env
         self.log_dir = log_dir
@@ -103,8 +109,10 @@ class Compose:
         return done.stdout + done.stderr
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+@contextmanager
+def _group(log_dir: Path, overlays: tuple[str, ...] = ()) -> Iterator[tuple[Compose, dict[str, str], dict[str, int]]]:
+    """The compose group built and up under a project name of its own (free host ports), its
+    queue managers and entry point ready; taken down with its volumes afterwards."""
     why = _engine()
     if why:
         pytest.skip(f"the compose test needs a Docker engine: {why}")
@@ -119,8 +127,7 @@ def cluster(tmp_path_factory):
         if var not in os.environ and _image_exists(local):
             env[var] = local
     env.setdefault("QSG_EXTRA_CA_CERTS", _site_ca_certs())
-    log_dir = tmp_path_factory.mktemp("compose")
-    compose = Compose(command, f"qsgtest{uuid.uuid4().hex[:8]}", env, log_dir)
+    compose = Compose(command, f"qsgtest{uuid.uuid4().hex[:8]}", env, log_dir, overlays)
     compose("build", timeout=3600)
     try:
         compose("up", "-d", timeout=600)
@@ -135,6 +142,19 @@ def cluster(tmp_path_factory):
         leftover = _run(["docker", "volume", "ls", "-q", "--filter",
                          f"label=com.docker.compose.project={compose.project}"])
         assert leftover.stdout.strip() == "", f"volumes left behind: {leftover.stdout}"
+
+
+# One group at a time (2 cores): each test brings its own up and takes it down when it ends.
+@pytest.fixture
+def cluster(tmp_path_factory):
+    with _group(tmp_path_factory.mktemp("compose")) as group:
+        yield group
+
+
+@pytest.fixture
+def on_redis_cluster(tmp_path_factory):
+    with _group(tmp_path_factory.mktemp("compose-redis-cluster"), (REDIS_CLUSTER_OVERLAY,)) as group:
+        yield group
 
 
 def _ready(url: str) -> bool:
@@ -282,3 +302,110 @@ def test_compose_walk_through(cluster):
 def _depth(mq: MQ) -> int:
     results = mq.call("POST", "/v1/admin/mqsc", {"script": "DISPLAY QLOCAL(APP.SHARED.Q) CURDEPTH"})["results"]
     return int(results[0]["objects"][0]["CURDEPTH"])
+
+
+REDIS_NODES = ("redis", "redis-2", "redis-3", "redis-4", "redis-5", "redis-6")
+
+
+def _owner(compose: Compose, key: str) -> str:
+    """``host:port`` of the master holding ``key``'s slot, as Redis itself says it: the node
+    ``redis`` answers a command on the key with MOVED when another master holds the slot."""
+    reply = compose("exec", "-T", "redis", "redis-cli", "exists", key).stdout.strip()
+    if reply.startswith("MOVED "):
+        return reply.split()[2]
+    assert reply in ("0", "1"), reply
+    return "redis:6379"
+
+
+def test_compose_on_redis_cluster(on_redis_cluster):
+    """deploy/compose.redis-cluster.yml: the coupling facility on six Redis Cluster nodes (three
+    masters, a replica each) formed by redis-cluster-init; the queue managers share queues on it."""
+    compose, urls, _ports = on_redis_cluster
+    from app.cf import keys
+
+    # -- the cluster: formed by the one-shot service, every node sees the other five
+    init = compose.logs("redis-cluster-init")
+    assert "[OK] All 16384 slots covered." in init and "cluster_state:ok" in init, init[-3000:]
+    for node in REDIS_NODES:
+        info = compose("exec", "-T", node, "redis-cli", "cluster", "info").stdout
+        assert "cluster_state:ok" in info and "cluster_known_nodes:6" in info, (node, info)
+    roles = [compose("exec", "-T", n, "redis-cli", "role").stdout.split()[0] for n in REDIS_NODES]
+    assert sorted(roles) == ["master"] * 3 + ["slave"] * 3, roles
+    # run again, it creates nothing (and says so)
+    again = compose("run", "--rm", "-T", "redis-cluster-init", timeout=180)
+    assert "formed already" in again.stdout and "cluster_state:ok" in again.stdout, again.stdout[-2000:]
+
+    # -- an administrator, three structures, a shared queue on each
+    compose("run", "--rm", "-T", "migrate", "qsg", "user", "add", "admin", "--admin", "--password-stdin",
+            input=f"{PASSWORD}\n", timeout=180)
+    admin = ("admin", PASSWORD)
+    structures = ("APPL1", "APPL2", "APPL3")
+    script = "\n".join([*(f"DEFINE CFSTRUCT({s}) CFLEVEL(5) RECOVER(YES)" for s in structures),
+                        *(f"DEFINE QLOCAL(APP.Q.{s}) QSGDISP(SHARED) CFSTRUCT({s})" for s in structures)])
+    results = httpx.post(f"{urls['MQ']}/v1/admin/mqsc", auth=admin, timeout=60,
+                         json={"script": script}).json()["results"]
+    assert [r["completion_code"] for r in results] == [0] * 6, results
+    # every queue manager knows the definitions (broadcast through the cluster) before it is used
+    for qm in ("QM1", "QM2", "QM3"):
+        shown = httpx.post(f"{urls[qm]}/v1/admin/mqsc", auth=admin, timeout=60,
+                           json={"script": "DISPLAY QLOCAL(APP.Q.*) CFSTRUCT"}).json()["results"]
+        assert {o["QUEUE"] for o in shown[0]["objects"]} == {f"APP.Q.{s}" for s in structures}, (qm, shown)
+
+    # -- put on QM1, get on QM2, on each structure's queue
+    qm1 = MQ(urls["QM1"], "PUTTER", auth=admin)
+    qm2 = MQ(urls["QM2"], "GETTER", auth=admin)
+    for s in structures:
+        put = qm1.put(qm1.open(f"APP.Q.{s}", ["OUTPUT"]), f"to {s} from QM1", md={"persistence": "PERSISTENT"})
+        assert put["md"]["put_qmgr"] == "QM1"
+        got = qm2.get(qm2.open(f"APP.Q.{s}", ["INPUT_SHARED"]), wait_ms=5000)
+        assert got["data"] == f"to {s} from QM1", (s, got)
+
+    # -- DISPLAY CFSTATUS(*): CFNODE is the master Redis names for each structure's slot, and
+    # these three structures' hash tags fall in the slot ranges of different masters
+    rows = httpx.post(f"{urls['QM3']}/v1/admin/mqsc", auth=admin, timeout=60,
+                      json={"script": "DISPLAY CFSTATUS(*)"}).json()["results"][0]["objects"]
+    cfnode = {str(r["CFSTATUS"]): str(r["CFNODE"]) for r in rows}
+    owners = {s: _owner(compose, keys.structure_state(keys.shared_tag("QSG1", s))) for s in cfnode}
+    assert cfnode == owners, (cfnode, owners)
+    spread = {cfnode[s] for s in structures}
+    assert len(spread) > 1, cfnode
+    # the addresses in the slot map and MOVED replies are service names the QMs reach
+    for address in spread:
+        host, port = address.rsplit(":", 1)
+        assert host in REDIS_NODES and port == "6379", address
+        probe = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2).close()"
+        compose("exec", "-T", "qm1", "python3", "-c", probe)
+
+    # -- a master fails (its container killed, and Docker does not restart it): its replica takes
+    # over (cluster-node-timeout 1000 ms), the structure serves again on the new master, and the
+    # queue managers stay in the group. The master chosen holds the group's records (heartbeats)
+    # too when one of these structures shares it (as the hash tags fall now), else another
+    # structure's (not the node redis: _owner asks it).
+    group_master = _owner(compose, keys.heartbeat_key("QSG1", "QM1"))
+    candidates = [s for s in structures if cfnode[s] != "redis:6379"]
+    s = next((s for s in candidates if cfnode[s] == group_master), candidates[0])
+    victim = cfnode[s].split(":")[0]
+    compose("kill", victim)
+    mq = MQ(urls["MQ"], "FAILOVER", auth=admin)
+
+    def served() -> bool:
+        h = mq.open(f"APP.Q.{s}", ["OUTPUT", "INPUT_SHARED"])
+        try:
+            mq.put(h, "after the failover")
+            return mq.get(h, wait_ms=2000)["data"] == "after the failover"
+        finally:
+            mq.close(h)
+
+    wait_until(served, 60, f"a put and get on APP.Q.{s} after {victim} failed",
+               tolerate=(MQFailed, httpx.HTTPError), every_s=0.5)
+    moved = _owner(compose, keys.structure_state(keys.shared_tag("QSG1", s)))
+    assert moved.split(":")[0] in REDIS_NODES and moved != cfnode[s], moved
+    rows = httpx.post(f"{urls['QM1']}/v1/admin/mqsc", auth=admin, timeout=60,
+                      json={"script": f"DISPLAY CFSTATUS({s})"}).json()["results"][0]["objects"]
+    assert rows[0]["CFNODE"] == moved, rows
+    for url in urls.values():
+        assert _ready(url), url
+    members = httpx.post(f"{urls['QM2']}/v1/admin/mqsc", auth=admin, timeout=60,
+                         json={"script": "DISPLAY GROUP"}).json()["results"][0]["objects"]
+    assert {(o["QMNAME"], o["STATUS"]) for o in members} \
+        == {("QM1", "ACTIVE"), ("QM2", "ACTIVE"), ("QM3", "ACTIVE")}, members
