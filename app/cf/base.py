@@ -245,12 +245,7 @@ class CFBase:
         a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
         started = perf_counter()
         with _cf_access(tag):
-            if self.replica_acks and call.changes_state():
-                reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks,
-                                                               self.replica_timeout_ms)
-                self._replicated(tag, acks)
-            else:
-                reply = await self.scripts.evalsha(script, k, a)
+            reply = await self._evalsha(tag, script, k, a, call.changes_state())
         if self.observe_call is not None:
             self.observe_call(call.SCRIPT, perf_counter() - started)
         if _is_fenced(reply):
@@ -261,9 +256,13 @@ class CFBase:
         """Call an unfenced script (``call.SCRIPT``; its keys in ``tag``'s slot) with the replica
         acknowledgement of ``_script`` when it changes state (commit intents, fences, structure
         state, restored messages: what peer recovery and RECOVER CFSTRUCT rely on)."""
-        script = getattr(self.scripts, call.SCRIPT)
         k, a = call.call()
-        if self.replica_acks and call.changes_state():
+        return await self._evalsha(tag, getattr(self.scripts, call.SCRIPT), k, a, call.changes_state())
+
+    async def _evalsha(self, tag: str, script: Any, k: list[str], a: list[Any], changes_state: bool) -> Any:
+        """One script call; followed by WAIT on the same connection when it changes state and
+        replica acknowledgement is on."""
+        if self.replica_acks and changes_state:
             reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks, self.replica_timeout_ms)
             self._replicated(tag, acks)
             return reply
