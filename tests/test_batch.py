@@ -14,13 +14,14 @@ from typing import Any
 
 import httpx
 import pytest
-import redis
 
+from app.cf import keys
 from app.core.igq import IGQ_XMITQ
 from tests.support.cluster import FAST
 from tests.support.mq import MQ, connections, mq_reason
 from tests.support.mqsc import shared_q
 from tests.support.names import uniq
+from tests.support.redis_cluster import node_client_of
 from tests.support.waits import wait_until
 
 # On one redis-server and on a 3-master Redis Cluster (tests/conftest.py).
@@ -366,6 +367,7 @@ def test_get_batch_with_wait_and_nothing_coming_is_2033(group, connect):
 
 def test_a_put_batch_of_100_and_a_get_batch_are_one_evalsha_each(group, connect):
     q = shared_q(group)
+    structure_key = keys.structure_state(keys.shared_tag("QSG1", "APPL1"))  # its node runs the scripts
     m = connect()
     h = m.open(q, ["OUTPUT", "INPUT_SHARED"])
     put_batch(m, h, texts("warm-up"))  # scripts loaded, caches warm
@@ -377,7 +379,7 @@ def test_a_put_batch_of_100_and_a_get_batch_are_one_evalsha_each(group, connect)
     def monitor() -> None:
         # MONITOR sees every command of every client: the queue's own calls are told apart from
         # the queue managers' background work (heartbeats, leases, scans) by the queue's name.
-        client = redis.Redis.from_url(group.redis_url)
+        client = node_client_of(group, structure_key)
         with client.monitor() as mon:
             ready.set()
             for cmd in mon.listen():
@@ -390,7 +392,7 @@ def test_a_put_batch_of_100_and_a_get_batch_are_one_evalsha_each(group, connect)
     watcher = threading.Thread(target=monitor, daemon=True)
     watcher.start()
     assert ready.wait(10)
-    marker_client = redis.Redis.from_url(group.redis_url)
+    marker_client = node_client_of(group, structure_key)
     marker_client.echo("monitor-started")  # MONITOR is live once it has answered: nothing is missed
     out = put_batch(m, h, texts(*(f"n{i}" for i in range(100))))
     got = get_batch(m, h, 1000)

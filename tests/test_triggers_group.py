@@ -163,7 +163,7 @@ def test_trigger_monitor_starts_http_applications_programs_and_dead_letters_fail
         DEFINE QLOCAL(TM.B) TRIGGER INITQ(TM.INITQ) PROCESS(TM.PROG)
         DEFINE QLOCAL(TM.C) TRIGGER INITQ(TM.INITQ) PROCESS(TM.BROKEN)""")
     monitor = subprocess.Popen([sys.executable, "-m", "app.cli", "trigmon", "--url", group.url("QM2"),
-                                "--initq", "TM.INITQ", "--timeout", "2"],
+                                "--initq", "TM.INITQ", "--timeout", "10"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ})
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -54,3 +55,13 @@ def sync_client(url: str) -> redis.Redis | redis.RedisCluster:
         return redis.RedisCluster(startup_nodes=[redis.cluster.ClusterNode(h, p) for h, p in seeds],
                                   require_full_coverage=False)
     return redis.Redis.from_url(url)
+
+
+def node_client_of(group: Any, key: str) -> redis.Redis:
+    """A plain client of the Redis node that holds ``key`` in ``group``'s coupling facility: the
+    one redis-server, or the cluster master of the key's slot (MONITOR, like any per-node
+    command, sees only that node's traffic)."""
+    server = group.redis_server
+    if isinstance(server, RedisClusterServer):
+        return redis.Redis(port=server.node_of_key(key).port)
+    return redis.Redis.from_url(group.redis_url)
