@@ -148,6 +148,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
 
 def test_trigger_monitor_starts_http_applications_programs_and_dead_letters_failures(group, tmp_path):
+    _Recorder.received.clear()  # the module runs once per coupling facility (group_suite)
     port = free_port()
     server = http.server.HTTPServer(("127.0.0.1", port), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -163,7 +164,7 @@ def test_trigger_monitor_starts_http_applications_programs_and_dead_letters_fail
         DEFINE QLOCAL(TM.B) TRIGGER INITQ(TM.INITQ) PROCESS(TM.PROG)
         DEFINE QLOCAL(TM.C) TRIGGER INITQ(TM.INITQ) PROCESS(TM.BROKEN)""")
     monitor = subprocess.Popen([sys.executable, "-m", "app.cli", "trigmon", "--url", group.url("QM2"),
-                                "--initq", "TM.INITQ", "--timeout", "10"],
+                                "--initq", "TM.INITQ", "--timeout", "2"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ})
     try:
