@@ -181,10 +181,12 @@ def test_put_batch_under_syncpoint_backout_and_commit(group, connect, options):
 
 
 def test_put_batch_to_a_private_queue_and_through_intra_group_queuing(group, connect):
-    for qm in ("QM1", "QM2"):
-        group.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)")
+    # The transmission queue first: an agent that starts without it retries only after IBM's
+    # fixed 60 s (tests/test_igq.py restart_agent).
     group.mqsc(  # may exist from an earlier module run on the same group: ignore that
         "QM1", f"DEFINE QLOCAL({IGQ_XMITQ}) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ)")
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)")
     private = uniq("PQ")
     group.mqsc_ok("QM2", f"DEFINE QLOCAL({private})")
     wait_until(lambda: httpx.get(f"{group.url('QM2')}/v1/qmgr").json()["IGQAGENT"] == "RUNNING",
