@@ -24,27 +24,20 @@ def group(make_cluster):
     return g
 
 
-def failed(group, qm: str, script: str) -> dict:
-    """The one result of ``script``, which must have failed."""
-    (res,) = group.mqsc(qm, script)
-    assert res["completion_code"] == 2, res
-    return res
-
-
 def status(group, qm: str, name: str) -> str:
     (res,) = group.mqsc_ok(qm, f"DISPLAY CFSTATUS({name})")
     return res["objects"][0]["STATUS"]
 
 
 def test_reset_needs_a_cflevel_5_structure(group):
-    res = failed(group, "QM1", "RESET CFSTRUCT(LEVEL4) ACTION(FAIL)")
+    res = group.mqsc_failed("QM1", "RESET CFSTRUCT(LEVEL4) ACTION(FAIL)")
     assert res["reason"] == 3236 and res["reason_name"] == "MQRCCF_CF_STRUC_ERROR"
     assert "CFLEVEL(5)" in " ".join(res["messages"])
     assert status(group, "QM2", "LEVEL4") == "ACTIVE"  # nothing was failed
 
 
 def test_recover_of_an_active_structure_is_refused_with_csqe102e(group):
-    res = failed(group, "QM2", "RECOVER CFSTRUCT(MANUAL)")
+    res = group.mqsc_failed("QM2", "RECOVER CFSTRUCT(MANUAL)")
     assert res["reason"] == 3236 and res["reason_name"] == "MQRCCF_CF_STRUC_ERROR"
     assert "CSQE102E" in " ".join(res["messages"])
 
@@ -53,9 +46,9 @@ def test_backup_of_a_failed_structure_and_reset_of_a_failed_one_are_refused(grou
     MQ(group.url("QM1")).put1("MANUAL.Q", "kept", md=PERSISTENT)
     group.mqsc_ok("QM1", "BACKUP CFSTRUCT(MANUAL)\nRESET CFSTRUCT(MANUAL) ACTION(FAIL)")
     assert status(group, "QM2", "MANUAL") == "FAILED"  # RECAUTO(NO): it stays failed
-    res = failed(group, "QM2", "RESET CFSTRUCT(MANUAL) ACTION(FAIL)")
+    res = group.mqsc_failed("QM2", "RESET CFSTRUCT(MANUAL) ACTION(FAIL)")
     assert res["reason"] == 3351 and res["reason_name"] == "MQRCCF_CF_STRUC_ALREADY_FAILED"
-    res = failed(group, "QM1", "BACKUP CFSTRUCT(MANUAL)")
+    res = group.mqsc_failed("QM1", "BACKUP CFSTRUCT(MANUAL)")
     assert res["reason"] == 3236
     group.mqsc_ok("QM2", "RECOVER CFSTRUCT(MANUAL)")
     app = MQ(group.url("QM2"))

@@ -37,13 +37,6 @@ def redis_client(group):
     client.close()
 
 
-def failed(group, qm: str, script: str) -> dict:
-    """The one result of ``script``, which must have failed."""
-    (res,) = group.mqsc(qm, script)
-    assert res["completion_code"] == 2, res
-    return res
-
-
 def hashtag_of(group, qm: str, name: str) -> str:
     (res,) = group.mqsc_ok(qm, f"DISPLAY CFSTRUCT({name}) HASHTAG")
     return res["objects"][0]["HASHTAG"]
@@ -52,10 +45,10 @@ def hashtag_of(group, qm: str, name: str) -> str:
 @pytest.mark.parametrize("value", ["'a{b'", "'x}'", "'two words'", "'star*'", "'q?'", "'" + "A" * 49 + "'",
                                    "'colon:'"])
 def test_define_refuses_a_bad_hashtag(group, value):
-    res = failed(group, "QM1", f"DEFINE CFSTRUCT(BADTAG) CFLEVEL(5) HASHTAG({value})")
+    res = group.mqsc_failed("QM1", f"DEFINE CFSTRUCT(BADTAG) CFLEVEL(5) HASHTAG({value})")
     assert res["reason"] == 4005 and res["reason_name"] == "MQRCCF_ATTR_VALUE_ERROR"
     assert "HASHTAG" in " ".join(res["messages"])
-    res = failed(group, "QM2", "DISPLAY CFSTRUCT(BADTAG)")
+    res = group.mqsc_failed("QM2", "DISPLAY CFSTRUCT(BADTAG)")
     assert res["reason"] == 2085  # nothing was defined
 
 
@@ -116,11 +109,11 @@ def test_alter_hashtag_is_refused_while_a_queue_is_defined_on_the_structure(grou
     q = uniq("HAQ", 8)
     group.mqsc_ok("QM1", "DEFINE CFSTRUCT(MOVER) CFLEVEL(5)\n"
                          f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(MOVER)")
-    res = failed(group, "QM2", "ALTER CFSTRUCT(MOVER) HASHTAG('Elsewhere')")
+    res = group.mqsc_failed("QM2", "ALTER CFSTRUCT(MOVER) HASHTAG('Elsewhere')")
     assert res["reason"] == 2346 and res["reason_name"] == "MQRC_CF_STRUC_IN_USE"
     text = " ".join(res["messages"])
     assert q in text and "HASHTAG" in text and "CSQ9023E" in text
-    res = failed(group, "QM1", "DEFINE CFSTRUCT(MOVER) CFLEVEL(5) HASHTAG('Elsewhere') REPLACE")
+    res = group.mqsc_failed("QM1", "DEFINE CFSTRUCT(MOVER) CFLEVEL(5) HASHTAG('Elsewhere') REPLACE")
     assert res["reason"] == 2346
     assert hashtag_of(group, "QM1", "MOVER") == ""
 
@@ -129,7 +122,7 @@ def test_alter_hashtag_is_refused_while_the_structure_holds_keys(group, redis_cl
     group.mqsc_ok("QM1", "DEFINE CFSTRUCT(HELD) CFLEVEL(5)")
     stray = keys.uow_key(keys.shared_tag(QSG, "HELD"), "QM9", "h1")  # a unit of work left behind
     redis_client.rpush(stray, "P:1:SOME.Q")
-    res = failed(group, "QM2", "ALTER CFSTRUCT(HELD) HASHTAG('H')")
+    res = group.mqsc_failed("QM2", "ALTER CFSTRUCT(HELD) HASHTAG('H')")
     assert res["reason"] == 2346 and stray in " ".join(res["messages"])
     assert hashtag_of(group, "QM2", "HELD") == ""
     redis_client.delete(stray)

@@ -220,6 +220,12 @@ class Cluster:
         finally:
             client.close()
 
+    def mqsc_failed(self, name: str, script: str) -> dict[str, Any]:
+        """The one result of a one-command ``script``, which must have failed."""
+        (res,) = self.mqsc(name, script)
+        assert res["completion_code"] == 2, res
+        return res
+
     def mqsc_ok(self, name: str, script: str) -> list[dict[str, Any]]:
         """Run MQSC and insist every command completed."""
         results = self.mqsc(name, script)

@@ -5,6 +5,7 @@ the definition workflow (app/qmgr/workflow.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from app.core import attributes
@@ -52,29 +53,19 @@ class ObjectCommands(CommandBase):
                           f"{name} already exists as a {existing.objtype} with QSGDISP({qsgdisp})")
         if existing and not cmd.has("REPLACE"):
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({name}) QSGDISP({qsgdisp}) already exists")
-        move = await self._prepare_move(existing, attrs) if existing else None
-        stored = False
-        try:
+        async with await self._structure_move(existing, attrs) as move:
             if existing:
                 await self._check_force(existing, attrs, force=False)
                 saved = await self.qm.db(self.qm.repo.update, new, lambda _cur: attrs)
             else:
                 saved = await self.qm.db(self.qm.repo.insert, new)
-            stored = True
+            move.stored = True
             changed = [saved]
             if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
                 changed += await self._make_copies(saved)
             # DEFINE ... REPLACE sets the event switches as given; a new queue gets them anyway
             await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)],
                                                       set_switches=existing is not None)
-        except BaseException:
-            # Not stored: the copy at the new place goes. Stored but not acknowledged by every
-            # QM: both places keep the bookkeeping (a QM on either finds its structure there).
-            if move and not stored:
-                await self.qm.structures.abandon_move(move[1])
-            raise
-        if move:
-            await self.qm.structures.finish_move(name, *move)
         if objtype == "CFSTRUCT":
             await self.qm.structures.connect(name)  # allocated now: a later loss is noticed
 
@@ -131,26 +122,16 @@ class ObjectCommands(CommandBase):
                 raise MQError(MQRC.OBJECT_IN_USE,
                               "CFSTRUCT of a shared queue can change only while it is empty and closed")
         forced = await self._check_force(existing, new_attrs, force=cmd.has("FORCE"))
-        move = await self._prepare_move(existing, new_attrs)
-        stored = False
-        try:
+        async with await self._structure_move(existing, new_attrs) as move:
             saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: attributes.apply_keywords(
                 objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
-            stored = True
+            move.stored = True
             changed = [saved]
             if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
                 changed += await self._make_copies(saved)
             switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
             await self.qm.workflow.change_definitions(changed, [(saved.objclass, name)], bump_gen=forced,
                                                       set_switches=switches, invalidate=forced)
-        except BaseException:
-            # Not stored: the copy at the new place goes. Stored but not acknowledged by every
-            # QM: both places keep the bookkeeping (a QM on either finds its structure there).
-            if move and not stored:
-                await self.qm.structures.abandon_move(move[1])
-            raise
-        if move:
-            await self.qm.structures.finish_move(name, *move)
         # condition 13 is evaluated by this QM for the definition it uses (a GROUP object's COPY)
         used = next((d for d in changed if d.location in (self.qm.name, "@SHARED")), None)
         if used is not None:
@@ -159,16 +140,18 @@ class ObjectCommands(CommandBase):
             # a failed structure altered to RECAUTO(YES) is recovered now (app/qmgr/cfstruct.py)
             await self.qm.structures.connect(name)
 
-    async def _prepare_move(self, existing: ObjectDef, new_attrs: dict[str, Any]) -> tuple[str, str] | None:
+    async def _structure_move(self, existing: ObjectDef | None, new_attrs: dict[str, Any]) -> StructureMove:
         """A CFSTRUCT whose HASHTAG (an emulator addition: its place on a Redis Cluster) changes
-        moves: allowed only while nothing would be stranded (app/qmgr/cfstruct.py). Returns
-        (old tag, new tag) of a move, None when the structure stays where it is."""
-        if existing.objtype != "CFSTRUCT":
-            return None
+        moves: allowed only while nothing would be stranded (app/qmgr/cfstruct.py); any other
+        definition change moves nothing."""
+        if existing is None or existing.objtype != "CFSTRUCT":
+            return StructureMove(self.qm.structures, "", None)
         old, new = (str(a.get("HASHTAG", "") or "") for a in (existing.attrs, new_attrs))
         if old == new:
-            return None
-        return await self.qm.structures.prepare_move(existing.name, old, new)
+            return StructureMove(self.qm.structures, existing.name, None)
+        return StructureMove(self.qm.structures, existing.name,
+                             await self.qm.structures.prepare_move(existing.name, old, new))
+
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
         location = location_of(qsgdisp, self.qm.name)
@@ -277,3 +260,27 @@ class ObjectCommands(CommandBase):
             raise MQError(MQRC.OBJECT_IN_USE, f"QLOCAL({name}) is open - {held or 'by a handle'}; "
                                               f"DISPLAY QSTATUS({name}) TYPE(HANDLE) shows this QM's handles") from None
         self.messages.append(f"{removed} message(s) cleared from {name}")
+
+
+@dataclass
+class StructureMove:
+    """Around storing a definition: a CFSTRUCT's move to a new HASHTAG (``tags``: old, new; None
+    when nothing moves). Left normally, the old place is forgotten; left by an exception before
+    the definition was stored (``stored``), the copy at the new place goes. Stored but not
+    acknowledged by every QM: both places keep the bookkeeping (a QM on either finds it)."""
+
+    structures: Any
+    name: str
+    tags: tuple[str, str] | None
+    stored: bool = False
+
+    async def __aenter__(self) -> StructureMove:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if self.tags is None:
+            return
+        if exc_type is None:
+            await self.structures.finish_move(self.name, *self.tags)
+        elif not self.stored:
+            await self.structures.abandon_move(self.tags[1])
