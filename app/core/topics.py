@@ -18,12 +18,11 @@ IBM documents used (IBM MQ 9.x, "Publish/subscribe messaging" and the MQI refere
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from app.core import wildcards
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 
@@ -48,9 +47,11 @@ AS_PARENT: dict[str, Any] = {"PUB": "ASPARENT", "SUB": "ASPARENT", "DEFPSIST": "
 
 def check_topic_string(topic: Any, what: str = "topic string") -> str:
     """A topic string as given (case and blanks are significant); MQRC_TOPIC_STRING_ERROR for
-    one that is not text, too long or holds a NUL."""
-    if not isinstance(topic, str) or len(topic) > MAX_TOPIC_STRING or "\x00" in topic:
-        raise MQError(MQRC.TOPIC_STRING_ERROR, f"{what} must be text of at most {MAX_TOPIC_STRING} characters")
+    one that is not text, longer than MQ_TOPIC_STR_LENGTH (10240 bytes, in UTF-8 here) or holds
+    a NUL. IBM sets no limit on the number of levels: a topic of 5000 levels is as good as any."""
+    if (not isinstance(topic, str) or len(topic) > MAX_TOPIC_STRING or "\x00" in topic
+            or (not topic.isascii() and len(topic.encode("utf-8", "surrogatepass")) > MAX_TOPIC_STRING)):
+        raise MQError(MQRC.TOPIC_STRING_ERROR, f"{what} must be text of at most {MAX_TOPIC_STRING} bytes (UTF-8)")
     return topic
 
 
@@ -59,7 +60,8 @@ def combine(topicstr: str, object_string: str) -> str:
     ObjectString joined by ``/`` (either may be empty, not both: MQRC_UNKNOWN_OBJECT_NAME as
     IBM gives for an MQOPEN/MQSUB naming neither)."""
     if topicstr and object_string:
-        return f"{topicstr}/{object_string}"
+        # the joined string is a topic string too: MQ_TOPIC_STR_LENGTH bounds it as a whole
+        return check_topic_string(f"{topicstr}/{object_string}", "the combined topic string")
     full = topicstr or object_string
     if not full:
         raise MQError(MQRC.UNKNOWN_OBJECT_NAME, "give object_name (a TOPIC object) or object_string (a topic string)")
@@ -84,31 +86,13 @@ def check_publish_topic(topic: str) -> str:
 
 def matches(pattern: str, topic: str, scheme: str = "TOPIC") -> bool:
     """Whether a subscription's topic string (with the wildcards of ``scheme``) matches the
-    topic string of a publication."""
+    topic string of a publication; in time bounded by the lengths of both, however many
+    wildcards or levels they have (``app.core.wildcards``), since it runs on every publish."""
     if scheme == "CHAR":
-        return _char_regex(pattern).fullmatch(topic) is not None
-    return _match_levels(tuple(pattern.split("/")), tuple(topic.split("/")))
-
-
-@lru_cache(maxsize=1024)
-def _match_levels(pattern: tuple[str, ...], topic: tuple[str, ...]) -> bool:
-    if not pattern:
-        return not topic
-    head, rest = pattern[0], pattern[1:]
-    if head == "#":
-        # zero or more whole levels
-        return any(_match_levels(rest, topic[i:]) for i in range(len(topic) + 1))
-    if not topic:
-        return False
-    if head == "+" or head == topic[0]:
-        return _match_levels(rest, topic[1:])
-    return False
-
-
-@lru_cache(maxsize=1024)
-def _char_regex(pattern: str) -> re.Pattern[str]:
-    parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern]
-    return re.compile("".join(parts), re.DOTALL)
+        return wildcards.char_matches(pattern, topic)
+    if "#" not in pattern and "+" not in pattern:  # the common case: no wildcard at all
+        return pattern == topic
+    return wildcards.level_matches(pattern.split("/"), topic.split("/"))
 
 
 def node_topic(topic: str, scheme: str = "TOPIC") -> str:
