@@ -62,6 +62,9 @@ REASON_BY_FIELD: dict[str, int] = {
     "buffer_length": MQRC.BUFFER_LENGTH_ERROR,
     "wait_ms": MQRC.WAIT_INTERVAL_ERROR,
     "object_name": MQRC.OBJECT_NAME_ERROR,
+    # longer than MQ_TOPIC_STR_LENGTH / MQ_SUB_NAME_LENGTH (10240)
+    "object_string": MQRC.TOPIC_STRING_ERROR,
+    "sub_name": MQRC.SUB_NAME_ERROR,
     "object_qmgr": MQRC.Q_MGR_NAME_ERROR,
     "script": MQRC.MQRCCF_PARM_SYNTAX_ERROR,
     "messages": MQRC.PMO_ERROR,

@@ -14,7 +14,16 @@ from app.api.errors import REASON_BY_FIELD
 from app.api.schemas import GetBatchRequest, GetRequest, PutBatchMessage, PutBatchRequest, PutRequest
 from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome, group_status
 from app.core.errors import MQError
-from app.core.mqmd import DEFAULT_CCSID, DEFAULT_ENCODING, NO_ID, as_text, hex_id, validate_put_md
+from app.core.mqmd import (
+    DEFAULT_CCSID,
+    DEFAULT_ENCODING,
+    MQLONG_MAX,
+    MQLONG_MIN,
+    NO_ID,
+    as_text,
+    hex_id,
+    validate_put_md,
+)
 from app.core.options import parse_get_options, parse_put_options
 from app.core.reasons import MQRC, CompCode
 
@@ -65,10 +74,12 @@ def get_call(body: GetRequest) -> GetCall:
     match = body.match or {}
     if not isinstance(match, dict) or set(match) - _MATCH_FIELDS:
         raise MQError(MQRC.MD_ERROR, f"match may hold {', '.join(sorted(_MATCH_FIELDS))} only")
-    if body.buffer_length < 0:
-        raise MQError(MQRC.BUFFER_LENGTH_ERROR, "buffer_length must be a non-negative integer")
-    if gmo.wait and body.wait_ms < -1:
-        raise MQError(MQRC.WAIT_INTERVAL_ERROR, "wait_ms must be -1 (unlimited) or a non-negative integer")
+    if not 0 <= body.buffer_length <= MQLONG_MAX:  # MQGET's BufferLength is an MQLONG
+        raise MQError(MQRC.BUFFER_LENGTH_ERROR, f"buffer_length must be an integer from 0 to {MQLONG_MAX}")
+    # MQGMO WaitInterval is an MQLONG (IBM looks at it only with MQGMO_WAIT; no value beyond an
+    # MQLONG can be one, WAIT or not)
+    if (gmo.wait and body.wait_ms < -1) or not MQLONG_MIN <= body.wait_ms <= MQLONG_MAX:
+        raise MQError(MQRC.WAIT_INTERVAL_ERROR, f"wait_ms must be -1 (unlimited) or an integer from 0 to {MQLONG_MAX}")
     ccsid, encoding = _wanted_ccsid(body.md) if body.md else (DEFAULT_CCSID, DEFAULT_ENCODING)
     if not match.keys() - {"msg_id", "correl_id"}:
         return GetCall(gmo, body.wait_ms if gmo.wait else 0, _match_id(match.get("msg_id"), "msg_id"),
@@ -107,7 +118,7 @@ def _wanted_ccsid(md: dict[str, Any]) -> tuple[int, int]:
     ccsid = md.get("coded_char_set_id", DEFAULT_CCSID)
     encoding = md.get("encoding", DEFAULT_ENCODING)
     for name, value in (("coded_char_set_id", ccsid), ("encoding", encoding)):
-        if not isinstance(value, int) or isinstance(value, bool) or not -4 <= value <= 0x7FFFFFFF:
+        if not isinstance(value, int) or isinstance(value, bool) or not -4 <= value <= MQLONG_MAX:
             raise MQError(MQRC.MD_ERROR, f"md.{name} must be an integer")
     return ccsid, encoding
 

@@ -3,13 +3,13 @@ on MQGET, and the expiration report a discarded message asked for."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from app.core.reasons import MQFB
 from app.core.reports import report_md
 
 UNLIMITED = -1
+MQLONG_MAX = 2_147_483_647  # the largest Expiry an MQMD holds
 REPORT_DATA_BYTES = 100  # EXPIRATION_WITH_DATA carries the first 100 bytes
 
 
@@ -23,7 +23,9 @@ def remaining_tenths(expiry_at_ms: int, now_ms: int) -> int:
     (an expired one never is), or MQEI_UNLIMITED."""
     if not expiry_at_ms:
         return UNLIMITED
-    return max(1, math.ceil((expiry_at_ms - now_ms) / 100))
+    # Held to an MQLONG (the MQMD's Expiry field): a message stored by an older version with an
+    # expiry beyond it (2**64 tenths) must still be answered, and answered as IBM could.
+    return min(MQLONG_MAX, max(1, -((now_ms - expiry_at_ms) // 100)))
 
 
 def report_kind(report: list[str]) -> int:

@@ -53,6 +53,12 @@ CCSID_Q_MGR = 0
 APPL_TYPE_QMGR = 7
 APPL_TYPE_CLIENT = 6
 MAX_PRIORITY = 9
+#: An MQLONG: every integer field of the MQMD (and of MQPMO/MQGMO/MQOD/MQSD) is one, so no value
+#: outside this range can reach a queue manager through the MQI.
+MQLONG_MIN, MQLONG_MAX = -2_147_483_648, 2_147_483_647
+#: MQFB_NONE, then MQFB_SYSTEM_FIRST..MQFB_SYSTEM_LAST (1-65535) and MQFB_APPL_FIRST..MQFB_APPL_LAST
+#: (65536-999999999): IBM's MQRC_FEEDBACK_ERROR for anything else, whatever the MsgType.
+FEEDBACK_MAX = 999_999_999
 # Message properties (MQSETMP / JMS user properties, the IBM REST API's ibm-mq-usr-*): a flat
 # object of name -> string, number, boolean or null, as the usr folder of an MQRFH2 holds; a byte
 # string (MQTYPE_BYTE_STRING) is {"$bytes": base64}.
@@ -115,8 +121,16 @@ class MQMD:
 
     @classmethod
     def from_dict(cls, stored: dict[str, Any]) -> MQMD:
-        """An MQMD as the queue manager stored it (``to_dict``'s shape; fields it lacks default)."""
-        return cls(**{name: stored[name] for name in _FIELD_NAMES if name in stored})
+        """An MQMD as the queue manager stored it (``to_dict``'s shape; fields it lacks default).
+
+        Never fails: it runs after a destructive MQGET took the message, so a value no MQMD can
+        hold (stored by an older version that did not bound its fields: an expiry of 2**64, a
+        priority that is no MQLONG, a field of the wrong type) is repaired, not refused, and the
+        message is still delivered with an answer that can be encoded."""
+        md = cls(**{name: stored[name] for name in _FIELD_NAMES if name in stored})
+        if not _well_formed(md):
+            _repair(md)
+        return md
 
     @property
     def persistent(self) -> bool:
@@ -124,6 +138,42 @@ class MQMD:
 
 
 _FIELD_NAMES = tuple(MQMD.__dataclass_fields__)
+_DEFAULTS = MQMD()
+_INT_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), int))
+_STR_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), str))
+_LIST_FIELDS = ("report", "msg_flags")
+
+
+def _well_formed(md: MQMD) -> bool:
+    """Whether every field of a stored MQMD has its type (integers MQLONGs): the cheap check
+    every MQGET makes."""
+    for name in _INT_FIELDS:
+        value = getattr(md, name)
+        if type(value) is not int or not MQLONG_MIN <= value <= MQLONG_MAX:
+            return False
+    return (all(type(getattr(md, name)) is str for name in _STR_FIELDS)
+            and type(md.report) is list and type(md.msg_flags) is list
+            and (md.properties is None or type(md.properties) is dict))
+
+
+def _repair(md: MQMD) -> None:
+    """Make a stored MQMD one that can be answered: an integer out of the MQLONG range is held
+    at its nearest bound (an expiry beyond 2**31 tenths is still "a very long time"), a field
+    of the wrong type takes its default."""
+    for name in _INT_FIELDS:
+        value = getattr(md, name)
+        if type(value) is not int:
+            setattr(md, name, getattr(_DEFAULTS, name))
+        elif not MQLONG_MIN <= value <= MQLONG_MAX:
+            setattr(md, name, min(max(value, MQLONG_MIN), MQLONG_MAX))
+    for name in _STR_FIELDS:
+        if type(getattr(md, name)) is not str:
+            setattr(md, name, getattr(_DEFAULTS, name))
+    for name in _LIST_FIELDS:
+        value = getattr(md, name)
+        setattr(md, name, [v for v in value if type(v) is str] if type(value) is list else [])
+    if md.properties is not None and type(md.properties) is not dict:
+        md.properties = None
 # The fields a compact MQMD leaves out when they hold these values.
 _RARE_DEFAULTS: dict[str, Any] = {
     "encoding": DEFAULT_ENCODING, "coded_char_set_id": DEFAULT_CCSID, "group_id": NO_ID, "msg_seq_number": 1,
@@ -174,10 +224,22 @@ def hex_id(value: Any, field: str) -> str:
     return value.lower()
 
 
+#: C0 control characters and DEL: no MQCHAR field of an MQMD holds them here. IBM does not
+#: check these fields' characters, but this API gives them back in JSON and in the IBM REST API's
+#: response headers (ibm-mq-md-replyTo), where a line break would end the header.
+_CONTROL = re.compile(r"[\x01-\x1f\x7f]")
+
+
 def _name(value: Any, field: str, max_len: int) -> str:
+    """An MQCHAR field of the MQMD: IBM's rule that a NUL ends the value (the NUL and what
+    follows are blanks), then at most ``max_len`` characters and no control characters
+    (MQRC_MD_ERROR)."""
     if not isinstance(value, str) or len(value) > max_len:
         raise MQError(MQRC.MD_ERROR, f"md.{field} must be a string of at most {max_len} characters")
-    return value.strip()
+    text: str = value.partition("\x00")[0]
+    if _CONTROL.search(text):
+        raise MQError(MQRC.MD_ERROR, f"md.{field} must not hold control characters")
+    return text.strip()
 
 
 def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple[MQMD, list[tuple[int, str]]]:
@@ -202,7 +264,8 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     out["correl_id"] = hex_id(md.get("correl_id", NO_ID), "md.correl_id")
 
     priority = md.get("priority", -1)
-    if not _is_int(priority) or priority < -1:
+    if not _is_int(priority) or not -1 <= priority <= MQLONG_MAX:
+        # IBM accepts a priority above 9 (the warning below), but a Priority is an MQLONG
         raise MQError(MQRC.PRIORITY_ERROR, "md.priority must be -1 (queue default) or 0-9")
     if priority > MAX_PRIORITY:
         warnings.append((MQRC.PRIORITY_EXCEEDS_MAXIMUM, f"priority {priority} exceeds 9; the message is queued at 9"))
@@ -214,8 +277,9 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     out["persistence"] = persistence
 
     expiry = md.get("expiry", -1)
-    if not _is_int(expiry) or (expiry != -1 and expiry <= 0):
-        raise MQError(MQRC.EXPIRY_ERROR, "md.expiry must be -1 (unlimited) or a positive number of tenths of a second")
+    if not _is_int(expiry) or (expiry != -1 and not 0 < expiry <= MQLONG_MAX):
+        raise MQError(MQRC.EXPIRY_ERROR, "md.expiry must be -1 (unlimited) or a positive number of tenths of a second"
+                                         f" up to {MQLONG_MAX}")
     out["expiry"] = expiry
 
     msg_type = md.get("msg_type", "DATAGRAM")
@@ -229,6 +293,9 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     feedback = md.get("feedback", 0)
     if not _is_int(feedback):
         raise MQError(MQRC.MD_ERROR, "md.feedback must be an integer")
+    if not 0 <= feedback <= FEEDBACK_MAX:
+        raise MQError(MQRC.FEEDBACK_ERROR, "md.feedback must be 0 (MQFB_NONE), 1-65535 (system) or "
+                                           f"65536-{FEEDBACK_MAX} (application)")
     out["feedback"] = feedback
 
     out["format"] = _name(md.get("format", "MQSTR"), "format", 8)
@@ -255,7 +322,7 @@ _COMMON_FIELDS = frozenset({
 
 def _int_field(md: dict[str, Any], name: str, low: int, reason: int, default: int) -> int:
     value = md.get(name, default)
-    if not _is_int(value) or value < low or value > 0x7FFFFFFF:
+    if not _is_int(value) or value < low or value > MQLONG_MAX:
         raise MQError(reason, f"md.{name} must be an integer from {low} to 2147483647")
     return int(value)
 
@@ -274,8 +341,9 @@ def _rare_fields(md: dict[str, Any], out: dict[str, Any], settable: frozenset[st
     out["msg_seq_number"] = _int_field(md, "msg_seq_number", 1, MQRC.MSG_SEQ_NUMBER_ERROR, 1)
     out["offset"] = _int_field(md, "offset", 0, MQRC.OFFSET_ERROR, 0)
     original_length = md.get("original_length", -1)
-    if not _is_int(original_length) or original_length < -1:
-        raise MQError(MQRC.ORIGINAL_LENGTH_ERROR, "md.original_length must be -1 (MQOL_UNDEFINED) or >= 0")
+    if not _is_int(original_length) or not -1 <= original_length <= MQLONG_MAX:
+        raise MQError(MQRC.ORIGINAL_LENGTH_ERROR,
+                      f"md.original_length must be -1 (MQOL_UNDEFINED) or 0-{MQLONG_MAX}")
     out["original_length"] = original_length
     flags = md.get("msg_flags", [])
     if not isinstance(flags, list) or any(f not in MSG_FLAGS and f != "NONE" for f in flags):
@@ -304,6 +372,30 @@ def _rare_fields(md: dict[str, Any], out: dict[str, Any], settable: frozenset[st
         out["put_date_time"] = _name(md["put_date_time"], "put_date_time", 24)
     if "appl_origin_data" in md:
         out["appl_origin_data"] = _name(md["appl_origin_data"], "appl_origin_data", 4)
+
+
+def properties_length(properties: dict[str, Any] | None) -> int:
+    """The bytes the message properties add to a message's length: each name and value as text
+    in UTF-8 (as an MQRFH2 usr folder carries them; a byte string its bytes). IBM MQ for z/OS
+    counts message properties in the message length checked against MAXMSGL of the queue and
+    of the queue manager (MQRC_MSG_TOO_BIG_FOR_Q 2030 / _Q_MGR 2031)."""
+    if not properties:
+        return 0
+    total = 0
+    for name, value in properties.items():
+        total += len(name.encode("utf-8"))
+        if isinstance(value, str):
+            total += len(value.encode("utf-8", "surrogatepass"))
+        elif isinstance(value, dict):  # {"$bytes": base64}: its bytes
+            total += len(value.get("$bytes", "")) * 3 // 4
+        else:
+            total += len(str(value))
+    return total
+
+
+def message_length(md: MQMD, data_length: int) -> int:
+    """A message's length as MAXMSGL limits it: its data and its properties."""
+    return data_length + properties_length(md.properties) if md.properties else data_length
 
 
 def _properties(value: Any) -> dict[str, Any]:

@@ -107,6 +107,7 @@ _STATUS_BY_REASON: dict[int, int] = {
     # invalid data in the request (IBM: 400 "Invalid data provided")
     MQRC.MD_ERROR: 400,
     MQRC.EXPIRY_ERROR: 400,
+    MQRC.FEEDBACK_ERROR: 400,
     MQRC.PERSISTENCE_ERROR: 400,
     MQRC.PRIORITY_ERROR: 400,
     MQRC.MISSING_REPLY_TO_Q: 400,

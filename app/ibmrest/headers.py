@@ -276,12 +276,22 @@ def response_headers(version: str, md: Mapping[str, Any]) -> dict[str, str]:
         out[MD_CORRELATION_ID] = correl
     reply_to = format_reply_to(md)
     if reply_to:
-        out[MD_REPLY_TO] = reply_to
+        out[MD_REPLY_TO] = _header_text(reply_to)
     if is_v3(version):
         out[MD_PRIORITY] = str(md.get("priority", 0))
         for name, value in (md.get("properties") or {}).items():
             out[USR_PREFIX + name] = _usr_value(value)
     return out
+
+
+def _header_text(text: str) -> str:
+    """Text an HTTP header can carry (printable ASCII): the headers of a message are sent after
+    a DELETE took it from its queue, so a name with a character no header may hold (stored by
+    an older version, or any non-ASCII name) is shown with ``?`` in its place rather than
+    failing the answer and losing the message."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if c.isascii() and c.isprintable() else "?" for c in text)
 
 
 def _usr_value(value: Any) -> str:

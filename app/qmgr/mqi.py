@@ -39,6 +39,7 @@ from app.core.mqmd import (
     ORIGIN_FIELDS,
     MsgIdGenerator,
     format_put_time,
+    message_length,
     validate_put_md,
 )
 from app.core.names import check_object_name, is_object_name
@@ -822,6 +823,8 @@ class Mqi:
         if len(data) > qm_maxmsgl:
             raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                           f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
+        if md.properties:
+            self._check_properties_fit(resolved, md, len(data), qm_maxmsgl)
         now = self._fill_put_md(conn, resolved, opened, md, pmo, passed=passed, user_id=user_id)
         group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
         stored_md, stored_data = md.to_dict(compact=True), data
@@ -859,6 +862,21 @@ class Mqi:
             return ""
         indxtype = str(self._current(resolved.base).attrs.get("INDXTYPE", "NONE"))
         return groups.group_entry(md, indxtype, self.msg_ids.next)
+
+    def _check_properties_fit(self, resolved: ResolvedQueue, md: MQMD, data_length: int, qm_maxmsgl: int) -> None:
+        """A message with properties: its length counting them (``message_length``) within the
+        queue manager's MAXMSGL (2031) and the queue's (2030). The coupling facility checks the
+        data alone against the queue's MAXMSGL in the put itself; the properties are counted
+        here, against the definition the queue manager holds (for intra-group queuing, against
+        the transmission queue's, as the data is)."""
+        length = message_length(md, data_length)
+        if length > qm_maxmsgl:
+            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR, f"{length} bytes (data and properties) exceed the queue "
+                                                      f"manager's MAXMSGL {qm_maxmsgl}")
+        q_maxmsgl = int(self._current(resolved.base).attrs.get("MAXMSGL", 4194304))
+        if length > q_maxmsgl:
+            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q, f"{length} bytes (data and properties) exceed MAXMSGL {q_maxmsgl} "
+                                                  f"of queue {resolved.base.name}")
 
     def _fill_put_md(self, conn: Connection, resolved: ResolvedQueue, opened: Any, md: MQMD,
                      pmo: PutOptions, *, passed: MQMD | None = None, user_id: str | None = None) -> int:
@@ -1115,6 +1133,8 @@ class Mqi:
                 if len(data) > qm_maxmsgl:
                     raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR,
                                   f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
+                if md.properties:
+                    self._check_properties_fit(resolved, md, len(data), qm_maxmsgl)
                 if call.pmo.logical_order or handle.put_group is not None:
                     handle.put_group = groups.logical_put(handle.put_group, md, len(data), call.pmo.syncpoint,
                                                           call.pmo.logical_order, self.msg_ids.next)

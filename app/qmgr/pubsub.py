@@ -48,7 +48,7 @@ from app.cf.subscriptions import SubscriptionStore
 from app.core import topics
 from app.core.calls import PutCall, PutOutcome
 from app.core.errors import MQError
-from app.core.mqmd import NO_ID, hex_id
+from app.core.mqmd import NO_ID, hex_id, message_length
 from app.core.objects import GROUP_LOCATION, ObjectDef
 from app.core.options import parse_open_options
 from app.core.reasons import MQRC
@@ -226,8 +226,9 @@ class PubSub:
         if self.attribute(full, "PUB") == "DISABLED":
             raise MQError(MQRC.PUT_INHIBITED, f"publications are inhibited on topic '{full}' (PUB(DISABLED))")
         qm_maxmsgl = int(self.qm.attrs.get("MAXMSGL", 104857600))
-        if len(call.data) > qm_maxmsgl:
-            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR, f"{len(call.data)} bytes exceed the queue manager's MAXMSGL")
+        length = message_length(md, len(call.data))  # properties count (IBM MQ for z/OS)
+        if length > qm_maxmsgl:
+            raise MQError(MQRC.MSG_TOO_BIG_FOR_Q_MGR, f"{length} bytes exceed the queue manager's MAXMSGL")
         # The topic's defaults stand for the queue's (MQPER_PERSISTENCE_AS_TOPIC_DEF = AS_Q_DEF,
         # MQPRI_PRIORITY_AS_TOPIC_DEF = -1)
         if md.priority == -1:
