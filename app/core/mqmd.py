@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import functools
 import itertools
+import math
 import re
 import struct
 import time
@@ -162,6 +163,8 @@ def _repair(md: MQMD) -> None:
     of the wrong type takes its default."""
     for name in _INT_FIELDS:
         value = getattr(md, name)
+        if type(value) is float and math.isfinite(value):  # JSON's integers past 64 bits decode as floats
+            value = int(value)
         if type(value) is not int:
             setattr(md, name, getattr(_DEFAULTS, name))
         elif not MQLONG_MIN <= value <= MQLONG_MAX:
@@ -234,12 +237,30 @@ def _name(value: Any, field: str, max_len: int) -> str:
     """An MQCHAR field of the MQMD: IBM's rule that a NUL ends the value (the NUL and what
     follows are blanks), then at most ``max_len`` characters and no control characters
     (MQRC_MD_ERROR)."""
-    if not isinstance(value, str) or len(value) > max_len:
+    if not isinstance(value, str):
         raise MQError(MQRC.MD_ERROR, f"md.{field} must be a string of at most {max_len} characters")
-    text: str = value.partition("\x00")[0]
+    text = value.partition("\x00")[0]
+    if len(text) > max_len:
+        raise MQError(MQRC.MD_ERROR, f"md.{field} must be a string of at most {max_len} characters")
     if _CONTROL.search(text):
         raise MQError(MQRC.MD_ERROR, f"md.{field} must not hold control characters")
     return text.strip()
+
+
+#: The characters of an MQ object or queue manager name (blank: none).
+_MQ_NAME_CHARS = re.compile(r"[A-Za-z0-9./_%]*")
+
+
+def _reply_to_name(value: Any, field: str) -> str:
+    """ReplyToQ / ReplyToQMgr: blank or a name of IBM's characters (A-Z a-z 0-9 . / _ %), at
+    most 48. IBM does not check these names at MQPUT, but here they are addresses: a report is
+    routed to the ReplyToQMgr through the coupling facility's message metadata, and the IBM
+    REST API gives them back in a header; a name no queue or queue manager can have is refused
+    (MQRC_MD_ERROR) rather than stored."""
+    name = _name(value, field, 48)
+    if not _MQ_NAME_CHARS.fullmatch(name):
+        raise MQError(MQRC.MD_ERROR, f"md.{field} must be blank or an MQ name (A-Z a-z 0-9 . / _ %)")
+    return name
 
 
 def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple[MQMD, list[tuple[int, str]]]:
@@ -299,8 +320,8 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     out["feedback"] = feedback
 
     out["format"] = _name(md.get("format", "MQSTR"), "format", 8)
-    out["reply_to_q"] = _name(md.get("reply_to_q", ""), "reply_to_q", 48)
-    out["reply_to_qmgr"] = _name(md.get("reply_to_qmgr", ""), "reply_to_qmgr", 48)
+    out["reply_to_q"] = _reply_to_name(md.get("reply_to_q", ""), "reply_to_q")
+    out["reply_to_qmgr"] = _reply_to_name(md.get("reply_to_qmgr", ""), "reply_to_qmgr")
     if msg_type == "REQUEST" and not out["reply_to_q"]:
         raise MQError(MQRC.MISSING_REPLY_TO_Q, "a REQUEST message needs md.reply_to_q")
     if out["report"] and not out["reply_to_q"] and asks_for_reports(out["report"]):
