@@ -90,3 +90,11 @@ def test_report_of_a_sparse_md_uses_defaults():
     r = expiration_report({"report": ["EXPIRATION", "PASS_MSG_ID"]}, "bb" * 24)
     assert (r["msg_id"], r["correl_id"]) == (NO_ID, NO_ID)
     assert (r["priority"], r["persistence"]) == (0, "NOT_PERSISTENT")
+
+
+def test_what_remains_is_an_mqlong_however_far_the_stored_expiry_is():
+    """A message stored by a version that took an expiry of 2**64-1 tenths: md.expiry on MQGET is
+    held to the largest MQLONG (it answered 500, after the get had taken the message)."""
+    assert remaining_tenths(NOW + (2**64 - 1) * 100, NOW) == 2**31 - 1
+    assert remaining_tenths(expiry_at(2**31 - 1, NOW), NOW) == 2**31 - 1
+    assert remaining_tenths(NOW + 1, NOW) == 1  # a part of a tenth rounds up

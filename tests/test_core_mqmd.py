@@ -10,7 +10,17 @@ import re
 import pytest
 
 from app.core.errors import MQError
-from app.core.mqmd import NO_ID, MsgIdGenerator, format_put_time, hex_id, validate_put_md, warning_comp
+from app.core.mqmd import (
+    MQMD,
+    NO_ID,
+    MsgIdGenerator,
+    format_put_time,
+    hex_id,
+    message_length,
+    properties_length,
+    validate_put_md,
+    warning_comp,
+)
 from app.core.reasons import MQRC
 
 
@@ -217,3 +227,47 @@ def test_msg_ids_are_unique_within_and_across_generators():
 def test_warning_comp():
     assert warning_comp([]) == 0
     assert warning_comp([(2049, "priority")]) == 1
+
+
+# ---- MQLONG bounds, MQCHAR fields, stored MQMDs (issue 28) ------------------------------------------
+
+MQLONG_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize(("md", "expected"), [
+    ({"expiry": MQLONG_MAX + 1}, 2013), ({"expiry": 2**64 - 1}, 2013), ({"priority": MQLONG_MAX + 1}, 2050),
+    ({"feedback": -1}, 2014), ({"feedback": 10**9}, 2014), ({"original_length": MQLONG_MAX + 1}, 2252),
+    ({"msg_seq_number": MQLONG_MAX + 1}, 2250), ({"offset": MQLONG_MAX + 1}, 2251),
+    ({"reply_to_q": "A B"}, 2026), ({"reply_to_qmgr": "QM\n1"}, 2026), ({"format": "MQ\x7fSTR"}, 2026),
+])
+def test_integers_are_mqlongs_and_names_are_names(md, expected):
+    assert reason(md) == expected
+
+
+def test_the_largest_values_ibm_allows_are_accepted():
+    out, warnings = validate_put_md({"expiry": MQLONG_MAX, "priority": MQLONG_MAX, "feedback": 999_999_999,
+                                     "original_length": MQLONG_MAX, "offset": MQLONG_MAX})
+    assert (out.expiry, out.priority, out.feedback) == (MQLONG_MAX, MQLONG_MAX, 999_999_999)
+    assert [w[0] for w in warnings] == [MQRC.PRIORITY_EXCEEDS_MAXIMUM]
+
+
+def test_a_nul_ends_an_mqchar_field():
+    out, _ = validate_put_md({"format": "MQSTR\x00anything\n", "reply_to_q": "R.Q\x00", "reply_to_qmgr": "\x00x"})
+    assert (out.format, out.reply_to_q, out.reply_to_qmgr) == ("MQSTR", "R.Q", "")
+
+
+def test_a_stored_mqmd_with_values_no_mqmd_holds_is_repaired_not_refused():
+    stored = {"msg_id": "ab" * 24, "priority": 2**40, "expiry": -(2**70), "feedback": 1.5e21, "format": 5,
+              "report": "EXPIRATION", "msg_flags": ["LAST_SEGMENT", 3], "properties": [1], "encoding": None}
+    md = MQMD.from_dict(stored)
+    assert md.msg_id == "ab" * 24 and md.priority == MQLONG_MAX and md.expiry == -(2**31)
+    assert md.feedback == MQLONG_MAX and md.format == "MQSTR" and md.report == [] and md.msg_flags == ["LAST_SEGMENT"]
+    assert md.properties is None and md.encoding == 546
+    assert MQMD.from_dict(["not", "an", "object"]) == MQMD()
+
+
+def test_properties_count_in_the_message_length():
+    md = MQMD(properties={"a": "xyz", "é": "€", "n": 12, "b": {"$bytes": "AAAA"}, "t": True, "z": None})
+    assert properties_length(md.properties) == (1 + 3) + (2 + 3) + (1 + 2) + (1 + 3) + (1 + 4) + (1 + 4)
+    assert message_length(md, 10) == 10 + properties_length(md.properties)
+    assert message_length(MQMD(), 10) == 10

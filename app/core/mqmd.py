@@ -121,13 +121,15 @@ class MQMD:
         return out
 
     @classmethod
-    def from_dict(cls, stored: dict[str, Any]) -> MQMD:
+    def from_dict(cls, stored: Any) -> MQMD:
         """An MQMD as the queue manager stored it (``to_dict``'s shape; fields it lacks default).
 
         Never fails: it runs after a destructive MQGET took the message, so a value no MQMD can
         hold (stored by an older version that did not bound its fields: an expiry of 2**64, a
         priority that is no MQLONG, a field of the wrong type) is repaired, not refused, and the
         message is still delivered with an answer that can be encoded."""
+        if not isinstance(stored, dict):
+            stored = {}
         md = cls(**{name: stored[name] for name in _FIELD_NAMES if name in stored})
         if not _well_formed(md):
             _repair(md)

@@ -1371,7 +1371,12 @@ def _converted_message(got: GotMessage, call: GetCall, qm_ccsid: int) -> GotMess
 def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     """What MQGET returns for a message the coupling facility handed over: its MQMD as stored,
     with the backout count and the expiry that remains now."""
-    md = MQMD.from_dict(orjson.loads(result.md_json))
+    try:
+        stored = orjson.loads(result.md_json)
+    except orjson.JSONDecodeError:  # the message is taken already: deliver it with a default MQMD
+        log.warning("message %s has a stored MQMD that is not JSON; delivered with defaults", result.msg_seq)
+        stored = {}
+    md = MQMD.from_dict(stored)
     md.backout_count = result.backout_count
     md.expiry = remaining_tenths(result.expiry_at_ms, now_ms)
     return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length,
