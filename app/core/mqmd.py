@@ -131,7 +131,7 @@ class MQMD:
         if not isinstance(stored, dict):
             stored = {}
         md = cls(**{name: stored[name] for name in _FIELD_NAMES if name in stored})
-        if not _well_formed(md):
+        if not _well_formed(stored):
             _repair(md)
         return md
 
@@ -145,18 +145,23 @@ _DEFAULTS = MQMD()
 _INT_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), int))
 _STR_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), str))
 _LIST_FIELDS = ("report", "msg_flags")
+_KINDS: dict[str, type] = {**{n: int for n in _INT_FIELDS}, **{n: str for n in _STR_FIELDS},
+                           **{n: list for n in _LIST_FIELDS}, "properties": dict}
 
 
-def _well_formed(md: MQMD) -> bool:
+def _well_formed(stored: dict[str, Any]) -> bool:
     """Whether every field of a stored MQMD has its type (integers MQLONGs): the cheap check
-    every MQGET makes."""
-    for name in _INT_FIELDS:
-        value = getattr(md, name)
-        if type(value) is not int or not MQLONG_MIN <= value <= MQLONG_MAX:
+    every MQGET makes, on the stored fields only (the others take their defaults)."""
+    for name, value in stored.items():
+        kind = _KINDS.get(name)
+        if kind is None:
+            continue  # not an MQMD field: not taken
+        if type(value) is not kind:
+            if not (value is None and name == "properties"):
+                return False
+        elif isinstance(value, int) and not MQLONG_MIN <= value <= MQLONG_MAX:
             return False
-    return (all(type(getattr(md, name)) is str for name in _STR_FIELDS)
-            and type(md.report) is list and type(md.msg_flags) is list
-            and (md.properties is None or type(md.properties) is dict))
+    return True
 
 
 def _repair(md: MQMD) -> None:
