@@ -122,3 +122,23 @@ def test_topic_strings_are_bounded_in_bytes():
     with pytest.raises(topics.MQError) as caught:  # a TOPIC object's TOPICSTR joined to the object string
         topics.combine("a" * 6000, "b" * 6000)
     assert caught.value.reason == 2425
+
+
+def test_authority_profile_qualifiers_match_as_their_regex_did():
+    """SET AUTHREC profiles use the same character wildcards inside a qualifier (app/security/
+    rights.py): same answers as the regex they had, without its backtracking."""
+    from app.security.rights import profile_matches
+
+    def reference(profile: str, name: str) -> bool:
+        p, n = profile.split("."), name.split(".")
+        if "**" in p:
+            return profile_matches(profile, name)  # whole-qualifier ** is not what changed
+        return len(p) == len(n) and all(regex_reference(q.replace("**", "*"), part)
+                                        for q, part in zip(p, n, strict=True))
+
+    rng = random.Random(2035)
+    for _ in range(5000):
+        profile = "".join(rng.choice("AB*?.") for _ in range(rng.randint(1, 8))).strip(".") or "A"
+        name = "".join(rng.choice("AB.") for _ in range(rng.randint(1, 8))).strip(".") or "A"
+        assert profile_matches(profile, name) == reference(profile, name), (profile, name)
+    assert not profile_matches("*A" * 23 + "*B", "A" * 48)  # at once (a backtracking regex: hours)
