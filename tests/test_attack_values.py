@@ -12,8 +12,10 @@ import threading
 import time
 
 import httpx
+import orjson
 import pytest
 import redis
+from websockets.sync.client import connect as ws_connect
 
 from app.cf.keys import QueueKeys, QueueLocation, private_tag
 from tests.support.mq import MQ, MQFailed, connections, mq_reason
@@ -294,6 +296,30 @@ def test_ibm_rest_user_properties_count_against_maxmsgl(group):
     r = httpx.post(ibm_url(group, q, version="v3"), content="b" * 300, headers=headers, timeout=60)
     assert r.status_code == 201, r.text
     assert curdepth(group, q) == 1
+
+
+def test_a_session_frame_gets_the_same_bounds(group):
+    """The session transport carries the same calls: the same refusals, nothing stored."""
+    q = new_queue(group, "MAXMSGL(1000)")
+    url = group.url("QM1").replace("http://", "ws://") + "/v1/session"
+    with ws_connect(url, compression=None, max_size=None) as ws:
+        def call(frame_id: int, method: str, path: str, body: object = None) -> dict:
+            ws.send(orjson.dumps({"id": frame_id, "method": method, "path": path, "body": body}).decode())
+            answer = orjson.loads(ws.recv(timeout=20))
+            assert answer["id"] == frame_id, answer
+            return answer
+
+        hconn = call(1, "POST", "/v1/connections", {"appl_name": "ATTACK"})["body"]["hconn"]
+        hobj = call(2, "POST", f"/v1/connections/{hconn}/objects",
+                    {"object_name": q, "options": ["OUTPUT"]})["body"]["hobj"]
+        put = f"/v1/connections/{hconn}/objects/{hobj}/put"
+        for frame_id, md, reason in ((3, {"expiry": 2**64 - 1}, 2013), (4, {"priority": 2**40}, 2050),
+                                     (5, {"reply_to_qmgr": "QM\n1"}, 2026),
+                                     (6, {"properties": {"p": "x" * 600}}, 2030)):
+            answer = call(frame_id, "POST", put, {"data": "d" * 600, "md": md, "options": ["NO_SYNCPOINT"]})
+            assert (answer["status"], answer["body"]["error"]["reason"]) == (400, reason), answer
+        assert call(7, "DELETE", f"/v1/connections/{hconn}")["status"] == 200
+    assert curdepth(group, q) == 0
 
 
 def test_nothing_here_answered_500(group):
