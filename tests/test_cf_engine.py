@@ -740,7 +740,11 @@ async def test_wait_ends_with_cf_failure_when_redis_dies() -> None:
             waiter = asyncio.create_task(get(cf, wait_ms=-1))
             await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
             await asyncio.to_thread(server.kill)
-            assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) == MQRC.CF_NOT_AVAILABLE
+            # 2345 when the kill fell between two of the waiter's looks (its next connect is
+            # refused: nothing ran); 2009 when a look was written and the reset came instead of
+            # its reply (it may have run: the outcome is unknown, app/cf/deadline.py).
+            assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) in (MQRC.CF_NOT_AVAILABLE,
+                                                                          MQRC.CONNECTION_BROKEN)
         finally:
             await close_cf(cf)
 
