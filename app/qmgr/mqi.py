@@ -245,6 +245,15 @@ class Mqi:
                 return
             raise MQError(MQRC.BACKED_OUT, "the unit of work was backed out: queue manager "
                                            f"{self.qm.name} lost its place in the group") from None
+        except MQError as exc:
+            if not intent:
+                raise  # nothing was committed (one structure's commit.lua is all or nothing)
+            # The commit record is written (and maybe some structures committed): the unit of
+            # work is committing, whatever stopped this MQCMIT - an answer "nothing happened"
+            # would be false. The next MQCMIT, MQBACK or MQDISC (or peer recovery) completes it.
+            conn.commit_in_doubt = True
+            raise MQError(MQRC.CONNECTION_BROKEN, f"the commit was interrupted ({exc.message}): it is "
+                                                  "completed by the next MQCMIT") from exc
         conn.commit_in_doubt = False
         if len(tags) > 1:
             conn.stale_intent = True
