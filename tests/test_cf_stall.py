@@ -17,6 +17,7 @@ as the call takes to be answered (the test resumes Redis when the answer is in):
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -173,3 +174,44 @@ def test_get_through_a_stalled_network_answers_unknown_and_the_message_stays(gro
     assert reason == UNKNOWN
     assert answer(app.commit) == BACKED_OUT
     assert contents(connect("QM1"), "STALL.Q6") == ["held"]
+
+
+# ---- 4: calls sent to a paused queue manager --------------------------------------------------
+
+#: uvicorn's keep-alive timeout (its default): a pause must outlast it for the race to exist.
+KEEP_ALIVE_S = 5.0
+
+
+def test_calls_sent_to_a_paused_queue_manager_all_get_an_answer(group):
+    """Clients whose kept-alive connection was idle when the QM was paused send their calls into
+    it; when the process continues, its keep-alive timers are already due. Each call must still
+    be answered (not a connection closed under a request that was sent)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    qm = group.qms["QM2"]
+    clients = [MQ(qm.url, f"PAUSED{i}") for i in range(6)]  # each keeps one idle connection
+    try:
+        qm.pause()
+        try:
+            with ThreadPoolExecutor(len(clients)) as pool:
+                sent = [pool.submit(lambda c=c: c.call("GET", "/v1/qmgr")) for c in clients]
+                time.sleep(KEEP_ALIVE_S + 1)  # the fault itself: paused past the keep-alive timeout
+                qm.resume()
+                outcomes = []
+                for future in sent:
+                    try:
+                        future.result(timeout=30)
+                        outcomes.append("answered")
+                    except MQFailed:
+                        outcomes.append("answered")  # an MQ answer is an answer
+                    except Exception as exc:  # noqa: BLE001 - what the client saw instead of an answer
+                        outcomes.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            qm.resume()
+        assert outcomes == ["answered"] * len(clients), outcomes
+    finally:
+        for c in clients:
+            with contextlib.suppress(MQFailed):
+                c.disconnect()
+            c.http.close()
