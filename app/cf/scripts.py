@@ -236,8 +236,8 @@ async def _ready(conn: Connection) -> None:
     """Connect ``conn`` and run its periodic health check now, before the script is written: a
     failure of either means the script was certainly not sent (the caller may say so)."""
     if not conn.is_connected:
-        await conn.connect()
-    await conn.check_health()
+        await conn.connect()  # type: ignore[no-untyped-call]
+    await conn.check_health()  # type: ignore[no-untyped-call]
 
 
 def _raise_unanswered(exc: BaseException) -> None:
