@@ -66,6 +66,7 @@ def serve(**given: Any) -> None:
 
     from app.api.app import create_app
     from app.api.session import MAX_FRAME_BYTES
+    from app.keepalive import AnsweringHttpToolsProtocol
     from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
@@ -97,7 +98,10 @@ def serve(**given: Any) -> None:
             super().handle_exit(sig, frame)
 
     # log_config=None: uvicorn keeps the one set-up (app/logsetup.py) instead of its own
+    # http: uvicorn's httptools protocol that answers a request sent while the process was paused
+    # (app/keepalive.py) instead of closing the kept-alive connection under it
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
+                            http=AnsweringHttpToolsProtocol,
                             log_config=None, timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES,
                             ssl_certfile=settings.tls_cert or None, ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
@@ -119,6 +123,7 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
     import uvicorn
 
     from app.gateway import create_gateway, parse_upstreams
+    from app.keepalive import AnsweringHttpToolsProtocol
     from app.tls import TlsError, check_ca_file, check_server_files, peer_ssl_context
 
     try:
@@ -135,7 +140,8 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
         sys.exit(2)
     configure_logging()
     uvicorn.run(create_gateway(targets, verify=verify), host=host or "127.0.0.1", port=port, log_level="warning",
-                log_config=None, ssl_certfile=tls_cert or None, ssl_keyfile=tls_key or None)
+                http=AnsweringHttpToolsProtocol, log_config=None, ssl_certfile=tls_cert or None,
+                ssl_keyfile=tls_key or None)
 
 
 def _credentials(user: str | None, password_stdin: bool, api_key: str | None) -> Credentials | None:

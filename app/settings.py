@@ -8,7 +8,7 @@ from __future__ import annotations
 import socket
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.names import validate_qmgr_name
@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     )
     heartbeat_interval_s: float = Field(1.0, gt=0, description="How often this QM heartbeats")
     heartbeat_ttl_s: float = Field(5.0, gt=0, description="A QM whose heartbeat is older is failed")
+    cf_timeout_s: float = Field(
+        5.0, ge=0.5, le=60.0,
+        description="How long a coupling-facility call waits for its reply. A state-changing call carries a deadline "
+                    "half a second shorter and does nothing when the CF runs it later (a stalled Redis); a call "
+                    "without a reply answers MQRC_CONNECTION_BROKEN (outcome unknown, unit of work backed out)")
     cf_replica_acks: int = Field(
         0, ge=0, le=16,
         description="After every state-changing coupling-facility call, wait (Redis WAIT) until this many replicas "
@@ -112,6 +117,15 @@ class Settings(BaseSettings):
     @classmethod
     def _on_off(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _replica_wait_within_reply_wait(self) -> Settings:
+        # A replica WAIT is read as part of the call's reply: it must end well before the socket
+        # timeout, or a slow acknowledgement would look like a lost reply (outcome unknown).
+        if self.cf_replica_acks and self.cf_replica_timeout_ms > self.cf_timeout_s * 1000 - 1000:
+            raise ValueError(f"cf_replica_timeout_ms ({self.cf_replica_timeout_ms}) must be at least 1000 ms "
+                             f"below cf_timeout_s ({self.cf_timeout_s} s)")
+        return self
 
     @field_validator("qmgr", "qsg")
     @classmethod

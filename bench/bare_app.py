@@ -50,11 +50,11 @@ async def put(request: Request) -> Response:
     now = str(time.time_ns() // 1_000_000)
     # put.lua's ARGV in order (see its header): no syncpoint, priority 0, not persistent, no ids,
     # no expiry or report, shared-queue events, nothing logged, in no group; the caller (fence
-    # check) last.
+    # check and deadline, app/cf/deadline.py) last.
     reply = await scripts.put(keys=PUT_KEYS, args=[
         QK.queue_prefix, LOC.name, "BARE", "h", "", "0", "0", "0", "", "",
         orjson.dumps(body.get("md") or {}), body["data"].encode(), now, CHANNEL, "", "0", "0", "BARE",
-        "S", TRIGGERS, "0", "", "BARE", "1"])
+        "S", TRIGGERS, "0", "", "BARE", "1", str(int(now) + 4500)])
     return Response(orjson.dumps({"depth": reply[1]}), status_code=201, media_type="application/json")
 
 
@@ -64,7 +64,7 @@ async def get(request: Request) -> Response:
     now = str(time.time_ns() // 1_000_000)
     reply = await scripts.get(keys=KEYS, args=[
         QK.queue_prefix, LOC.name, "BARE", "h", "", "GET", "NO", "", "", "", "-1", "0", now, "0",
-        keys.structure_prefix(LOC.tag), "S", "", "BARE", "1"])
+        keys.structure_prefix(LOC.tag), "S", "", "BARE", "1", str(int(now) + 4500)])
     if reply[0] != 0:
         return Response(b'{"error":{"reason":2033}}', status_code=404, media_type="application/json")
     return Response(orjson.dumps({"md": orjson.loads(reply[1]), "data": reply[2].decode()}),

@@ -1,20 +1,25 @@
 """Does the load hold under faults? Persistent put+commit / get+commit load on shared queues
 across a three-QM group while, one after the other, one queue manager is killed (SIGKILL) and
 restarted, Redis (AOF, fsync always) is stopped and started again, the queue manager is paused
-(SIGSTOP) for longer than the heartbeat TTL and continued (SIGCONT), and it is partitioned from
-Redis (a TCP proxy that holds every byte, tests/support/netproxy.py) for longer than the TTL and healed;
-then the exactly-once check (with the order rule and the in-doubt counts of tests/support/faultload.py).
+(SIGSTOP) for longer than the heartbeat TTL and continued (SIGCONT), it is partitioned from
+Redis (a TCP proxy that holds every byte, tests/support/netproxy.py) for longer than the TTL and healed,
+Redis itself is stalled (SIGSTOP, then SIGCONT: the commands that waited in its buffers run late),
+and the victim's Redis traffic is stalled in the proxy (bytes held, nothing closed, then delivered
+late); then the strict exactly-once check of tests/support/faultload.py (a FAILED answer means
+nothing happened, only 2009 is in doubt; nothing lost, nothing twice, the order rule).
 
     python bench/bench_faults.py [--connections 12] [--duration 60] [--kill-at 15] [--qm-down 5]
-                                 [--redis-at 35] [--redis-down 2] [--phases kill,redis,pause,partition]
+                                 [--redis-at 35] [--redis-down 2]
+                                 [--phases kill,redis,pause,partition,stall,netstall]
                                  [--pause-at T] [--pause-for S] [--partition-at T] [--partition-for S]
-                                 [--gap 12] [--heartbeat-ttl 5]
+                                 [--stall-at T] [--stall-for 8] [--netstall-at T] [--netstall-for 8]
+                                 [--gap 12] [--heartbeat-ttl 5] [--cf-timeout 5]
 
 Phases run in the order given by ``--phases``. A fault whose time is not given comes ``--gap``
 seconds after the previous fault's part was back (the first at 15 s); ``--duration`` not given
 ends the load ``--gap`` seconds after the last one. ``--pause-for`` / ``--partition-for`` default
-to the TTL + 3 s. With the partition phase the victim's Redis traffic goes through the proxy
-for the whole run (all other QMs talk to Redis directly).
+to the TTL + 3 s. With the partition or netstall phase the victim's Redis traffic goes through the
+proxy for the whole run (all other QMs talk to Redis directly).
 
 Starts its own redis-server, a SQLite repository and QM1..QM3 (``qsg serve``) on loopback; the
 clients are threads of this process (tests/support/faultload.py, the soak test's load), one connection
@@ -104,7 +109,7 @@ def recovery(rec: Recorder, fault: float, fault_end: float, reference: float) ->
     return t + 0.5 - fault, min(rates)
 
 
-PHASES = ("kill", "redis", "pause", "partition")
+PHASES = ("kill", "redis", "pause", "partition", "stall", "netstall")
 
 
 class Schedule:
@@ -132,8 +137,10 @@ def fault_times(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     time not given comes ``--gap`` s after the previous phase's planned end (the first at 15 s)."""
     down = {"kill": args.qm_down, "redis": args.redis_down,
             "pause": args.pause_for if args.pause_for is not None else args.heartbeat_ttl + 3,
-            "partition": args.partition_for if args.partition_for is not None else args.heartbeat_ttl + 3}
-    given = {"kill": args.kill_at, "redis": args.redis_at, "pause": args.pause_at, "partition": args.partition_at}
+            "partition": args.partition_for if args.partition_for is not None else args.heartbeat_ttl + 3,
+            "stall": args.stall_for, "netstall": args.netstall_for}
+    given = {"kill": args.kill_at, "redis": args.redis_at, "pause": args.pause_at, "partition": args.partition_at,
+             "stall": args.stall_at, "netstall": args.netstall_at}
     plan: dict[str, tuple[float, float]] = {}
     t = 15.0 - args.gap
     for phase in args.phases:
@@ -152,14 +159,15 @@ def run(args: argparse.Namespace) -> None:
     ttl = args.heartbeat_ttl
     group = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
                     extra_env={"QSG_IDLE_TIMEOUT_S": str(args.idle_timeout), "QSG_HEARTBEAT_TTL_S": str(ttl),
-                               "QSG_HEARTBEAT_INTERVAL_S": str(ttl / 5)})
+                               "QSG_HEARTBEAT_INTERVAL_S": str(ttl / 5), "QSG_CF_TIMEOUT_S": str(args.cf_timeout)})
     group.redis_server = server
     queues = [f"BENCH.FAULTS.{i + 1}" for i in range(args.queues)]
     plan = fault_times(args)
     load: FaultLoad | None = None
     faults: list[tuple[str, float, float]] = []  # (name, fault, back)
     try:
-        group.start(list(QMS), proxied=[args.victim] if "partition" in plan else [])
+        proxied = "partition" in plan or "netstall" in plan
+        group.start(list(QMS), proxied=[args.victim] if proxied else [])
         group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n" + "\n".join(
             f"DEFINE QLOCAL({q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES) MAXDEPTH(999999999)" for q in queues))
         rec = Recorder()
@@ -215,6 +223,23 @@ def run(args: argparse.Namespace) -> None:
                 sched.mark("partition healed (held connections reset)")
                 proxy.heal()
                 faults.append((f"{args.victim} partitioned", t, victim_back(" after the partition")))
+            elif phase == "stall":
+                t = sched.mark(f"Redis stalled (SIGSTOP) for {down:g} s, CF timeout {args.cf_timeout:g} s")
+                server.pause()
+                sched.at(start + down)
+                sched.mark("Redis continued (SIGCONT): what waited in its buffers runs now")
+                server.resume()
+                for qm in group.qms.values():
+                    qm.wait_ready()
+                faults.append(("Redis stalled", t, sched.mark("every QM ready")))
+            elif phase == "netstall":
+                proxy = group.proxies[args.victim]
+                t = sched.mark(f"{args.victim}'s Redis traffic held in the proxy for {down:g} s")
+                proxy.partition()
+                sched.at(start + down)
+                sched.mark("held bytes delivered late (heal with resume)")
+                proxy.heal(resume=True)
+                faults.append((f"{args.victim} netstalled", t, victim_back(" after the network stall")))
         sched.at(args.duration if args.duration is not None else sched.now() + args.gap)
         t_end = sched.mark("load stopped")
         load.stop()
@@ -240,7 +265,7 @@ def run(args: argparse.Namespace) -> None:
           f"one unit of work per message), {len(queues)} shared queues, {args.size}-byte persistent messages, "
           f"QM1..QM3 + Redis (AOF, appendfsync always) + SQLite, heartbeat TTL {ttl:g} s, idle timeout "
           f"{args.idle_timeout:g} s, loopback, {cores} cores"
-          + (f"; {args.victim} reaches Redis through the test proxy" if "partition" in plan else ""))
+          + (f"; {args.victim} reaches Redis through the test proxy" if proxied else ""))
     print(f"machine: load average {load_before[0]:.2f} before the run; during it the cores were {100 * busy:.0f}% "
           f"busy, {100 * ours:.0f}% from this bench (clients, QMs, Redis) and {100 * max(0.0, busy - ours):.0f}% "
           f"from other processes")
@@ -295,8 +320,8 @@ def run(args: argparse.Namespace) -> None:
 
     o = outcome
     print("\nexactly once, after the load stopped and the group settled\n")
-    print(f"committed puts {o.committed_puts} (+ {o.in_doubt_puts} in doubt: MQCMIT failed without an answer, "
-          f"2345, 2009 or 5xx; {o.backed_out_puts} answered 2003: not committed); delivered {o.delivered} "
+    print(f"committed puts {o.committed_puts} (+ {o.in_doubt_puts} in doubt: MQCMIT without an answer, or "
+          f"2009; {o.backed_out_puts} answered 2003 or 2345: not committed); delivered {o.delivered} "
           f"({o.drained} drained at the end; {o.in_doubt_gets} gets in doubt, {o.backed_out_gets} backed out)")
     print(f"duplicates {len(o.duplicates)}, missing {len(o.missing)}, delivered but never committed "
           f"{len(o.unexpected)}, order violations {len(o.order_violations)}; left: depth {sum(o.depth.values())}, "
@@ -326,6 +351,12 @@ def main() -> None:
     parser.add_argument("--partition-at", type=float, default=None,
                         help="second at which the victim is partitioned from Redis")
     parser.add_argument("--partition-for", type=float, default=None, help="seconds partitioned (default TTL + 3)")
+    parser.add_argument("--stall-at", type=float, default=None, help="second at which Redis is stalled (SIGSTOP)")
+    parser.add_argument("--stall-for", type=float, default=8, help="seconds Redis stays stalled")
+    parser.add_argument("--netstall-at", type=float, default=None,
+                        help="second at which the victim's Redis traffic is held in the proxy")
+    parser.add_argument("--netstall-for", type=float, default=8, help="seconds the bytes are held")
+    parser.add_argument("--cf-timeout", type=float, default=5, help="QSG_CF_TIMEOUT_S: how long a CF call waits")
     parser.add_argument("--heartbeat-ttl", type=float, default=5,
                         help="QSG_HEARTBEAT_TTL_S (the heartbeat interval is a fifth of it)")
     parser.add_argument("--queues", type=int, default=2, help="shared queues")

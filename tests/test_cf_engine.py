@@ -19,6 +19,7 @@ from app.cf.engine import (
     CouplingFacility,
     GetMode,
     GetResult,
+    OutcomeUnknownError,
     Syncpoint,
     TruncatedMessageError,
 )
@@ -740,7 +741,11 @@ async def test_wait_ends_with_cf_failure_when_redis_dies() -> None:
             waiter = asyncio.create_task(get(cf, wait_ms=-1))
             await asyncio.wait_for(cf.listener.wait_parked(Q), BOUND_S)
             await asyncio.to_thread(server.kill)
-            assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) == MQRC.CF_NOT_AVAILABLE
+            # 2345 when the kill fell between two of the waiter's looks (its next connect is
+            # refused: nothing ran); 2009 when a look was written and the reset came instead of
+            # its reply (it may have run: the outcome is unknown, app/cf/deadline.py).
+            assert await reason_of(asyncio.wait_for(waiter, BOUND_S)) in (MQRC.CF_NOT_AVAILABLE,
+                                                                          MQRC.CONNECTION_BROKEN)
         finally:
             await close_cf(cf)
 
@@ -846,3 +851,50 @@ def test_a_connection_closed_under_a_call_is_cf_not_available() -> None:
     assert caught.value.reason == MQRC.CF_NOT_AVAILABLE
     with pytest.raises(RuntimeError), cf_access(SHARED):
         raise RuntimeError("an error of the program's own")  # not a lost connection: stays what it is
+
+
+# ---- deadlines (app/cf/deadline.py): a script run after its deadline changes nothing ----------
+
+
+@pytest.mark.asyncio
+async def test_a_script_run_after_its_deadline_changes_nothing_and_answers_2345(cf: CouplingFacility) -> None:
+    await define(cf)
+    await put(cf, "kept")
+    on_time = cf.cf_now_ms
+    # As if Redis ran each call long after it was sent: every deadline is already past.
+    cf.cf_now_ms = lambda: on_time() - 60_000
+    assert await reason_of(put(cf, "late put")) == MQRC.CF_NOT_AVAILABLE
+    assert await reason_of(get(cf)) == MQRC.CF_NOT_AVAILABLE
+    assert await reason_of(get(cf, syncpoint="YES")) == MQRC.CF_NOT_AVAILABLE
+    assert await reason_of(cf.commit(SHARED, "QM1", "C1")) == MQRC.CF_NOT_AVAILABLE
+    assert await cf.units_of_work(SHARED) == []  # the late syncpoint get enlisted nothing
+    cf.cf_now_ms = on_time
+    assert await bodies(cf) == [b"kept"]  # nothing was put, nothing was got
+
+
+@pytest.mark.asyncio
+async def test_a_call_sent_and_not_answered_waits_out_its_deadline_then_is_unknown() -> None:
+    # A connection reset after the write (Redis killed mid-call) is no proof that nothing ran:
+    # the answer is 2009 (outcome unknown), and only once the script's deadline has passed.
+    with RedisServer() as server:
+        cf = await make_cf(server.url)
+        try:
+            await define(cf)
+            server.pause()  # the next call is written into the stopped server's buffer ...
+            call = asyncio.create_task(put(cf, "in flight"))
+            await asyncio.sleep(0.2)  # (the fault's timing: the call is written, no reply comes)
+            sent_at = cf.cf_now_ms()
+            server.kill()  # ... and the connection is reset: did it run?
+            exc = await asyncio.wait_for(_raised(call), BOUND_S)
+            assert isinstance(exc, OutcomeUnknownError) and exc.reason == MQRC.CONNECTION_BROKEN
+            assert cf.cf_now_ms() >= sent_at + cf.call_budget_ms - 200  # answered after its deadline
+        finally:
+            await close_cf(cf)
+
+
+async def _raised(task: asyncio.Task) -> BaseException:
+    try:
+        await task
+    except BaseException as exc:  # noqa: BLE001 - the exception is what the test looks at
+        return exc
+    raise AssertionError("the call succeeded")

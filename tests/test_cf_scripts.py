@@ -5,8 +5,8 @@ Name convention (app/cf/scriptargs.py): ``lua/<name>.lua`` -> ``<Name>Args`` (``
 ``ClearOpensArgs``), registered in ``SCRIPT_ARGS[name]``. Its ``KEYS`` names one field per
 ``KEYS[n]`` header line and its ``ARGV`` one field per ``ARGV[n]`` line, in header order; a
 variadic ``ARGV[n..]`` line is the sequence field named by ``TAIL``. A fenced script
-(``FENCED``) leaves out its last KEYS line (the structure's fence key) and its last two fixed
-ARGV lines (the caller: queue manager name and incarnation), which ``CFBase._script`` appends.
+(``FENCED``) leaves out its last KEYS line (the structure's fence key) and its last three fixed
+ARGV lines (the caller: queue manager name, incarnation and deadline), which ``CFBase._script`` appends.
 
 Replies (app/cf/replies.py): ``lua/<name>.lua`` -> ``<Name>Reply``, registered in
 ``SCRIPT_REPLIES[name]``. How a header's ``Output:`` section is read (everything after the line
@@ -75,9 +75,10 @@ def test_type_matches_header(name: str):
     keys, argv, tail = header(name)
     if cls.FENCED:
         assert "fence" in keys[-1], f"{name}.lua: the last KEYS of a fenced script is the fence key"
-        assert argv[-2].startswith("caller") and argv[-1].startswith("caller"), \
-            f"{name}.lua: the last two ARGV of a fenced script are the caller"
-        keys, argv = keys[:-1], argv[:-2]
+        assert all(line.startswith("caller") for line in argv[-3:]), \
+            f"{name}.lua: the last three ARGV of a fenced script are the caller (and its deadline)"
+        assert "deadline" in argv[-1], f"{name}.lua: the last ARGV of a fenced script is its deadline"
+        keys, argv = keys[:-1], argv[:-3]
     assert len(cls.KEYS) == len(keys), f"{name}: KEYS {cls.KEYS} vs header {keys}"
     assert len(cls.ARGV) == len(argv), f"{name}: ARGV {cls.ARGV} vs header {argv}"
     assert (cls.TAIL is None) == (tail is None), f"{name}: TAIL {cls.TAIL} vs header {tail}"

@@ -101,7 +101,7 @@ def test_left_over_state_fails_the_check() -> None:
 def test_which_commit_failures_are_in_doubt() -> None:
     assert commit_in_doubt(httpx.ReadTimeout("timed out"))
     assert commit_in_doubt(httpx.ConnectError("refused"))
-    assert commit_in_doubt(failed(503, 2345))  # CF not available
+    assert not commit_in_doubt(failed(503, 2345))  # CF not available: nothing happened (strict)
     assert commit_in_doubt(failed(409, 2009))  # connection broken (whatever the status)
     assert commit_in_doubt(failed(500, 2195))  # an unexpected server error
     assert not commit_in_doubt(failed(409, 2003))  # backed out: definitely not committed

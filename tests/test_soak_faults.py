@@ -49,3 +49,37 @@ def test_committed_persistent_messages_survive_qm_kills_and_a_redis_restart(make
     assert not outcome.unexpected, f"a message nobody committed was delivered: {outcome.unexpected[:5]}"
     status = group.mqsc_ok("QM1", f"DISPLAY QSTATUS({Q})")[0]["objects"]
     assert all(o["CURDEPTH"] == 0 and o["UNCOM"] == "NO" for o in status)  # nothing in limbo
+
+
+STALL_Q = "SOAK.STALL"
+
+
+def test_every_answer_stays_true_through_a_redis_stall_and_a_stalled_network(make_fresh_cluster):
+    # A short CF timeout keeps each stall short; the default 5 s lease outlives the 3 s stalls,
+    # so nothing is fenced: what is checked is the truth of every answer given meanwhile (the
+    # strict checker of tests/support/faultload.py: 2345 = nothing happened, 2009 = in doubt).
+    group = make_fresh_cluster(["QM1", "QM2", "QM3"], proxied=("QM3",),
+                               env={"QSG_CF_TIMEOUT_S": "1.5", "QSG_HEARTBEAT_INTERVAL_S": "0.5",
+                                    "QSG_HEARTBEAT_TTL_S": "8", "QSG_IDLE_TIMEOUT_S": "2"})
+    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) RECOVER(YES)\n"
+                         f"DEFINE QLOCAL({STALL_Q}) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)")
+    load = FaultLoad(group, batch=2)
+    load.start(producers=[(qm, STALL_Q) for qm in ("QM1", "QM2", "QM3") * 2],
+               consumers=[(qm, STALL_Q) for qm in ("QM3", "QM1", "QM2")])
+    try:
+        time.sleep(3)  # load running: the stalls below hit calls in flight
+        group.redis_server.pause()  # SIGSTOP: commands wait in Redis's buffers and run late
+        time.sleep(3)
+        group.redis_server.resume()
+        time.sleep(3)
+        group.proxies["QM3"].partition()  # QM3's bytes held, nothing closed
+        time.sleep(3)
+        group.proxies["QM3"].heal(resume=True)  # ... and delivered late
+        time.sleep(3)
+    finally:
+        group.redis_server.resume()
+        load.stop()
+
+    outcome = load.settle_and_check()
+    assert outcome.committed_puts > 20, "the soak did too little work to mean anything"
+    assert outcome.ok, outcome.summary()

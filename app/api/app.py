@@ -30,7 +30,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = make_engine(settings.database_url)
-        redis = make_redis(settings.redis_url)
+        redis = make_redis(settings.redis_url, socket_timeout_s=settings.cf_timeout_s)
         qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock)
         await qm.start()
         app.state.qm = qm

@@ -11,16 +11,18 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 from redis.asyncio import Redis
 
-from app.cf import keys
-from app.cf.errors import FencedError
+from app.cf import deadline, keys
+from app.cf.errors import FencedError, OutcomeUnknownError
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import is_fenced as _is_fenced
+from app.cf.errors import is_late as _is_late
 from app.cf.group import Broadcasts, GroupRecords
 from app.cf.keys import QueueLocation
 from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
+from app.cf.redisconn import socket_timeout_of
 from app.cf.scriptargs import ScriptArgs
-from app.cf.scripts import ScriptRegistry
+from app.cf.scripts import ScriptRegistry, SentUnanswered
 from app.cf.shardsub import ShardSubscriber
 from app.cf.tokens import TokenStore
 from app.core.clock import Clock
@@ -66,6 +68,11 @@ class CFBase:
         self.qsg = qsg
         self.clock = clock
         self.scripts = ScriptRegistry(redis)
+        #: The coupling facility's clock as this QM reads it (the group clock's offset, not an
+        #: injected test clock): what state-changing scripts' deadlines are measured on.
+        self.cf_now_ms: deadline.NowMs = deadline.wall_ms
+        #: How long after it is sent a state-changing script may still run (app/cf/deadline.py).
+        self.call_budget_ms = deadline.budget_ms(socket_timeout_of(redis))
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
         self.observe_call: Callable[[str, float], None] | None = None
         #: The per-structure notices (availability, trigger counts): shard channels, each
@@ -242,14 +249,37 @@ class CFBase:
             self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
-        a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
+        due = self.cf_now_ms() + self.call_budget_ms
+        a = [*call.argv(), self.qmgr, str(incarnation), str(due), *call.tail()]
         started = perf_counter()
-        with _cf_access(tag):
-            reply = await self._evalsha(tag, script, k, a, call.changes_state())
+        reply = await self._deadlined(tag, call, due, lambda: self._evalsha(tag, script, k, a, call.changes_state()))
         if self.observe_call is not None:
             self.observe_call(call.SCRIPT, perf_counter() - started)
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
+        return reply
+
+    async def _deadlined(self, tag: str, call: ScriptArgs, due: int, send: Callable[[], Awaitable[T]]) -> T:
+        """Run ``send`` (one script call carrying deadline ``due``) and make its answer true:
+        a failure before the script was written is MQRC_CF_NOT_AVAILABLE (nothing ran); a reply
+        ``LATE`` too (it ran after its deadline and changed nothing); no reply after it was
+        written waits until the deadline is past (the script can no longer act), then is
+        ``OutcomeUnknownError`` (MQRC_CONNECTION_BROKEN) for a call that changes state."""
+        try:
+            with _cf_access(tag):
+                reply = await send()
+        except MQError as exc:
+            if not isinstance(exc.__cause__, SentUnanswered) or not call.changes_state():
+                raise
+            await deadline.wait_past(due, self.cf_now_ms)
+            log.warning("%s: no reply from the coupling facility (%s) to %s, which may have run: "
+                        "answering MQRC_CONNECTION_BROKEN (%s)", self.qmgr, _what(tag), call.SCRIPT, exc.__cause__)
+            raise OutcomeUnknownError(
+                f"the coupling facility did not answer a call to {_what(tag)} that it may have run "
+                f"({exc.__cause__}): its outcome is unknown, the unit of work is backed out", tag) from exc
+        if _is_late(reply):
+            raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility ran the call to {_what(tag)} after "
+                                                 f"its deadline: nothing was changed (retry)")
         return reply
 
     async def _unfenced(self, tag: str, call: ScriptArgs) -> Any:

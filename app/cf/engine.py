@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from app.cf.admin import Admin
 from app.cf.base import PersistentLog
-from app.cf.errors import FencedError, TruncatedMessageError, mq_error
+from app.cf.errors import FencedError, OutcomeUnknownError, TruncatedMessageError, mq_error
 from app.cf.listener import AvailabilityListener
 from app.cf.messaging import Messaging
 from app.cf.placement import Placement
@@ -66,8 +66,8 @@ class CouplingFacility(Messaging, Admin, Recovery, Placement):
 
 __all__ = [
     "AvailabilityListener", "BatchMessage", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
-    "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "PersistentLog", "PutBatchResult",
-    "PutResult",
+    "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "OutcomeUnknownError", "PersistentLog",
+    "PutBatchResult", "PutResult",
     "QueueStatistics", "QueueStatus", "StructureState", "Syncpoint", "TruncatedMessageError", "UowQueueResult",
     "mq_error",
 ]

@@ -57,12 +57,33 @@ class FencedError(MQError):
         super().__init__(MQRC.CONNECTION_BROKEN, message)
 
 
+class OutcomeUnknownError(MQError):
+    """MQRC_CONNECTION_BROKEN: a state-changing call was sent to the coupling facility and no
+    reply came; it may have run before its deadline (the reply was lost), and it can no longer
+    run (the deadline has passed: app/cf/deadline.py). The queue manager cannot know what it
+    did: the connection's unit of work is backed out (its next MQCMIT answers MQRC_BACKED_OUT),
+    a commit's outcome is completed (rolled forward) by the next MQCMIT or MQDISC.
+
+    ``tag``: the structure (or the group's records) the call went to."""
+
+    def __init__(self, message: str, tag: str) -> None:
+        super().__init__(MQRC.CONNECTION_BROKEN, message)
+        self.tag = tag
+
+
 #: What a fenced script returns (lua/_fence.lua).
 FENCED = MQRC.CONNECTION_BROKEN
+#: What a script run after its deadline returns (lua/_fence.lua): it changed nothing.
+LATE = MQRC.CF_NOT_AVAILABLE
 
 
 def is_fenced(reply: Any) -> bool:
     return isinstance(reply, list) and len(reply) == 1 and reply[0] == FENCED
+
+
+def is_late(reply: Any) -> bool:
+    """True for the reply of a script that Redis ran after its deadline (nothing changed)."""
+    return isinstance(reply, list) and len(reply) == 1 and reply[0] == LATE
 
 
 # ---- the one code -> MQError function -----------------------------------------------------

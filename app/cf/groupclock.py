@@ -59,6 +59,11 @@ class GroupClock:
         self._last_ms = now
         return now
 
+    def cf_now_ms(self) -> int:
+        """The coupling facility's time now as last measured (wall clock plus offset), without
+        ``now_ms``'s hold: what script deadlines are set and checked on (app/cf/deadline.py)."""
+        return (self._wall_ns() + self.offset_ns) // 1_000_000
+
     async def _measure(self) -> tuple[int, int]:
         """(offset, round trip) in nanoseconds, the offset taken at the round trip's midpoint."""
         sent = self._wall_ns()

@@ -30,10 +30,10 @@ class Recovery(CFBase):
         """Before committing a unit of work that spans several structures, record them so a
         peer can finish (roll forward) a commit the QM did not complete."""
         incarnation = self.caller()
-        with _cf_access(self.qsg):
-            reply = IntentReply.parse(await self._unfenced(self.qsg, IntentArgs(
-                keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
-                json.dumps(list(tags)), self.qmgr, str(incarnation))))
+        due = self.cf_now_ms() + self.call_budget_ms
+        call = IntentArgs(keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
+                          json.dumps(list(tags)), self.qmgr, str(incarnation), str(due))
+        reply = IntentReply.parse(await self._deadlined(self.qsg, call, due, lambda: self._unfenced(self.qsg, call)))
         if reply.code == FENCED:
             self._fenced("peer recovery fenced its incarnation")
 

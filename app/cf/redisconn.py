@@ -123,18 +123,21 @@ def _client_options(socket_timeout: float) -> dict[str, Any]:
     }
 
 
-def make_redis(url: str, *, blocking_timeout_s: float | None = None) -> Redis:
+def make_redis(url: str, *, blocking_timeout_s: float | None = None,
+               socket_timeout_s: float = SOCKET_TIMEOUT_S) -> Redis:
     """An asyncio Redis client for ``url`` (``redis://host:port/db``, or a cluster's
     ``redis+cluster://host:port[,host:port...]``: then a ``RedisCluster``, typed as ``Redis``
     because the engine uses the commands both offer).
 
-    ``blocking_timeout_s``: None for an ordinary client (socket timeout ``SOCKET_TIMEOUT_S``);
-    for a client whose commands block, the longest time one call may block - the socket timeout
-    becomes that plus ``BLOCKING_MARGIN_S`` so a legitimate wait is never cut short.
+    ``blocking_timeout_s``: None for an ordinary client (socket timeout ``socket_timeout_s``,
+    ``QSG_CF_TIMEOUT_S``: how long a call waits for its reply; state-changing scripts carry a
+    deadline just short of it, app/cf/deadline.py); for a client whose commands block, the
+    longest time one call may block - the socket timeout becomes that plus
+    ``BLOCKING_MARGIN_S`` so a legitimate wait is never cut short.
     """
-    socket_timeout = SOCKET_TIMEOUT_S
+    socket_timeout = socket_timeout_s
     if blocking_timeout_s is not None:
-        socket_timeout = max(SOCKET_TIMEOUT_S, blocking_timeout_s + BLOCKING_MARGIN_S)
+        socket_timeout = max(socket_timeout_s, blocking_timeout_s + BLOCKING_MARGIN_S)
     if is_cluster_url(url):
         return cast(Redis, make_cluster(url, socket_timeout=socket_timeout))
     return Redis.from_url(url, retry_on_error=[], connection_class=HiredisPackingConnection,
@@ -215,3 +218,12 @@ async def scan_tagged(redis: Any, match: str, *, count: int | None = None) -> As
     node = redis.get_node_from_key(match)
     async for key in redis.scan_iter(match=match, count=count, target_nodes=node):
         yield key
+
+
+def socket_timeout_of(redis: Any) -> float:
+    """The socket timeout of ``redis`` (a single Redis's or a cluster's client), in seconds:
+    how long a call waits for its reply before it gives up."""
+    kwargs = getattr(redis, "connection_kwargs", None)  # a cluster client
+    if kwargs is None:
+        kwargs = redis.connection_pool.connection_kwargs
+    return float(kwargs.get("socket_timeout") or SOCKET_TIMEOUT_S)

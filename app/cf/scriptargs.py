@@ -9,10 +9,11 @@ so each name is written once. ``keys()``, ``argv()`` and ``tail()`` give the lis
 called with (``call()`` both, for an unfenced script).
 
 Fenced scripts (``FENCED = True``) are called through ``CFBase._script`` as this queue manager's
-incarnation: their header's last ``KEYS`` line is the structure's fence key and their last two
-``ARGV`` lines before the tail are the caller (queue manager name, incarnation). Those three are
-not fields: ``_script`` appends them (lua/_fence.lua). ``tests/test_cf_scripts.py`` checks every
-class against its script's header, so a script and its type cannot drift apart.
+incarnation: their header's last ``KEYS`` line is the structure's fence key and their last three
+``ARGV`` lines before the tail are the caller (queue manager name, incarnation, the call's deadline
+on the CF's clock: app/cf/deadline.py). Those four are not fields: ``_script`` appends them
+(lua/_fence.lua). ``tests/test_cf_scripts.py`` checks every class against its script's header,
+so a script and its type cannot drift apart.
 
 Values are passed as Redis takes them (``str`` or ``bytes``); the engine converts. The classes are
 slotted dataclasses, not frozen ones: a frozen dataclass's ``__init__`` sets each field through
@@ -401,6 +402,7 @@ class IntentArgs(ScriptArgs):
     tags_json: str
     caller: str
     incarnation: str
+    deadline: str
 
 
 @script("take_report", keys=2, fenced=True)

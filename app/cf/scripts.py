@@ -26,7 +26,21 @@ from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import Connection
 from redis.commands.core import AsyncScript
-from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, ResponseError
+from redis.exceptions import AskError, ClusterError, ConnectionError, MovedError, NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+#: What a connection failure looks like once a command has been written.
+_LOST: tuple[type[BaseException], ...] = (ConnectionError, RedisTimeoutError, OSError)
+
+
+class SentUnanswered(ConnectionError):
+    """A script call was written (perhaps only in part) to its connection but no reply came
+    (socket timeout, connection reset or closed): Redis may have run it, may still run it, or
+    may never. A failure before anything was written (connecting, the health check's PING)
+    is raised as it is: that call certainly did not run. Carries the original error as its
+    ``__cause__``; a ``ConnectionError``, so whoever treats every connection failure alike
+    still does."""
+
 
 #: Redirections one script call follows on a cluster (a slot migrating while the map is stale).
 MAX_REDIRECTS = 5
@@ -154,13 +168,20 @@ class ScriptRegistry:
         if self._cluster is not None:
             return await self._evalsha_cluster(self._cluster, script, keys, args, wait)
         pool = self.redis.connection_pool
-        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
+        conn = await pool.get_connection()  # type: ignore[no-untyped-call]  # connects: nothing sent
+        try:
+            await _ready(conn)
+        except BaseException:
+            await conn.disconnect(nowait=True)
+            await pool.release(conn)
+            raise
         try:
             return await _run(conn, script, keys, args, wait)
         except ResponseError:
             raise  # an error reply: the connection is in step
-        except BaseException:
+        except BaseException as exc:
             await conn.disconnect(nowait=True)
+            _raise_unanswered(exc)
             raise
         finally:
             await pool.release(conn)
@@ -176,10 +197,13 @@ class ScriptRegistry:
         asking = False
         for _ in range(MAX_REDIRECTS):
             owner, conn = node, node.acquire_connection()
+            written = False
             try:
+                await _ready(conn)
                 if asking:
                     await conn.send_command("ASKING")
                     await conn.read_response()
+                written = True
                 return await _run(conn, script, keys, args, wait)
             except MovedError as moved:  # the slot has a new master (failover, resharding): not run
                 await cluster.nodes_manager.move_slot(moved)
@@ -191,9 +215,11 @@ class ScriptRegistry:
                 asking = True
             except ResponseError:
                 raise  # an error reply: the connection is in step
-            except BaseException:
+            except BaseException as exc:
                 await conn.disconnect(nowait=True)
                 cluster._initialize = True  # re-learn the slot map before the next call
+                if written:
+                    _raise_unanswered(exc)
                 raise
             finally:
                 owner.release(conn)
@@ -204,6 +230,21 @@ class ScriptRegistry:
         for name in SCRIPT_NAMES:
             script: AsyncScript = getattr(self, name)
             script.sha = await self.redis.script_load(script.script)
+
+
+async def _ready(conn: Connection) -> None:
+    """Connect ``conn`` and run its periodic health check now, before the script is written: a
+    failure of either means the script was certainly not sent (the caller may say so)."""
+    if not conn.is_connected:
+        await conn.connect()  # type: ignore[no-untyped-call]
+    await conn.check_health()  # type: ignore[no-untyped-call]
+
+
+def _raise_unanswered(exc: BaseException) -> None:
+    """After the script was written: a connection failure becomes ``SentUnanswered`` (it may
+    have run); anything else (cancellation, an error reply) is left to the caller to raise."""
+    if isinstance(exc, _LOST) and not isinstance(exc, ResponseError):
+        raise SentUnanswered(f"no reply to a script call that was sent: {exc}") from exc
 
 
 async def _run(conn: Connection, script: AsyncScript, keys: list[Any], args: list[Any],

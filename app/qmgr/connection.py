@@ -87,6 +87,16 @@ class Connection:
     handles: dict[str, Handle] = field(default_factory=dict)
     uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations
     lost_tags: set[str] = field(default_factory=set)  # of those, structures that failed meanwhile
+    # Why the unit of work can only be backed out ("" when it can commit): a call of it was sent to
+    # the coupling facility and never answered (MQRC_CONNECTION_BROKEN, app/cf/deadline.py). The
+    # next MQCMIT backs it out and answers MQRC_BACKED_OUT; MQBACK and MQDISC back it out too.
+    uow_broken: str = ""
+    # An MQCMIT was sent and never answered: the next MQCMIT, MQBACK or MQDISC completes the
+    # commit (roll forward; commit.lua is idempotent), as peer recovery would from its record.
+    commit_in_doubt: bool = False
+    # A multi-structure commit's record could not be removed after the commit: removed first thing
+    # by the connection's next MQCMIT or MQBACK (so no peer may roll a later unit of work forward).
+    stale_intent: bool = False
     last_used: float = field(default_factory=time.monotonic)
     busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0

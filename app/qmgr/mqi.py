@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.activity import Verb, note, record_batch, recorded, room_for_batch
-from app.cf.engine import BatchMessage, FencedError, GetResult
+from app.cf.engine import BatchMessage, FencedError, GetResult, OutcomeUnknownError
 from app.cf.keys import structure_name
 from app.core import attributes, groups, selectors
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
@@ -142,14 +142,18 @@ class Mqi:
         while conn.busy:
             conn.calls_done.clear()
             await conn.calls_done.wait()
+        broken = conn.uow_broken
         try:
-            if commit:
-                await self._commit(conn)
+            if conn.commit_in_doubt or (commit and not broken):
+                await self._commit(conn)  # (an MQCMIT without an answer is completed, never undone)
             else:
                 await self._backout(conn)
+                conn.uow_broken = ""
             await self.qm.pubsub.connection_ended(conn)  # before its handles: managed queues go with them
             for handle in list(conn.handles.values()):
                 await self._close_handle(conn, handle)
+            if commit and broken:
+                raise MQError(MQRC.BACKED_OUT, f"the unit of work was backed out: {broken}")
         except MQError as exc:
             if isinstance(exc, FencedError):
                 # This QM lost its place in the group: recovery resolves the connection's work,
@@ -177,8 +181,17 @@ class Mqi:
 
     @recorded(Verb.BACK)
     async def backout(self, hconn: str) -> None:
-        """MQBACK (a get marked MQGMO_MARK_SKIP_BACKOUT stays got, in a new unit of work)."""
-        await self._backout(self.connection(hconn), keep_marked=True)
+        """MQBACK (a get marked MQGMO_MARK_SKIP_BACKOUT stays got, in a new unit of work).
+
+        After an MQCMIT that was never answered (MQRC_CONNECTION_BROKEN) the commit may have
+        happened: it is completed instead, and MQBACK answers MQRC_CONNECTION_BROKEN again."""
+        conn = self.connection(hconn)
+        if conn.commit_in_doubt:
+            await self._commit(conn)
+            raise MQError(MQRC.CONNECTION_BROKEN, "the unit of work cannot be backed out: the MQCMIT whose "
+                                                  "outcome was unknown has been completed (it is committed)")
+        await self._backout(conn, keep_marked=True)
+        conn.uow_broken = ""
 
     async def commit_unit_of_work(self, conn: Connection) -> None:
         """Commit the unit of work of a connection the queue manager's own agent owns (the IGQ
@@ -190,6 +203,15 @@ class Mqi:
         await self._backout(conn)
 
     async def _commit(self, conn: Connection) -> None:
+        await self._clear_stale_intent(conn)
+        if conn.uow_broken and not conn.commit_in_doubt:
+            # A call of the unit of work was never answered: it cannot commit (what it did is
+            # unknown), so all of it is backed out once the coupling facility answers again
+            # (until then this MQCMIT fails with MQRC_CF_NOT_AVAILABLE and changes nothing more).
+            why = conn.uow_broken
+            await self._backout(conn)
+            conn.uow_broken = ""
+            raise MQError(MQRC.BACKED_OUT, f"the unit of work was backed out: {why}")
         failed = conn.uow_tags & conn.lost_tags
         conn.lost_tags.clear()
         if failed:
@@ -209,6 +231,11 @@ class Mqi:
             for tag in tags:
                 await self.qm.cf.commit(tag, self.qm.name, conn.hconn)
                 conn.uow_tags.discard(tag)
+        except OutcomeUnknownError:
+            # The commit (or its record) was sent and not answered: it may have happened. It is
+            # completed, never undone: by the next MQCMIT, MQBACK or MQDISC, or by peer recovery.
+            conn.commit_in_doubt = True
+            raise
         except FencedError:
             conn.uow_tags.clear()
             if intent:
@@ -219,13 +246,32 @@ class Mqi:
                 return
             raise MQError(MQRC.BACKED_OUT, "the unit of work was backed out: queue manager "
                                            f"{self.qm.name} lost its place in the group") from None
+        except MQError as exc:
+            if not intent:
+                raise  # nothing was committed (one structure's commit.lua is all or nothing)
+            # The commit record is written (and maybe some structures committed): the unit of
+            # work is committing, whatever stopped this MQCMIT - an answer "nothing happened"
+            # would be false. The next MQCMIT, MQBACK or MQDISC (or peer recovery) completes it.
+            conn.commit_in_doubt = True
+            raise MQError(MQRC.CONNECTION_BROKEN, f"the commit was interrupted ({exc.message}): it is "
+                                                  "completed by the next MQCMIT") from exc
+        conn.commit_in_doubt = False
         if len(tags) > 1:
-            await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
+            conn.stale_intent = True
+            with contextlib.suppress(MQError):  # committed all the same: the record goes later
+                await self._clear_stale_intent(conn)
         conn.marked = None
         conn.uow_messages = 0  # a new unit of work starts (MAXUMSGS)
         await self.qm.triggers.unit_of_work_ended(conn, committed=True)
 
+    async def _clear_stale_intent(self, conn: Connection) -> None:
+        """Remove the record of the connection's last multi-structure commit, done already."""
+        if conn.stale_intent:
+            await self.qm.cf.clear_commit_intent(self.qm.name, conn.hconn)
+            conn.stale_intent = False
+
     async def _backout(self, conn: Connection, *, keep_marked: bool = False) -> None:
+        await self._clear_stale_intent(conn)
         marked, conn.marked = conn.marked, None
         for tag in sorted(conn.uow_tags):
             if keep_marked and tag == marked:
@@ -275,6 +321,12 @@ class Mqi:
         conn.busy += 1
         try:
             yield
+        except OutcomeUnknownError as exc:
+            # Sent and never answered: what the call did is unknown, so its unit of work can
+            # only be backed out (the structure it went to included).
+            conn.uow_tags.add(exc.tag)
+            conn.uow_broken = conn.uow_broken or "a call of it was not answered by the coupling facility"
+            raise
         finally:
             conn.busy -= 1
             conn.last_used = time.monotonic()

@@ -82,6 +82,8 @@ class QueueManager:
         self.clock: Clock = clock or self.group_clock or SystemClock()
         repo.now = self._now_datetime  # ALTDATE/ALTTIME on the same clock
         self.cf = CouplingFacility(redis, self.qsg, self.clock)
+        if self.group_clock is not None:  # script deadlines are on the CF's own clock, never a test's
+            self.cf.cf_now_ms = self.group_clock.cf_now_ms
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"

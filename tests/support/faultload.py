@@ -13,8 +13,12 @@ The check (``judge``, pure: unit-tested on synthetic ledgers in tests/test_fault
     comes out later than its successors, and it says so (MQMD BackoutCount > 0), so such
     deliveries are left out, as are messages whose put was in doubt;
 (d) in doubt are only calls whose outcome the client cannot know (``commit_in_doubt``): a
-    transport failure (httpx error, no answer), 2345 CF_NOT_AVAILABLE, 2009 CONNECTION_BROKEN or
-    another 5xx answer. They are counted in the Outcome and excused from (a) and (b).
+    transport failure (httpx error, no answer), 2009 CONNECTION_BROKEN (the queue manager says it
+    cannot know), 2195 UNEXPECTED_ERROR or an answer without an MQ reason. They are counted in the
+    Outcome and excused from (a) and (b). Strict: every other answer - 2345 CF_NOT_AVAILABLE
+    included - is a promise that the call changed nothing (DESIGN.md principle 7), so a message
+    whose MQCMIT answered it must never be delivered, and one whose get's MQCMIT answered it
+    must be delivered again.
 
 A client that loses a call connects again (to its own queue manager, or with ``failover`` to
 the next one of the group that answers, as a client with a CCDT would) and abandons the old
@@ -52,21 +56,20 @@ class Observer:
         """A unit of work of ``count`` puts or gets (``kind`` "put" / "get") committed on ``qm``."""
 
 
-#: Reasons of a failed MQCMIT after which the unit of work may or may not have committed.
-IN_DOUBT_REASONS = frozenset({2009, 2345})  # CONNECTION_BROKEN, CF_NOT_AVAILABLE
+#: Reasons of a failed MQCMIT after which the unit of work may or may not have committed: the
+#: queue manager's "I cannot know" (CONNECTION_BROKEN) and an unexpected error.
+IN_DOUBT_REASONS = frozenset({2009, 2195})  # CONNECTION_BROKEN, UNEXPECTED_ERROR
 BACKED_OUT = 2003
 
 
 def commit_in_doubt(exc: BaseException) -> bool:
     """Whether an MQCMIT that raised ``exc`` may have committed: transport failures (no answer),
-    2345, 2009 and other 5xx answers are in doubt; 2003 BACKED_OUT and every other MQ answer
-    are a definite "not committed"."""
+    2009, 2195 and answers without an MQ reason are in doubt; 2003 BACKED_OUT, 2345
+    CF_NOT_AVAILABLE and every other MQ answer are a definite "not committed" (strict)."""
     if isinstance(exc, httpx.HTTPError):
         return True
     if isinstance(exc, MQFailed):
-        if exc.reason == BACKED_OUT:
-            return False
-        return exc.reason in IN_DOUBT_REASONS or exc.status >= 500
+        return exc.reason is None or exc.reason in IN_DOUBT_REASONS
     return True  # anything else: the client cannot tell
 
 

@@ -116,6 +116,7 @@ class RedisServer:
     def stop(self, timeout_s: float = 10.0) -> None:
         """Orderly shutdown (SIGTERM: Redis flushes the AOF when it is on)."""
         if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
             self.proc.send_signal(signal.SIGTERM)
         self._wait_exit(timeout_s)
 
@@ -124,6 +125,18 @@ class RedisServer:
         if self.proc is not None and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
         self._wait_exit(10.0)
+
+    def pause(self) -> None:
+        """SIGSTOP: a stalled coupling facility. Its sockets stay open and the kernel still
+        accepts connections and buffers what clients write, but nothing is read or answered
+        until ``resume`` (then Redis runs what waited in its buffers, late)."""
+        assert self.proc is not None and self.proc.poll() is None, "redis-server is not running"
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause`` (a no-op for a running server)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
 
     def restart(self, timeout_s: float = 10.0) -> None:
         """Stop (orderly) and start again on the same port."""

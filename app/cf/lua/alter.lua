@@ -14,7 +14,9 @@
     ARGV[4]  availability channel of the queue's structure
     ARGV[5]  caller: queue manager name
     ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[7..] attribute name, value, ...
+    ARGV[7]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
+    ARGV[8..] attribute name, value, ...
 
   Output:
     {2085}      queue has no state
@@ -23,13 +25,14 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[2], ARGV[5], ARGV[6]) then return { FENCED } end
+local refused = refusal(KEYS[2], ARGV[5], ARGV[6], ARGV[7])
+if refused then return { refused } end
 
 local ctl = KEYS[1]
 local gen = redis.call("HGET", ctl, "gen")
 if not gen then return { 2085 } end
-if #ARGV > 6 then
-  redis.call("HSET", ctl, unpack(ARGV, 7))
+if #ARGV > 7 then
+  redis.call("HSET", ctl, unpack(ARGV, 8))
 end
 if ARGV[3] == "1" then gen = redis.call("HINCRBY", ctl, "gen", 1) end
 notify(ARGV[1], ARGV[4], ARGV[2])

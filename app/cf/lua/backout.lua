@@ -18,6 +18,8 @@
              new unit of work, _uow.lua), "0": any other backout
     ARGV[6]  caller: queue manager name
     ARGV[7]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[8]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     JSON array, one object per queue touched:
@@ -27,7 +29,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[6], ARGV[7]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[6], ARGV[7], ARGV[8])
+if refused then return { refused } end
 --@include _uow.lua
 
 return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], false, nil, ARGV[5] == "1")

@@ -9,6 +9,8 @@
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  caller: queue manager name
     ARGV[3]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[4]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {code}         2085 not defined, 2042 open by some handle on some QM, 2055 uncommitted work
@@ -17,7 +19,8 @@
 ]]
 --@include _fence.lua
 
-if fenced(KEYS[2], ARGV[2], ARGV[3]) then return { FENCED } end
+local refused = refusal(KEYS[2], ARGV[2], ARGV[3], ARGV[4])
+if refused then return { refused } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

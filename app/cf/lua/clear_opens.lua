@@ -11,6 +11,8 @@
     ARGV[2]  queue manager name
     ARGV[3]  caller: queue manager name
     ARGV[4]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[5]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     number of handles cleared
@@ -18,7 +20,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[2], ARGV[3], ARGV[4]) then return { FENCED } end
+local refused = refusal(KEYS[2], ARGV[3], ARGV[4], ARGV[5])
+if refused then return { refused } end
 
 local h = redis.call("HGETALL", KEYS[1])
 local n = 0

@@ -11,6 +11,8 @@
     ARGV[3]  hobj
     ARGV[4]  caller: queue manager name
     ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[6]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {0}                                   hobj was not open (already closed)
@@ -19,7 +21,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[2], ARGV[4], ARGV[5]) then return { FENCED } end
+local refused = refusal(KEYS[2], ARGV[4], ARGV[5], ARGV[6])
+if refused then return { refused } end
 
 local record = redis.call("HGET", KEYS[1], ARGV[3])
 if not record then return { 0 } end

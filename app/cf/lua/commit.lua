@@ -15,6 +15,8 @@
     ARGV[4]  trigger channel of the structure (a shared queue's trigger counts are SPUBLISHed there)
     ARGV[5]  caller: queue manager name
     ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[7]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     JSON array, one object per queue touched:
@@ -24,7 +26,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[5], ARGV[6]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[5], ARGV[6], ARGV[7])
+if refused then return { refused } end
 --@include _uow.lua
 
 return resolve_uow(ARGV[1], KEYS[1], KEYS[2], ARGV[2], ARGV[3], true, ARGV[4])

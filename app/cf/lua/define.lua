@@ -17,7 +17,9 @@
     ARGV[3]  availability channel of the queue's structure (waiters retry: GET may have been enabled)
     ARGV[4]  caller: queue manager name
     ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[6..] attribute name, value, name, value, ...; a name starting with "?" is set only
+    ARGV[6]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
+    ARGV[7..] attribute name, value, name, value, ...; a name starting with "?" is set only
               when the queue has no value for it yet (event switches that the queue manager
               changes itself: re-applying a definition must not undo a switch)
 
@@ -27,7 +29,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[5], ARGV[4], ARGV[5]) then return { FENCED } end
+local refused = refusal(KEYS[5], ARGV[4], ARGV[5], ARGV[6])
+if refused then return { refused } end
 
 local ctl = KEYS[1]
 local gen = redis.call("HGET", ctl, "gen")
@@ -41,7 +44,7 @@ if not gen then
   redis.call("HDEL", KEYS[4], ARGV[2])
   created = 1
 end
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   local name = ARGV[i]
   if string.sub(name, 1, 1) == "?" then
     redis.call("HSETNX", ctl, string.sub(name, 2), ARGV[i + 1])

@@ -15,6 +15,8 @@
     ARGV[4]  availability channel of the queue's structure (waiters retry and see the queue gone)
     ARGV[5]  caller: queue manager name
     ARGV[6]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[7]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {code}         2085 not defined, 2042 open by some handle on some QM, 2055 messages
@@ -24,7 +26,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[5], ARGV[5], ARGV[6]) then return { FENCED } end
+local refused = refusal(KEYS[5], ARGV[5], ARGV[6], ARGV[7])
+if refused then return { refused } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

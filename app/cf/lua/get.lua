@@ -31,6 +31,8 @@
     ARGV[17] group and token selection, "" none (_get.lua's `select`)
     ARGV[18] caller: queue manager name
     ARGV[19] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[20] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {code}   2085 not defined (no gen given), 2052 deleted (gen given), 2041 generation
@@ -49,7 +51,8 @@
 --@include _fence.lua
 --@include _get.lua
 
-if fenced(KEYS[4], ARGV[18], ARGV[19]) then return { FENCED } end
+local refused = refusal(KEYS[4], ARGV[18], ARGV[19], ARGV[20])
+if refused then return { refused } end
 
 return get_message(
   { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], qp = ARGV[1], name = ARGV[2], qm = ARGV[3],

@@ -33,6 +33,8 @@
     ARGV[18] most messages to return, >= 1
     ARGV[19] caller: queue manager name
     ARGV[20] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[21] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {code, reports, depth_event, discarded, md, data, data_length, backout_count, persistent,
@@ -51,7 +53,8 @@
 --@include _fence.lua
 --@include _get.lua
 
-if fenced(KEYS[4], ARGV[19], ARGV[20]) then return { FENCED } end
+local refused = refusal(KEYS[4], ARGV[19], ARGV[20], ARGV[21])
+if refused then return { refused } end
 
 local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
             hconn = ARGV[4], gen = ARGV[5], mode = ARGV[6], sync = ARGV[7], mid = ARGV[8], cid = ARGV[9],

@@ -13,13 +13,17 @@
     ARGV[1]  JSON array of the structure tags of the unit of work
     ARGV[2]  caller: queue manager name
     ARGV[3]  caller: its incarnation
+    ARGV[4]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {0}      recorded
     {2009}   the caller is fenced (nothing written)
+    {2345}   run after its deadline (nothing written)
 ]]
 --@include _fence.lua
 
-if fenced(KEYS[2], ARGV[2], ARGV[3]) then return { FENCED } end
+local refused = refusal(KEYS[2], ARGV[2], ARGV[3], ARGV[4])
+if refused then return { refused } end
 redis.call("SET", KEYS[1], ARGV[1])
 return { 0 }

@@ -17,6 +17,8 @@
     ARGV[6]  expected definition generation, "" = do not check
     ARGV[7]  caller: queue manager name
     ARGV[8]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[9]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {code}   2085 not defined, 2041 generation changed, 2042 in use (exclusivity),
@@ -27,7 +29,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[7], ARGV[8]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[7], ARGV[8], ARGV[9])
+if refused then return { refused } end
 
 local a = redis.call("HMGET", KEYS[1], "gen", "ipprocs", "excl")
 if not a[1] then return { 2085 } end

@@ -37,6 +37,8 @@
              entry "<group_id>:<seq10>:<offset10>:<L|G|S>" (_helpers.lua)
     ARGV[23] caller: queue manager name
     ARGV[24] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[25] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {code}   on failure: 2085 queue not defined (no gen given), 2052 queue deleted (gen given),
@@ -53,7 +55,8 @@
 --@include _fence.lua
 --@include _put.lua
 
-if fenced(KEYS[5], ARGV[23], ARGV[24]) then return { FENCED } end
+local refused = refusal(KEYS[5], ARGV[23], ARGV[24], ARGV[25])
+if refused then return { refused } end
 
 return put_message(
   { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = ARGV[1], name = ARGV[2],

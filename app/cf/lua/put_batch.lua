@@ -24,7 +24,9 @@
     ARGV[11] trigger channel of the structure (a shared queue's trigger counts are SPUBLISHed there)
     ARGV[12] caller: queue manager name
     ARGV[13] caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[14..] the messages, 11 values each, in put order: priority 0-9 (resolved), persistent
+    ARGV[14] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
+    ARGV[15..] the messages, 11 values each, in put order: priority 0-9 (resolved), persistent
              "1"/"0", msg_id, correl_id, MQMD JSON, data, expiry time (ms, "0" unlimited),
              expiration report "0"-"3", the queue manager a report goes to, "1"/"0" return the
              stored metadata, group index entry or "" (put.lua's ARGV[7..12], ARGV[16..18], 21
@@ -42,14 +44,15 @@
 --@include _fence.lua
 --@include _put.lua
 
-if fenced(KEYS[5], ARGV[12], ARGV[13]) then return { FENCED } end
+local refused = refusal(KEYS[5], ARGV[12], ARGV[13], ARGV[14])
+if refused then return { refused } end
 
 local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = ARGV[1], name = ARGV[2],
             qm = ARGV[3], hconn = ARGV[4], gen = ARGV[5], sync = ARGV[6], now = ARGV[7],
             channel = ARGV[8], offload = ARGV[9], perf = ARGV[10], trig_channel = ARGV[11] }
 local out = { 0, 0, 0 }
 local count = 0
-for i = 14, #ARGV, 11 do
+for i = 15, #ARGV, 11 do
   local r = put_message(q, { prio = ARGV[i], pers = ARGV[i + 1], mid = ARGV[i + 2], cid = ARGV[i + 3],
                              md = ARGV[i + 4], body = ARGV[i + 5], exp = ARGV[i + 6], rep = ARGV[i + 7],
                              rq = ARGV[i + 8], want_meta = ARGV[i + 9],

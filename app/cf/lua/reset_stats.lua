@@ -12,6 +12,8 @@
     ARGV[2]  now, ms since the epoch (start of the new interval)
     ARGV[3]  caller: queue manager name
     ARGV[4]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[5]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {2085}                                            queue has no state
@@ -19,7 +21,8 @@
 ]]
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[3], ARGV[4]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[3], ARGV[4], ARGV[5])
+if refused then return { refused } end
 
 local depth = redis.call("HGET", KEYS[1], "depth")
 if not depth then return { 2085 } end

@@ -16,6 +16,8 @@
     ARGV[6]  performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
     ARGV[7]  caller: queue manager name
     ARGV[8]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[9]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {discarded, reports, more, depth_event}
@@ -25,7 +27,8 @@
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[7], ARGV[8]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[7], ARGV[8], ARGV[9])
+if refused then return { refused } end
 
 local BATCH = 500
 local ctl = KEYS[1]

@@ -13,6 +13,8 @@
 
     ARGV[1]  caller: queue manager name
     ARGV[2]  caller: its incarnation
+    ARGV[3]  caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+             the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
     {2009}        fenced
@@ -21,7 +23,8 @@
 ]]
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[1], ARGV[2]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+if refused then return { refused } end
 local item = redis.call("LINDEX", KEYS[2], 0)
 if not item then item = redis.call("LMOVE", KEYS[1], KEYS[2], "LEFT", "RIGHT") end
 if not item then return { 0 } end
