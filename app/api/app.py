@@ -13,6 +13,7 @@ from app.api.auth import AuthenticationMiddleware
 from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
+from app.api.limits import BodyLimit
 from app.cf.redisconn import make_redis
 from app.console import routes as routes_console
 from app.core.clock import Clock
@@ -55,6 +56,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     add_docs(app)
     app.add_middleware(HotPath)  # inside authentication (added later = outer)
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
+    # outermost: a body over its limit is refused before anything (authentication included) runs
+    app.add_middleware(BodyLimit, message_bytes=settings.max_message_body_bytes, other_bytes=settings.max_body_bytes)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
     app.include_router(routes_qmgr.operations)  # GET /metrics
