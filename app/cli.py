@@ -63,9 +63,10 @@ def serve(**given: Any) -> None:
     With --tls-cert and --tls-key it serves HTTPS and gives the group an https:// URL.
     """
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     from app.api.app import create_app
-    from app.api.session import MAX_FRAME_BYTES
+    from app.serverlimits import bounded_protocol
     from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
@@ -98,7 +99,10 @@ def serve(**given: Any) -> None:
 
     # log_config=None: uvicorn keeps the one set-up (app/logsetup.py) instead of its own
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                            log_config=None, timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES,
+                            log_config=None, timeout_graceful_shutdown=10, ws_max_size=settings.max_frame_bytes,
+                            timeout_keep_alive=settings.keep_alive_s,
+                            http=bounded_protocol(AutoHTTPProtocol, settings.header_timeout_s,
+                                                  settings.max_connections),
                             ssl_certfile=settings.tls_cert or None, ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
 

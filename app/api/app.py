@@ -3,6 +3,7 @@ Redis client, the repository engine and the queue manager."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -34,6 +35,9 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         redis = make_redis(settings.redis_url)
         qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock)
         await qm.start()
+        # What start-up made lives as long as the process: out of the collector's full passes,
+        # which would otherwise walk it all whenever a large request allocates (a pause of the loop).
+        gc.freeze()
         app.state.qm = qm
         try:
             yield

@@ -25,8 +25,8 @@ from app.api.schemas import (
 )
 from app.core.calls import MAX_BATCH, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
-from app.core.reasons import MQRC
 from app.core.options import parse_object_type
+from app.core.reasons import MQRC
 from app.qmgr.connection import QmgrHandle
 
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
