@@ -156,6 +156,11 @@ def test_a_huge_put_batch_on_a_real_handle_is_refused_before_it_is_parsed(group)
         r = httpx.post(url, content=huge_batch(1001), auth=MALLORY, timeout=60,
                        headers={"content-type": "application/json"})
         assert (r.status_code, r.json()["error"]["reason"]) == (400, 2173) and "not 1001" in r.text
+        # one put whose MQMD has a million fields: refused before it is parsed, as a malformed body
+        md = b",".join(b'"f%d":1' % i for i in range(1_000_000))
+        r = httpx.post(url.removesuffix("-batch"), content=b'{"md":{' + md + b'},"data":"x"}', auth=MALLORY,
+                       timeout=60, headers={"content-type": "application/json"})
+        assert (r.status_code, r.json()["error"]["reason"]) == (400, 2046) and "JSON values" in r.text, r.text
     # a body with many commas inside its strings is no attack: parsed and put
     r = httpx.post(url, auth=MALLORY, timeout=60, json={"messages": [{"data": "a," * 200_000}, {"data": "b"}]})
     assert r.status_code == 201 and r.json()["count"] == 2, r.text

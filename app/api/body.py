@@ -89,9 +89,15 @@ class TooManyValues(Exception):
         self.budget = budget
 
 
-async def parse_body(request: Request, model: type[M]) -> M:
-    """The request's JSON body as ``model``; an empty body means the model's defaults."""
-    return validate(await read_json(request), model)
+async def parse_body(request: Request, model: type[M], *, budget: int | None = None) -> M:
+    """The request's JSON body as ``model``; an empty body means the model's defaults. With
+    ``budget``, a body of more JSON values than that is refused before it is parsed, as a
+    malformed body (``read_json``)."""
+    try:
+        data = await read_json(request, budget=budget)
+    except TooManyValues as exc:
+        raise _invalid_json(str(exc)) from None
+    return validate(data, model)
 
 
 def validate(data: Any, model: type[M]) -> M:

@@ -31,6 +31,14 @@ from app.qmgr.connection import QmgrHandle
 
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
 
+#: The most JSON values the body of one put, put1 or get may hold: an MQMD of a few dozen fields
+#: and at most 100 properties need a few hundred; a body of millions (an md of a million keys)
+#: is refused before it is parsed (as a malformed body).
+MESSAGE_VALUES = 4096
+#: The most JSON values a put-batch body may hold (read_json): 1000 messages of an MQMD with a
+#: few dozen fields and some properties each. A body with more is refused before it is parsed.
+PUT_BATCH_VALUES = 300_000
+
 
 def _mqi(request: Request):
     return request.app.state.qm.mqi
@@ -96,14 +104,14 @@ def _put_response(outcome: PutOutcome) -> Response:
 @router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT", openapi_extra=documented(PutRequest))
 async def put(request: Request, hconn: str, hobj: str) -> Response:
     _mqi(request).connection(hconn)  # a made-up hconn is refused before its body is parsed
-    body = await parse_body(request, PutRequest)
+    body = await parse_body(request, PutRequest, budget=MESSAGE_VALUES)
     return _put_response(await _mqi(request).put(hconn, hobj, wire.put_call(body)))
 
 
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
 async def put1(request: Request, hconn: str) -> Response:
     _mqi(request).connection(hconn)
-    body = await parse_body(request, Put1Request)
+    body = await parse_body(request, Put1Request, budget=MESSAGE_VALUES)
     if parse_object_type(body.object_type) == "TOPIC":
         return _put_response(await _mqi(request).put1_topic(hconn, body.object_name, body.object_string,
                                                              wire.put_call(body)))
@@ -115,13 +123,9 @@ async def put1(request: Request, hconn: str) -> Response:
              openapi_extra=documented(GetRequest, required=False))
 async def get(request: Request, hconn: str, hobj: str) -> Response:
     _mqi(request).connection(hconn)
-    body = await parse_body(request, GetRequest)
+    body = await parse_body(request, GetRequest, budget=MESSAGE_VALUES)
     return json_response(wire.get_response(await _mqi(request).get(hconn, hobj, wire.get_call(body))))
 
-
-#: The most JSON values a put-batch body may hold (read_json): 1000 messages of an MQMD with a
-#: few dozen fields and some properties each. A body with more is refused before it is parsed.
-PUT_BATCH_VALUES = 300_000
 
 
 async def _put_batch_calls(request: Request, hconn: str, hobj: str) -> list[PutCall]:
