@@ -235,6 +235,17 @@ def test_a_session_frame_over_the_limit_closes_the_session_with_1009(group):
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
 
 
+def test_mqsc_of_a_non_admin_on_a_session_does_not_hold_the_loop(group):
+    url = group.url("QM1").replace("http://", "ws://") + "/v1/session"
+    script = "DISPLAY QMGR\n" * 18_000  # about as much as one frame of this group carries (QSG_MAX_FRAME_BYTES)
+    with Stays(group), ws_connect(url, additional_headers={"Authorization": basic(MALLORY)}, compression=None,
+                                  max_size=None) as ws:
+        frame = {"id": 1, "method": "POST", "path": "/v1/admin/mqsc", "body": {"script": script}}
+        ws.send(orjson.dumps(frame).decode())
+        got = orjson.loads(ws.recv(timeout=120))
+        assert got["status"] == 200 and {r["reason"] for r in got["body"]["results"]} == {2035}
+
+
 def test_a_session_backlog_is_bounded_and_still_answered(group):
     """More frames pipelined than a session holds in flight (QSG_SESSION_MAX_IN_FLIGHT): the
     server stops reading, and answers every one in the end."""
