@@ -65,8 +65,8 @@ def serve(**given: Any) -> None:
     import uvicorn
 
     from app.api.app import create_app
-    from app.api.session import MAX_FRAME_BYTES
     from app.keepalive import AnsweringHttpToolsProtocol
+    from app.serverlimits import bounded_protocol
     from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
@@ -101,8 +101,10 @@ def serve(**given: Any) -> None:
     # http: uvicorn's httptools protocol that answers a request sent while the process was paused
     # (app/keepalive.py) instead of closing the kept-alive connection under it
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
-                            http=AnsweringHttpToolsProtocol,
-                            log_config=None, timeout_graceful_shutdown=10, ws_max_size=MAX_FRAME_BYTES,
+                            log_config=None, timeout_graceful_shutdown=10, ws_max_size=settings.max_frame_bytes,
+                            timeout_keep_alive=settings.keep_alive_s,
+                            http=bounded_protocol(AnsweringHttpToolsProtocol, settings.header_timeout_s,
+                                                  settings.max_connections),
                             ssl_certfile=settings.tls_cert or None, ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
 

@@ -87,6 +87,34 @@ class Settings(BaseSettings):
                         "network); empty = derived from --host and --port")
     log_format: Literal["text", "json"] = Field(
         "text", description="Log records as plain text lines or JSON lines (stderr)")
+    # ---- limits (README "Security", Limits): no request can hold the event loop or memory unbounded ----
+    max_message_body_bytes: int = Field(
+        146_800_640, gt=0,
+        description="Largest request body of a message-carrying call (put, put1, put-batch, IBM REST message "
+                    "POST): 140 MiB, the largest MAXMSGL (100 MiB) as base64 in JSON with its MQMD; a larger "
+                    "body is refused (413, MQRC_DATA_LENGTH_ERROR 2010) before it is read")
+    max_body_bytes: int = Field(
+        4_194_304, gt=0, description="Largest request body of every other call (MQSC scripts included): 4 MiB")
+    max_frame_bytes: int = Field(
+        146_800_640, gt=0, description="Largest session (WebSocket) frame: a larger one closes the session with "
+                                       "WebSocket code 1009 (message too big)")
+    session_max_in_flight: int = Field(
+        256, gt=0, description="Frames of one session read but not yet answered: past this the socket is not "
+                               "read (TCP pushes back on the client)")
+    session_max_backlog_bytes: int = Field(
+        268_435_456, gt=0, description="Bytes of frames of one session read but not yet answered (256 MiB): "
+                                       "past this the socket is not read")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="A connection must send a request's complete headers within this many seconds "
+                                "of connecting or of starting the request, else it is closed (408)")
+    keep_alive_s: int = Field(5, gt=0, description="An idle keep-alive HTTP connection is closed after this many "
+                                                  "seconds")
+    max_connections: int = Field(
+        2000, gt=0, description="Open HTTP and WebSocket connections at most; one more is answered 503 "
+                                "(MQRC_MAX_CONNS_LIMIT_REACHED 2025) and closed")
+    loop_lag_warn_s: float = Field(
+        0.5, gt=0, description="Event-loop lag that is logged (QSGE301W) and counted; the lag itself is the "
+                               "metric qsg_event_loop_lag_seconds")
 
     @property
     def scheme(self) -> str:

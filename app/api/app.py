@@ -3,6 +3,7 @@ Redis client, the repository engine and the queue manager."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -13,6 +14,7 @@ from app.api.auth import AuthenticationMiddleware
 from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
+from app.api.limits import BodyLimit
 from app.cf.redisconn import make_redis
 from app.console import routes as routes_console
 from app.core.clock import Clock
@@ -33,6 +35,9 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         redis = make_redis(settings.redis_url, socket_timeout_s=settings.cf_timeout_s)
         qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock)
         await qm.start()
+        # What start-up made lives as long as the process: out of the collector's full passes,
+        # which would otherwise walk it all whenever a large request allocates (a pause of the loop).
+        gc.freeze()
         app.state.qm = qm
         try:
             yield
@@ -55,6 +60,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     add_docs(app)
     app.add_middleware(HotPath)  # inside authentication (added later = outer)
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
+    # outermost: a body over its limit is refused before anything (authentication included) runs
+    app.add_middleware(BodyLimit, message_bytes=settings.max_message_body_bytes, other_bytes=settings.max_body_bytes)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
     app.include_router(routes_qmgr.operations)  # GET /metrics

@@ -51,6 +51,9 @@ STATUS_BY_REASON: dict[int, int] = {
     MQRC.Q_MGR_STOPPING: 503,
     MQRC.Q_MGR_NOT_AVAILABLE: 503,
     MQRC.UNEXPECTED_ERROR: 500,
+    # a request body over the server's limit (app/api/limits.py), as a client channel's MAXMSGL answers
+    MQRC.DATA_LENGTH_ERROR: 413,
+    MQRC.MAX_CONNS_LIMIT_REACHED: 503,
 }
 
 # Which reason a malformed request field maps to, by field name (nearest MQRC, docs/api.md).

@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from app.api import wire
-from app.api.body import documented, parse_body
+from app.api.body import TooManyValues, documented, parse_body, read_json, validate
 from app.api.errors import json_response, validation_error
 from app.api.routes_pubsub import open_topic
 from app.api.schemas import (
@@ -23,12 +23,21 @@ from app.api.schemas import (
     PutRequest,
     StatRequest,
 )
-from app.core.calls import PutCall, PutOutcome
+from app.core.calls import MAX_BATCH, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
 from app.core.options import parse_object_type
+from app.core.reasons import MQRC
 from app.qmgr.connection import QmgrHandle
 
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
+
+#: The most JSON values the body of one put, put1 or get may hold: an MQMD of a few dozen fields
+#: and at most 100 properties need a few hundred; a body of millions (an md of a million keys)
+#: is refused before it is parsed (as a malformed body).
+MESSAGE_VALUES = 4096
+#: The most JSON values a put-batch body may hold (read_json): 1000 messages of an MQMD with a
+#: few dozen fields and some properties each. A body with more is refused before it is parsed.
+PUT_BATCH_VALUES = 300_000
 
 
 def _mqi(request: Request):
@@ -94,13 +103,15 @@ def _put_response(outcome: PutOutcome) -> Response:
 
 @router.post("/{hconn}/objects/{hobj}/put", status_code=201, summary="MQPUT", openapi_extra=documented(PutRequest))
 async def put(request: Request, hconn: str, hobj: str) -> Response:
-    body = await parse_body(request, PutRequest)
+    _mqi(request).connection(hconn)  # a made-up hconn is refused before its body is parsed
+    body = await parse_body(request, PutRequest, budget=MESSAGE_VALUES)
     return _put_response(await _mqi(request).put(hconn, hobj, wire.put_call(body)))
 
 
 @router.post("/{hconn}/put1", status_code=201, summary="MQPUT1", openapi_extra=documented(Put1Request))
 async def put1(request: Request, hconn: str) -> Response:
-    body = await parse_body(request, Put1Request)
+    _mqi(request).connection(hconn)
+    body = await parse_body(request, Put1Request, budget=MESSAGE_VALUES)
     if parse_object_type(body.object_type) == "TOPIC":
         return _put_response(await _mqi(request).put1_topic(hconn, body.object_name, body.object_string,
                                                              wire.put_call(body)))
@@ -111,15 +122,28 @@ async def put1(request: Request, hconn: str) -> Response:
 @router.post("/{hconn}/objects/{hobj}/get", summary="MQGET (destructive or browse)",
              openapi_extra=documented(GetRequest, required=False))
 async def get(request: Request, hconn: str, hobj: str) -> Response:
-    body = await parse_body(request, GetRequest)
+    _mqi(request).connection(hconn)
+    body = await parse_body(request, GetRequest, budget=MESSAGE_VALUES)
     return json_response(wire.get_response(await _mqi(request).get(hconn, hobj, wire.get_call(body))))
 
 
-async def _put_batch_calls(request: Request) -> list[PutCall]:
+
+async def _put_batch_calls(request: Request, hconn: str, hobj: str) -> list[PutCall]:
     """The put-batch's messages, every one checked before any is put: a failure here put
-    nothing, so its error body carries count 0 (docs/api.md §12)."""
+    nothing, so its error body carries count 0 (docs/api.md §12). Cheap checks first: the
+    handles, then the size of the body (values counted without parsing it), then the number of
+    messages, and only then each message (issue 28: a huge batch to a made-up hconn must not
+    hold the event loop)."""
     try:
-        return wire.put_batch_calls(await parse_body(request, PutBatchRequest))
+        _mqi(request).check_handle(hconn, hobj)
+        try:
+            data = await read_json(request, budget=PUT_BATCH_VALUES)
+        except TooManyValues as exc:
+            raise MQError(MQRC.PMO_ERROR, f"a put-batch takes 1 to {MAX_BATCH} messages: {exc}") from None
+        messages = data.get("messages") if isinstance(data, dict) else None
+        if isinstance(messages, list) and not 1 <= len(messages) <= MAX_BATCH:
+            raise MQError(MQRC.PMO_ERROR, f"a put-batch takes 1 to {MAX_BATCH} messages, not {len(messages)}")
+        return wire.put_batch_calls(validate(data, PutBatchRequest))
     except RequestValidationError as exc:
         raise BatchError(validation_error(exc, request.url.path), 0) from None
     except MQError as exc:
@@ -129,13 +153,14 @@ async def _put_batch_calls(request: Request) -> list[PutCall]:
 @router.post("/{hconn}/objects/{hobj}/put-batch", status_code=201, summary="put-batch: MQPUT of 1 to 1000 messages",
              openapi_extra=documented(PutBatchRequest))
 async def put_batch(request: Request, hconn: str, hobj: str) -> Response:
-    outcomes = await _mqi(request).put_batch(hconn, hobj, await _put_batch_calls(request))
+    outcomes = await _mqi(request).put_batch(hconn, hobj, await _put_batch_calls(request, hconn, hobj))
     return json_response(wire.put_batch_response(outcomes), 200 if any(o.warnings for o in outcomes) else 201)
 
 
 @router.post("/{hconn}/objects/{hobj}/get-batch", summary="get-batch: MQGET of up to max_messages messages",
              openapi_extra=documented(GetBatchRequest, required=False))
 async def get_batch(request: Request, hconn: str, hobj: str) -> Response:
+    _mqi(request).check_handle(hconn, hobj)  # cheap checks first: a made-up handle costs no parsing
     call, max_messages = wire.get_batch_call(await parse_body(request, GetBatchRequest))
     return json_response(wire.get_batch_response(await _mqi(request).get_batch(hconn, hobj, call, max_messages)))
 

@@ -52,15 +52,9 @@ log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["Session"])
 
-#: Frames read but not yet answered, per session: past this the socket is not read (TCP pushes
-#: back on the client) - a client cannot make the queue manager hold an unbounded backlog.
-MAX_IN_FLIGHT = 1024
 #: How long the end of a session waits for the calls still running (a waiting get is woken by the
 #: end of its connection; anything else is one coupling facility call) before it goes on.
 END_WAIT_S = 30.0
-#: The largest frame a session takes (uvicorn's ``ws_max_size``): a put or an answered get of the
-#: largest message a queue manager allows (MAXMSGL 100 MiB) as base64 in JSON, with room to spare.
-MAX_FRAME_BYTES = 256 * 1024 * 1024
 _CONNECTIONS = "/v1/connections/"
 _JSON = b"application/json"
 
@@ -74,6 +68,7 @@ class Frame:
     path: str
     query: bytes
     body: bytes
+    size: int = 0  # of the frame as read: what it holds of the session's backlog until answered
 
 
 class MalformedFrame(Exception):
@@ -127,7 +122,16 @@ class Session:
         self.mqi = self.app.state.qm.mqi
         self.lanes: dict[str, deque[Frame]] = {}  # hconn -> its frames not yet started
         self.tasks: set[asyncio.Task[None]] = set()
-        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        # Bounded backlog (README "Security", Limits): frames read but not yet answered, by
+        # count and by bytes; past either the socket is not read (TCP pushes back on the client).
+        # The largest frame itself is uvicorn's ws_max_size (QSG_MAX_FRAME_BYTES): a larger one
+        # closes the session with WebSocket code 1009, before any of it is held here.
+        settings = self.app.state.qm.settings
+        self.slots = asyncio.Semaphore(settings.session_max_in_flight)
+        self.max_backlog = settings.session_max_backlog_bytes
+        self.backlog = 0
+        self.room = asyncio.Event()
+        self.room.set()
         self.gone = asyncio.Event()  # the socket closed: drop queued frames, answer nothing more
         ws = websocket.scope
         # What every frame's HTTP scope shares with the upgrade request.
@@ -153,6 +157,9 @@ class Session:
 
     async def _read(self) -> None:
         while True:
+            while self.backlog > self.max_backlog:
+                self.room.clear()
+                await self.room.wait()  # read on once answered frames made room
             message = await self.ws.receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -166,6 +173,8 @@ class Session:
                 await self._send(answer(exc.id_json, 400, error_body(MQRC.OPTIONS_ERROR, str(exc))))
                 self.slots.release()
                 continue
+            frame.size = len(raw)
+            self.backlog += frame.size
             hconn = hconn_of(frame.path)
             if hconn is None:
                 self._spawn(self._execute(frame))
@@ -201,7 +210,14 @@ class Session:
                 status, body = 500, error_body(MQRC.UNEXPECTED_ERROR, "unexpected error")
             await self._send(answer(frame.id_json, status, body))
         finally:
-            self.slots.release()
+            self._answered(frame)
+
+    def _answered(self, frame: Frame) -> None:
+        """A frame is answered (or dropped): its slot and its bytes are free again."""
+        self.slots.release()
+        self.backlog -= frame.size
+        if self.backlog <= self.max_backlog:
+            self.room.set()
 
     async def call(self, frame: Frame) -> tuple[int, bytes]:
         """The frame as an HTTP request through this application: (status, JSON body)."""

@@ -112,6 +112,8 @@ class CFBase:
         self.incarnation: int | None = 0
         # False once this process's heartbeat lease may have lapsed (membership keeps it).
         self.lease_valid: Callable[[], bool] = lambda: True
+        # When the lease is in doubt: True once a late renewal confirmed it never lapsed.
+        self.confirm_lease: Callable[[], Awaitable[bool]] | None = None
         # Called when a call found this incarnation fenced or its lease lapsed.
         self.on_fenced: Callable[[str], None] | None = None
         # Replica acknowledgement (QSG_CF_REPLICA_ACKS / QSG_CF_REPLICA_TIMEOUT_MS): after every
@@ -245,8 +247,13 @@ class CFBase:
         """Call a fenced script (``call.SCRIPT``) of structure ``tag`` as ``incarnation`` of this
         queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
         variable part), as lua/_fence.lua describes."""
-        if incarnation != self.incarnation or not self.lease_valid():
+        if incarnation != self.incarnation:
             self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
+        if not self.lease_valid():
+            # In doubt (the event loop was held a moment): go on only once a renewal confirmed
+            # that the lease never lapsed (membership.confirm_lease), else this incarnation is fenced.
+            if self.confirm_lease is None or not await self.confirm_lease() or incarnation != self.incarnation:
+                self._fenced("its heartbeat lease lapsed")
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
         due = self.cf_now_ms() + self.call_budget_ms

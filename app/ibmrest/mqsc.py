@@ -15,8 +15,9 @@ item per object a DISPLAY returns, attribute names in lower case) or, on failure
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.reasons import MQRC, CompCode
@@ -43,11 +44,11 @@ async def run_command(qm: QueueManager, body: Any, credentials: Mapping[str, str
         if not isinstance(command, str) or not command.strip():
             raise bad_body("runCommand needs parameters.command, an MQSC command")
         results = await run_script(qm, command, credentials)
-        return _overall([_text_item(qm, r) for r in results])
+        return _overall([_text_item(qm, r) async for r in _taking_turns(results)])
     command, wanted = mqsc_of(body)
     results = await run_script(qm, command, credentials)
     items: list[dict[str, Any]] = []
-    for r in results:
+    async for r in _taking_turns(results):
         if r["completion_code"] != CompCode.OK:
             items.append({"completionCode": r["completion_code"], "reasonCode": r["reason"],
                           "message": r["messages"]})
@@ -108,6 +109,15 @@ def _value(value: Any, key: str) -> str:
 def _parameters(obj: dict[str, Any], wanted: list[str] | None) -> dict[str, Any]:
     keep = None if wanted is None else {w.upper() for w in wanted} | _IDENTITY | {next(iter(obj), "")}
     return {k.lower(): v for k, v in obj.items() if keep is None or k.upper() in keep}
+
+
+async def _taking_turns(results: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """``results`` one by one, giving the event loop a turn every few hundred: the answer to a
+    script of thousands of commands (up to MAX_SCRIPT_CHARS) never holds the loop long."""
+    for i, result in enumerate(results):
+        if i % 500 == 499:
+            await asyncio.sleep(0)
+        yield result
 
 
 def _text_item(qm: QueueManager, result: dict[str, Any]) -> dict[str, Any]:

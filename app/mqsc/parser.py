@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from app.core.errors import MQError
@@ -165,11 +166,25 @@ def split_commands(script: str) -> list[str]:
     Each command is returned stripped of surrounding blanks.  A continuation on the last line
     of the script simply ends the command.
     """
+    return [command for command in iter_commands(script) if command is not None]
+
+
+#: Lines between two ``None`` ticks of ``iter_commands``.
+_TICK_LINES = 4096
+
+
+def iter_commands(script: str) -> Iterator[str | None]:
+    """The commands of ``split_commands`` one by one, with a ``None`` every few thousand lines:
+    a caller on the event loop can give it a turn even in a long stretch of blanks and comments."""
     _require_str(script)
     commands: list[str] = []
     parts: list[str] = []  # pieces of the command being continued, if any
     strip_next = False  # whether the next line continues a '+' line (leading blanks removed)
-    for line in _LINE_END.split(script):
+    for number, line in enumerate(_LINE_END.split(script)):
+        if number % _TICK_LINES == _TICK_LINES - 1:
+            yield None
+        if commands:
+            yield commands.pop()
         if parts:
             piece = line.lstrip(_BLANKS) if strip_next else line
         else:
@@ -187,7 +202,7 @@ def split_commands(script: str) -> list[str]:
         _append_command(commands, parts)
         parts = []
     _append_command(commands, parts)
-    return commands
+    yield from commands
 
 
 def parse_command(text: str) -> Command:

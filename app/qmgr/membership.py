@@ -91,6 +91,7 @@ class Membership:
         self.on_renewed = on_renewed  # after each renewal: the group clock measures its offset again
         self._lease_until = 0.0  # time.monotonic() until which the lease surely holds
         self._lost = False
+        self._confirming: asyncio.Future[bool] | None = None  # a late renewal under way (confirm_lease)
         self._heartbeat_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
         self._stopping = asyncio.Event()
@@ -189,8 +190,13 @@ class Membership:
         while not self._stopping.is_set():
             remaining = self._lease_until - time.monotonic()
             if remaining <= 0:
-                self.lost("its heartbeat lease lapsed before it could be renewed")
-                return
+                # The share of the lease counted on here has passed - typically the event loop was
+                # held a moment (a stall shorter than the lease). The lease itself may still be
+                # this incarnation's in the coupling facility: one renewal says so (renew.lua
+                # renews only a lease that never lapsed), else it is lost, as before.
+                if not await self.confirm_lease():
+                    return
+                continue
             try:
                 sent = time.monotonic()
                 assert self.incarnation is not None
@@ -220,6 +226,51 @@ class Membership:
                 unreachable = True
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=self.interval_s)
+
+    async def confirm_lease(self) -> bool:
+        """True when the lease holds: surely (``lease_valid``), or confirmed by a late renewal
+        (``_renew_late``; one at a time, shared by every caller: the heartbeat and the coupling
+        facility calls that found the lease in doubt). When it cannot be confirmed the
+        incarnation is lost (``lost``) and False is returned."""
+        if self._lost:
+            return False
+        if self.lease_valid():
+            return True
+        if self._confirming is None:
+            self._confirming = asyncio.ensure_future(self._renew_late())
+        confirming = self._confirming
+        try:
+            confirmed = await asyncio.shield(confirming)
+        finally:
+            if confirming.done() and self._confirming is confirming:
+                self._confirming = None
+        if not confirmed:
+            self.lost("its heartbeat lease lapsed before it could be renewed")
+        return confirmed and not self._lost
+
+    async def _renew_late(self) -> bool:
+        """After the local share of the lease passed: True when one renewal, within a heartbeat
+        interval, finds the lease still this incarnation's (it never lapsed, so no peer can have
+        seen this QM failed, let alone fenced it). Meanwhile ``lease_valid`` is False: nothing
+        reached the coupling facility while the lease was in doubt. A lease that did lapse is not
+        renewed (renew.lua), so a QM that was away longer than its lease is still fenced."""
+        late_by = time.monotonic() - self._lease_until
+        try:
+            sent = time.monotonic()
+            assert self.incarnation is not None
+            renewed = await asyncio.wait_for(
+                self.group.renew(self.qmgr, self.instance, self.ttl_ms, self.incarnation), self.interval_s)
+        except asyncio.CancelledError:
+            raise
+        except (TimeoutError, MQError):
+            return False
+        if renewed != 1:  # lost; or claimed back (2), which a late renewal does not count on
+            return False
+        self._lease_until = sent + self.ttl_s * LEASE_MARGIN
+        log.warning("QSGE302W %s: heartbeat renewed %.2fs after the share of its lease it counts on had passed "
+                    "(the event loop was held); the lease had not lapsed in the coupling facility", self.qmgr,
+                    late_by)
+        return True
 
     async def _watch(self) -> None:
         """Peer recovery of failed members (a task of its own: a long recovery never delays the

@@ -39,6 +39,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _HAPPENINGS = frozenset({Verb.EVENT, Verb.TRIGGER, Verb.EXPIRY, Verb.IGQ, Verb.PEER_RECOVERY})
 # MQI calls take from tens of microseconds (a get from an empty queue) to a wait of minutes.
 _CALL_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300)
+_LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 _CF_BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.25, 1)
 
 
@@ -65,6 +66,9 @@ class QmgrMetrics:
             "qsg_cf_replica_shortfalls", "State-changing CF calls acknowledged by fewer replicas than "
             "QSG_CF_REPLICA_ACKS within QSG_CF_REPLICA_TIMEOUT_MS (done, but a failover may lose them)",
             ("structure",), registry=r)
+        self.loop_lag = Histogram("qsg_event_loop_lag_seconds",
+                                  "How late a 0.1 s timer of the event loop fired (app/qmgr/looplag.py): time the "
+                                  "loop was held by one piece of work", buckets=_LAG_BUCKETS, registry=r)
         r.register(_Snapshot(self))
         self._snapshot: list[GaugeMetricFamily] = []
         # labelled children, looked up once (labels() takes a lock and builds a key each call)
@@ -109,6 +113,10 @@ class QmgrMetrics:
         if child is None:
             child = self._by_script[script] = self.cf_calls.labels(script)
         child.observe(seconds)
+
+    def observe_loop_lag(self, seconds: float) -> None:
+        """One sample of the event loop's lag (``LoopLag``)."""
+        self.loop_lag.observe(seconds)
 
     def replica_shortfall(self, tag: str) -> None:
         """A CF call's WAIT got fewer replica acknowledgements than asked (``CFBase._replicated``);
@@ -170,6 +178,9 @@ class QmgrMetrics:
         lease = GaugeMetricFamily("qsg_heartbeat_lease_valid",
                                   "1 while this QM's heartbeat lease in the group surely holds")
         lease.add_metric((), 1 if qm.membership.lease_valid() else 0)
+        lag_max = GaugeMetricFamily("qsg_event_loop_lag_max_seconds",
+                                    "The longest the event loop was held since the queue manager started")
+        lag_max.add_metric((), qm.loop_lag.max_s)
         offset = GaugeMetricFamily("qsg_clock_offset_ms",
                                    "Group clock (the coupling facility's time) minus this host's wall clock, ms")
         offset.add_metric((), qm.clock_offset_ms())
@@ -178,7 +189,7 @@ class QmgrMetrics:
         for name, active in self._structure_states().items():
             structures.add_metric((name,), 1 if active else 0)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
-                offset, structures]
+                lag_max, offset, structures]
 
     async def _queue_statuses(self) -> list[tuple[Any, Any]]:
         """The local queues this QM serves (its private ones and the shared ones) with their

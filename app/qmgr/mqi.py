@@ -608,6 +608,12 @@ class Mqi:
         conn.handles[hobj] = handle
         return handle
 
+    def check_handle(self, hconn: str, hobj: str) -> None:
+        """Raise what a call on ``hconn``/``hobj`` (a queue handle) would raise for the handles
+        themselves (2018, 2019, ...): checked before a batch's body is even parsed, so that a
+        made-up handle costs nothing however large the body."""
+        self.handle(self.connection(hconn), hobj)
+
     def handle(self, conn: Connection, hobj: str) -> Handle:
         handle = conn.handles.get(hobj)
         if handle is None:

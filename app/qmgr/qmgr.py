@@ -35,6 +35,7 @@ from app.qmgr.dynamic import DynamicQueues
 from app.qmgr.events import EventService
 from app.qmgr.expiry import ExpiryService
 from app.qmgr.igq import IgqAgent
+from app.qmgr.looplag import LoopLag
 from app.qmgr.membership import Membership, NameInUse
 from app.qmgr.metrics import QmgrMetrics
 from app.qmgr.mqi import Mqi
@@ -106,6 +107,7 @@ class QueueManager:
         self.structures = StructureService(self)
         self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
         self.activity.observer = self.metrics.observe
+        self.loop_lag = LoopLag(self.name, settings.loop_lag_warn_s, self.metrics.observe_loop_lag)
         self.cf.observe_call = self.metrics.observe_cf_call
         self.cf.replica_acks = settings.cf_replica_acks
         self.cf.replica_timeout_ms = settings.cf_replica_timeout_ms
@@ -120,6 +122,7 @@ class QueueManager:
         self.cf.qmgr = self.name
         self.cf.incarnation = None
         self.cf.lease_valid = self.membership.lease_valid
+        self.cf.confirm_lease = self.membership.confirm_lease
         self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
         # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
@@ -133,6 +136,7 @@ class QueueManager:
 
         Raises ``NameInUse`` when another live process already is this queue manager.
         """
+        self.loop_lag.start()  # first: a stall during start-up counts too
         previous_failed = await self._join()
         await self.activity.start()  # after join: only the one live process of this name uses its spool
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
@@ -246,7 +250,8 @@ class QueueManager:
             await asyncio.gather(self._rejoin_task, return_exceptions=True)
         for step in (self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
                      self.membership.leave,
-                     self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop):
+                     self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop,
+                     self.loop_lag.stop):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)

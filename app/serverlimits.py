@@ -1,0 +1,83 @@
+"""Connection limits of the HTTP server (README "Security", Limits), below the application.
+
+uvicorn closes an idle keep-alive connection (``timeout_keep_alive``) but gives a connection
+that never completes its request headers all the time it wants: a thousand slow sockets that
+send a byte now and then stay open. ``bounded_protocol`` wraps uvicorn's HTTP protocol so that
+
+* the headers of a request must be complete ``header_timeout_s`` after the connection opened, or
+  after the previous response when the next request starts; else the connection is answered
+  408 with the error body of docs/api.md §2 (MQRC_CONNECTION_BROKEN) and closed;
+* at most ``max_connections`` connections (HTTP and WebSocket sessions) are open: one more is
+  answered 503 with MQRC_MAX_CONNS_LIMIT_REACHED (2025, IBM's answer when a queue manager's
+  connection limit is reached) and closed. (uvicorn's own ``limit_concurrency`` answers a plain
+  text page, and counts requests rather than sockets.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+
+
+def _raw_response(status: str, reason: int, message: str) -> bytes:
+    body = orjson.dumps(MQError(reason, message).to_body())
+    return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            f"connection: close\r\n\r\n").encode("latin-1") + body
+
+
+def bounded_protocol(base: type[asyncio.Protocol], header_timeout_s: float,
+                     max_connections: int) -> type[asyncio.Protocol]:
+    """A subclass of uvicorn's HTTP protocol class ``base`` with the limits above."""
+
+    class BoundedProtocol(base):  # type: ignore[valid-type, misc]
+        _header_timer: asyncio.TimerHandle | None = None
+        _timed_cycle: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                transport.write(_raw_response("503 Service Unavailable", MQRC.MAX_CONNS_LIMIT_REACHED,
+                                              f"this queue manager has {max_connections} connections open, the most "
+                                              "it takes: try again later"))
+                transport.close()
+                return
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self._header_timer is None and (self.cycle is None or self.cycle.response_complete):
+                self._arm()  # the next request on a kept-alive connection starts: its headers are timed
+            super().data_received(data)
+            if self.cycle is not self._timed_cycle or self.transport.get_protocol() is not self:
+                self._disarm()  # a new request's headers are complete, or it became a WebSocket session
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._timed_cycle = self.cycle
+            self._header_timer = self.loop.call_later(header_timeout_s, self._headers_too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_too_slow(self) -> None:
+            self._header_timer = None
+            transport = self.transport
+            if transport.is_closing() or transport.get_protocol() is not self:
+                return  # closed, or upgraded to a WebSocket session
+            if self.cycle is not self._timed_cycle and self.cycle is not None and not self.cycle.response_complete:
+                return  # the request's headers arrived: it runs
+            transport.write(_raw_response("408 Request Timeout", MQRC.CONNECTION_BROKEN,
+                                          f"the request headers did not arrive within {header_timeout_s:g}s"))
+            transport.close()
+
+    BoundedProtocol.__name__ = BoundedProtocol.__qualname__ = f"Bounded{base.__name__}"
+    return BoundedProtocol
