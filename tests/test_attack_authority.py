@@ -158,6 +158,24 @@ def test_an_authrec_change_reaches_an_open_session(group):
         assert s.mqsc("DISPLAY QMGR")["body"]["results"][0]["reason"] == 2035
 
 
+def test_a_deleted_admins_console_stream_ends(group):
+    user = add_user(group, "streamer", "--admin")
+    # a read timeout below the stream's 15 s keep-alive: a stream that goes on fails the test
+    timeout = httpx.Timeout(ANSWER_S, read=10.0)
+    with httpx.stream("GET", f"{group.url('QM2')}/console/events", auth=user, timeout=timeout) as events:
+        lines = events.iter_lines()
+        assert next(line for line in lines if line.startswith("data: "))
+        qsg_cli(group, "user", "delete", "streamer")
+        ended = False
+        for count, _ in enumerate(lines):  # no more snapshots for a deleted user: the stream ends
+            if count > 50:
+                break
+        else:
+            ended = True
+        assert ended
+    assert_2035(httpx.get(f"{group.url('QM2')}/console/state", auth=user), 401)
+
+
 # ---- 6. cross-origin pages -------------------------------------------------------------------------
 
 def test_a_cross_origin_upgrade_is_refused_whatever_the_credentials(group):
@@ -251,6 +269,35 @@ def test_a_page_on_another_port_cannot_ride_the_browsers_credentials(group, tmp_
         server.shutdown()
     rows = mqsc(group, "QM1", "DISPLAY QLOCAL(EVIL.*)")
     assert not any(o for r in rows for o in r.get("objects", [])), rows
+
+
+def test_the_console_logs_in_with_a_cookie_not_basic_credentials(group):
+    from playwright.sync_api import expect, sync_playwright
+
+    url = group.url("QM1")
+    refused = httpx.get(f"{url}/console/state")
+    assert refused.status_code == 401 and "www-authenticate" not in refused.headers
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            context = browser.new_context()
+            page = context.new_page()
+            page.goto(f"{url}/console")
+            expect(page.locator("#login")).to_be_visible(timeout=15000)
+            page.fill("#login-user", ADMIN[0])
+            page.fill("#login-password", ADMIN[1])
+            page.click("#login-form button")
+            expect(page.locator("#title")).to_have_text("QM1 of QSG1", timeout=15000)
+            page.fill("#mqsc-script", "DISPLAY QLOCAL(ATTACK.Q) CURDEPTH")
+            page.click("#mqsc-form button")
+            expect(page.locator("#mqsc-output")).to_contain_text("CSQ9022I", timeout=15000)
+            (cookie,) = [c for c in context.cookies() if c["name"] == "LtpaToken2"]
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+            page.click("#logout")
+            expect(page.locator("#login")).to_be_visible(timeout=15000)
+        finally:
+            browser.close()
 
 
 # ---- 7. new opens of old connections get the current authority ----------------------------------

@@ -2,7 +2,8 @@
 known (``app.security.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
 Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs`` and its
-assets, ``/openapi.json``) and IBM's ``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
+assets, ``/openapi.json``), the console's page and script (its data needs credentials) and IBM's
+``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
 ``WWW-Authenticate: Basic``: the error body of docs/api.md §2 with MQRC_NOT_AUTHORIZED (2035), or IBM's error
 body on ``/ibmmq/`` paths.
 
@@ -40,7 +41,12 @@ from app.security.service import AuthenticationFailed
 
 log = logging.getLogger(__name__)
 
-OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json"})
+OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json",
+                        "/console", "/console/console.js"})  # the console's page and script: no data
+#: The console's data calls: a 401 there carries no ``WWW-Authenticate: Basic`` challenge, so the
+#: browser does not ask for basic credentials (and keep them for any page to ride): the page
+#: shows its login form, which gets the HttpOnly, SameSite=Strict login cookie.
+CONSOLE_PREFIX = "/console/"
 DOCS_ASSETS = "/docs/assets/"  # Swagger UI's files, served from the package (app/api/docs.py)
 LOGIN_PATH = re.compile(r"^/ibmmq/rest/v\d+/login$")
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="qsg", charset="UTF-8"'}
@@ -102,7 +108,8 @@ def unauthenticated_response(path: str, detail: str):
         response = json_response(err.to_body(), err.status)
     else:
         response = json_response(MQError(MQRC.NOT_AUTHORIZED, f"not authenticated: {detail}").to_body(), 401)
-    response.headers.update(CHALLENGE)
+    if not path.startswith(CONSOLE_PREFIX):
+        response.headers.update(CHALLENGE)
     return response
 
 
