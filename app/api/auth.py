@@ -164,7 +164,8 @@ class AuthenticationMiddleware:
         qm = getattr(scope["app"].state, "qm", None) if "app" in scope else None
         method = scope.get("method", "WEBSOCKET") if scope["type"] == "http" else "WEBSOCKET"
         headers: dict[str, str] | None = None
-        if method not in SAFE_METHODS:
+        # (the hot path: a plain scan for an Origin header, which programs do not send)
+        if method not in SAFE_METHODS and any(k == b"origin" for k, _ in scope.get("headers", ())):
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if not origin_allowed(scope, headers, qm.settings if qm is not None else None):
                 log.info("%s %s: refused: Origin %r is not allowed", method, path, headers.get("origin"))
@@ -184,9 +185,10 @@ class AuthenticationMiddleware:
             log.info("%s %s: authentication failed: %s", method, path, exc)
             await deny(unauthenticated_response(path, str(exc)), scope, receive, send)
             return
-        if principal.method == "token" and method not in SAFE_METHODS and not path.startswith("/ibmmq/") \
-                and ibm_errors.CSRF_HEADER not in headers:
+        if principal.method == "token" and scope["type"] == "http" and method not in SAFE_METHODS \
+                and not path.startswith("/ibmmq/") and ibm_errors.CSRF_HEADER not in headers:
             # the login cookie rides along with any page's form post: a custom header does not
+            # (an upgrade cannot carry one: the Origin rule guards those)
             await deny(unauthenticated_response(path, f"a call authenticated by the login cookie needs the "
                                                       f"{ibm_errors.CSRF_HEADER} header"), scope, receive, send)
             return

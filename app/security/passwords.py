@@ -22,8 +22,6 @@ KEY_PREFIX = "qsg"
 #: failed logins queue here instead of taking every core and the default pool.
 VERIFY_THREADS = 2
 _pool = ThreadPoolExecutor(max_workers=VERIFY_THREADS, thread_name_prefix="qsg-argon2")
-#: How many argon2 verifications ran in this process (tests see the dummy one run, without timing).
-verifications = 0
 
 
 def hash_secret(secret: str) -> str:
@@ -41,8 +39,6 @@ def verify_secret(stored_hash: str | None, secret: str) -> bool:
     """Whether ``secret`` matches ``stored_hash`` (slow on purpose: call it off the event loop).
     Without a stored hash the secret is verified against ``dummy_hash()`` (and fails) so that it
     costs the same."""
-    global verifications
-    verifications += 1
     try:
         matched = _hasher.verify(stored_hash or dummy_hash(), secret)
     except (VerifyMismatchError, VerificationError, InvalidHashError):
