@@ -180,7 +180,8 @@ class Session:
         if self.revoked:
             log.info("session of %s closed: %s", self.principal.name if self.principal else "?", self.revoked)
             with contextlib.suppress(Exception):
-                await self.ws.close(CLOSE_REVOKED, self.revoked[:120])  # a close reason has at most 123 bytes
+                # a close reason has at most 123 bytes of UTF-8
+                await self.ws.close(CLOSE_REVOKED, self.revoked.encode()[:120].decode(errors="ignore"))
             self.gone.set()
 
     async def run(self) -> None:

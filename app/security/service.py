@@ -198,34 +198,33 @@ class Security:
     async def _verify(self, stored_hash: str | None, secret: str, user: str, client: str) -> bool:
         """argon2 of ``secret`` against ``stored_hash`` (None: an unknown user or key, checked
         against a dummy hash so that it costs the same), once per credential: remembered when it
-        matched, and shared by the concurrent checks of the same credential. Throttled."""
+        matched, and shared by the concurrent checks of the same credential (the check runs as a
+        task of its own, so a caller that goes away does not cancel it for the others). Throttled."""
         key = (stored_hash or "", _digest(secret))
         if stored_hash and key in self._verified:
             return True
         pending = self._verifying.get(key) if stored_hash else None
         if pending is None:
             self.throttle.check(user, client)
-            pending = asyncio.get_running_loop().create_future()
+            pending = asyncio.ensure_future(self._argon2(key, stored_hash, secret, user, client))
             if stored_hash:
                 self._verifying[key] = pending
-            try:
-                self.verifications["known" if stored_hash else "unknown"] += 1
-                ok = await verify_off_loop(stored_hash, secret)
-                if ok:
-                    if len(self._verified) > 10_000:
-                        self._verified.clear()
-                    self._verified.add(key)
-                else:
-                    self.throttle.failed(user, client)
-                pending.set_result(ok)
-            except BaseException as exc:
-                pending.set_exception(exc)
-                raise
-            finally:
-                if self._verifying.get(key) is pending:
-                    del self._verifying[key]
-            return ok
         return await asyncio.shield(pending)
+
+    async def _argon2(self, key: tuple[str, str], stored_hash: str | None, secret: str, user: str,
+                      client: str) -> bool:
+        try:
+            self.verifications["known" if stored_hash else "unknown"] += 1
+            ok = await verify_off_loop(stored_hash, secret)
+            if ok:
+                if len(self._verified) > 10_000:
+                    self._verified.clear()  # bound the memory; a credential is verified again
+                self._verified.add(key)
+            else:
+                self.throttle.failed(user, client)
+            return ok
+        finally:
+            self._verifying.pop(key, None)
 
     async def _principal(self, name: str, method: str) -> Principal:
         entry = await self._cached(self._users, name, self.store.user)
