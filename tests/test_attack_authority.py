@@ -482,3 +482,54 @@ def test_metrics_hide_queue_names_from_non_administrators(group):
     assert "qsg_connections" in theirs.text and 'queue="ATTACK.Q"' not in theirs.text
     admins = httpx.get(f"{group.url('QM1')}/metrics", auth=ADMIN)
     assert 'queue="ATTACK.Q"' in admins.text
+
+
+def test_metrics_only_for_administrators_when_told(make_cluster):
+    secured = make_cluster(["QM1"], env={"QSG_AUTH": "on", "QSG_METRICS_ACCESS": "admin"})
+    qsg_cli(secured, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    user = add_user(secured, "viewer")
+    assert_2035(httpx.get(f"{secured.url('QM1')}/metrics", auth=user), 403)
+    assert httpx.get(f"{secured.url('QM1')}/metrics", auth=ADMIN).status_code == 200
+
+
+# ---- the pure parts -----------------------------------------------------------------------------
+
+def test_origins_are_compared_normalized():
+    from types import SimpleNamespace
+
+    from app.api.auth import normalize_origin, origin_allowed
+
+    assert normalize_origin("HTTP://Example.COM:80/") == "http://example.com"
+    assert normalize_origin("https://h:443") == "https://h" and normalize_origin("https://h:8443") == "https://h:8443"
+    assert normalize_origin("null") == "" and normalize_origin("file://x") == ""
+    settings = SimpleNamespace(advertised_url="http://qm1:9441", allowed_origins="https://gw.example, http://x:1")
+    scope = {"scheme": "http"}
+    for origin, allowed in (("http://127.0.0.1:9441", True), ("http://qm1:9441", True), ("https://gw.example", True),
+                            ("http://x:1", True), ("http://127.0.0.1:9442", False), ("https://127.0.0.1:9441", False),
+                            ("null", False)):
+        headers = {"host": "127.0.0.1:9441", "origin": origin}
+        assert origin_allowed(scope, headers, settings) is allowed, origin
+    assert origin_allowed(scope, {"host": "127.0.0.1:9441"}, settings)  # no Origin: not a web page
+
+
+def test_the_throttle_counts_within_its_window_per_user_and_client():
+    from app.security.service import AuthenticationFailed, Throttle
+
+    throttle = Throttle(limit_user=2, limit_client=3, window_s=3600)
+    throttle.failed("eve", "10.0.0.1")
+    throttle.check("eve", "10.0.0.1")
+    throttle.failed("eve", "10.0.0.1")
+    with pytest.raises(AuthenticationFailed, match="too many failed attempts"):
+        throttle.check("eve", "10.0.0.2")  # the user, from anywhere
+    throttle.check("bob", "10.0.0.2")
+    throttle.failed("bob", "10.0.0.1")
+    with pytest.raises(AuthenticationFailed):
+        throttle.check("carl", "10.0.0.1")  # the address, for any user
+    assert throttle.refused == 2
+    now = [1000.0]
+    timed = Throttle(limit_user=1, limit_client=5, window_s=60, clock=lambda: now[0])
+    timed.failed("eve", "10.0.0.1")
+    with pytest.raises(AuthenticationFailed):
+        timed.check("eve", "10.0.0.1")
+    now[0] += 60.5  # the window has passed
+    timed.check("eve", "10.0.0.1")

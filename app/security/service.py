@@ -73,9 +73,11 @@ class Throttle:
     still passes: the throttle bounds the work wrong guesses cause, it does not lock anyone out
     who already proved who they are."""
 
-    def __init__(self, limit_user: int, limit_client: int, window_s: float) -> None:
+    def __init__(self, limit_user: int, limit_client: int, window_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = {"user": limit_user, "client": limit_client}
         self.window_s = window_s
+        self.clock = clock
         self._fails: dict[tuple[str, str], deque[float]] = {}
         self.refused = 0
 
@@ -90,7 +92,7 @@ class Throttle:
         return fails
 
     def check(self, user: str, client: str) -> None:
-        now = time.monotonic()
+        now = self.clock()
         for kind, who in (("user", user), ("client", client)):
             if who and len(self._recent((kind, who), now)) >= self.limits[kind]:
                 self.refused += 1
@@ -98,7 +100,7 @@ class Throttle:
                                            f"{self.window_s:.0f} s")
 
     def failed(self, user: str, client: str) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if len(self._fails) > 10_000:
             self._fails.clear()  # bound the memory a stream of made-up names could take
         for kind, who in (("user", user), ("client", client)):
