@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import base64
 import re
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +34,7 @@ from websockets.sync.client import connect as ws_connect
 
 from tests.support.redis_server import free_port
 from tests.support.security import ADMIN, CSRF, assert_2035, mqsc, mqsc_ok, qsg_cli
+from tests.support.waits import wait_until
 
 ANSWER_S = 20.0
 ALLOWED = "http://allowed.example:8080"
@@ -235,6 +238,25 @@ def serve_page(html: str) -> tuple[ThreadingHTTPServer, int]:
     server = ThreadingHTTPServer(("127.0.0.1", port), Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, port
+
+
+def test_through_the_entry_point_its_own_origin_is_allowed_and_others_refused(group, tmp_path: Path):
+    port = free_port()
+    gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
+                                "--upstreams", f"QM1={group.url('QM1')},QM2={group.url('QM2')}"],
+                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "gateway.log", "wb"))
+    try:
+        entry = f"http://127.0.0.1:{port}"
+        wait_until(lambda: httpx.get(f"{entry}/v1/health").status_code == 200, what="the entry point up",
+                   tolerate=(httpx.HTTPError,))
+        call = {"json": {"script": "DISPLAY QMGR"}, "auth": ADMIN}
+        own = httpx.post(f"{entry}/v1/admin/mqsc", headers={"Origin": entry}, **call)
+        assert own.status_code == 200, own.text
+        forged = {"Origin": "http://127.0.0.1:1", "X-Forwarded-Host": "127.0.0.1:1"}  # not passed on
+        assert_2035(httpx.post(f"{entry}/v1/admin/mqsc", headers=forged, **call), 403)
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=20)
 
 
 def test_a_page_on_another_port_cannot_ride_the_browsers_credentials(group, tmp_path: Path):
@@ -510,6 +532,9 @@ def test_origins_are_compared_normalized():
         headers = {"host": "127.0.0.1:9441", "origin": origin}
         assert origin_allowed(scope, headers, settings) is allowed, origin
     assert origin_allowed(scope, {"host": "127.0.0.1:9441"}, settings)  # no Origin: not a web page
+    through = {"host": "qm1:9441", "x-forwarded-host": "gw:9440", "x-forwarded-proto": "http"}
+    assert origin_allowed(scope, through | {"origin": "http://gw:9440"}, settings)  # the entry point's page
+    assert not origin_allowed(scope, through | {"origin": "http://gw:9999"}, settings)
 
 
 def test_the_throttle_counts_within_its_window_per_user_and_client():

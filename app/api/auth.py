@@ -18,8 +18,9 @@ served from elsewhere (another site, or another port of this host) could act as 
 WebSocket upgrade or a state-changing request (any method but GET, HEAD, OPTIONS) whose
 ``Origin`` is not allowed is refused (403, 2035) before any credential is looked at, whatever
 they are, and with authentication off too. Allowed: no ``Origin`` (a program, not a web page),
-this queue manager's own origin (the ``Host`` it was called by, and its advertised URL) and the
-origins of ``QSG_ALLOWED_ORIGINS`` (the entry point's, a proxy's). A state-changing request that
+this queue manager's own origin (the ``Host`` it was called by, and its advertised URL), the entry
+point's (``X-Forwarded-Host``, which the entry point sets) and the origins of
+``QSG_ALLOWED_ORIGINS`` (a proxy's). A state-changing request that
 authenticates with the login cookie must also carry IBM's ``ibm-mq-rest-csrf-token`` header
 (any value), which no cross-site form can send.
 """
@@ -85,8 +86,8 @@ def normalize_origin(origin: str) -> str:
 
 def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
     """Whether the request comes from no web page (no ``Origin``) or from an allowed one: this
-    queue manager's own origin (as the ``Host`` header and the advertised URL name it) or one of
-    ``settings.allowed_origins``."""
+    queue manager's own origin (as the ``Host`` header and the advertised URL name it, and the
+    entry point's as it says in ``X-Forwarded-Host``) or one of ``settings.allowed_origins``."""
     origin = headers.get("origin")
     if origin is None:
         return True
@@ -95,6 +96,12 @@ def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
         return False
     scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
     allowed = {normalize_origin(f"{scheme}://{headers.get('host', '')}")}
+    forwarded = headers.get("x-forwarded-host")
+    if forwarded:
+        # The entry point's origin, which it names (app/gateway.py). A web page cannot make a
+        # browser send this header to another origin: not on a WebSocket, not in a form, and a
+        # script's fetch would need a CORS preflight, which no queue manager approves.
+        allowed.add(normalize_origin(f"{headers.get('x-forwarded-proto', 'http')}://{forwarded}"))
     if settings is not None:
         allowed.add(normalize_origin(settings.advertised_url))
         allowed.update(normalize_origin(o) for o in settings.allowed_origins.split(",") if o.strip())
