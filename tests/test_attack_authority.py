@@ -259,6 +259,17 @@ def test_through_the_entry_point_its_own_origin_is_allowed_and_others_refused(gr
         gateway.wait(timeout=20)
 
 
+def test_a_call_from_the_qms_own_page_forwarded_to_another_qm_is_not_refused_there(group):
+    mqsc_ok(group, "QM2", "DEFINE QLOCAL(FORWARDED.Q) REPLACE")
+    url = group.url("QM1")
+    r = httpx.post(f"{url}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/FORWARDED.Q/message", content="from QM1's page",
+                   headers={**CSRF, "Content-Type": "text/plain", "Origin": url}, auth=ADMIN)
+    assert r.status_code == 201, r.text
+    r = httpx.post(f"{url}/ibmmq/rest/v2/messaging/qmgr/QM2/queue/FORWARDED.Q/message", content="from elsewhere",
+                   headers={**CSRF, "Content-Type": "text/plain", "Origin": "http://127.0.0.1:1"}, auth=ADMIN)
+    assert r.status_code == 403 and r.json()["error"][0]["reasonCode"] == 2035, r.text
+
+
 def test_a_page_on_another_port_cannot_ride_the_browsers_credentials(group, tmp_path: Path):
     from playwright.sync_api import sync_playwright
 
