@@ -26,6 +26,7 @@ from app.core.reasons import MQRC
 
 _OWNED = re.compile(r"^/v1/connections/([A-Z][A-Z0-9@#$]{0,3})-")
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade"}
+_FORWARDED = {"x-forwarded-host", "x-forwarded-proto"}
 
 
 def parse_upstreams(text: str) -> dict[str, str]:
@@ -63,7 +64,12 @@ def create_gateway(upstreams: dict[str, str], verify: ssl.SSLContext | bool = Tr
 
     async def forward(request: Request, name: str) -> Response:
         url = upstreams[name] + request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        headers = {k: v for k, v in request.headers.items()
+                   if k.lower() not in _HOP_BY_HOP and k.lower() not in _FORWARDED}
+        # The queue manager counts the entry point's own origin as its own (a page the entry point
+        # served may open its calls); set here, never passed on from the client.
+        headers["x-forwarded-host"] = request.headers.get("host", "")
+        headers["x-forwarded-proto"] = request.url.scheme
         r = await state["client"].request(request.method, url, headers=headers, content=await request.body())
         out_headers = {k: v for k, v in r.headers.items() if k.lower() not in _HOP_BY_HOP}
         return Response(r.content, status_code=r.status_code, headers=out_headers)

@@ -76,6 +76,19 @@ class Settings(BaseSettings):
                           "the operator says so)")
     auth_cache_s: float = Field(30.0, ge=0, description="How long a QM keeps a user or API key read from the "
                                                         "repository (REFRESH SECURITY empties it at once)")
+    auth_fail_limit: int = Field(
+        10, ge=1, description="Failed authentications of one user name within auth_fail_window_s after which a "
+                              "credential of that user that would need a password check is refused at once (2035)")
+    auth_fail_limit_client: int = Field(
+        30, ge=1, description="The same for one client address (all user names together)")
+    auth_fail_window_s: float = Field(60.0, gt=0, description="The window of the failed-authentication throttle")
+    allowed_origins: str = Field(
+        "", description="Comma-separated web origins (scheme://host:port) besides the queue manager's own whose "
+                        "pages may open a session (WebSocket) or send state-changing calls, e.g. the entry point's")
+    metrics_access: Literal["user", "summary", "admin"] = Field(
+        "user", description="Who may read /metrics with authentication on: 'user' any authenticated user, "
+                            "'summary' any user but per-queue series only for MQSC administrators, 'admin' only "
+                            "MQSC administrators")
     tls_cert: str = Field("", description="PEM certificate (chain) to serve HTTPS with; empty = plain HTTP")
     tls_key: str = Field("", description="PEM private key of tls_cert")
     tls_ca: str = Field(

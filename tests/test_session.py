@@ -347,6 +347,7 @@ def test_a_cross_site_upgrade_is_not_authenticated_by_cookie(secured):
     cookie = "; ".join(f"{k}={v}" for k, v in login.cookies.items())
     with open_session(secured, {"Cookie": cookie}) as ws:  # no Origin: not a web page
         assert Frames(ws).call("GET", "/v1/qmgr")["status"] == 200
-    with pytest.raises(InvalidStatus) as refused:
+    with pytest.raises(InvalidStatus) as refused:  # a page of another origin: refused whatever it sends
         open_session(secured, {"Cookie": cookie, "Origin": "https://elsewhere.example"})
-    assert refused.value.response.status_code == 401
+    assert refused.value.response.status_code == 403
+    assert orjson.loads(refused.value.response.body)["error"]["reason"] == 2035

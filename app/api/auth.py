@@ -2,16 +2,27 @@
 known (``app.security.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
 Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs`` and its
-assets, ``/openapi.json``) and IBM's ``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
+assets, ``/openapi.json``), the console's page and script (its data needs credentials) and IBM's
+``POST /ibmmq/rest/v*/login``. A request without valid credentials gets 401 with
 ``WWW-Authenticate: Basic``: the error body of docs/api.md §2 with MQRC_NOT_AUTHORIZED (2035), or IBM's error
 body on ``/ibmmq/`` paths.
 
-A WebSocket upgrade (the session transport, ``GET /v1/session``) is authenticated the same way,
-once, and refused with that same 401 answer; each frame of the session then runs as the principal
-of the upgrade (the session dispatches it through the app with ``SESSION_FRAME`` in its scope,
-in the context where ``current_principal`` is already set). A cross-site upgrade (an ``Origin``
-that is not the ``Host``) is not authenticated by cookie: a browser sends cookies with any page's
-WebSocket, so that would let another site act as the logged-in user.
+A WebSocket upgrade (the session transport, ``GET /v1/session``) is authenticated the same way
+and refused with that same 401 answer (an HTTP response instead of the handshake); each frame of
+the session then runs as the principal of the upgrade, checked again after every security
+change (``app.api.session``; the upgrade's credentials travel in the scope as ``CREDENTIALS``).
+
+Web origins: a browser attaches the credentials it holds for this queue manager - its login
+cookie, and HTTP basic credentials it cached - to any page's WebSocket and form posts, so a page
+served from elsewhere (another site, or another port of this host) could act as the user. A
+WebSocket upgrade or a state-changing request (any method but GET, HEAD, OPTIONS) whose
+``Origin`` is not allowed is refused (403, 2035) before any credential is looked at, whatever
+they are, and with authentication off too. Allowed: no ``Origin`` (a program, not a web page),
+this queue manager's own origin (the ``Host`` it was called by, and its advertised URL), the entry
+point's (``X-Forwarded-Host``, which the entry point sets) and the origins of
+``QSG_ALLOWED_ORIGINS`` (a proxy's). A state-changing request that
+authenticates with the login cookie must also carry IBM's ``ibm-mq-rest-csrf-token`` header
+(any value), which no cross-site form can send.
 """
 
 from __future__ import annotations
@@ -31,7 +42,12 @@ from app.security.service import AuthenticationFailed
 
 log = logging.getLogger(__name__)
 
-OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json"})
+OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json",
+                        "/console", "/console/console.js"})  # the console's page and script: no data
+#: The console's data calls: a 401 there carries no ``WWW-Authenticate: Basic`` challenge, so the
+#: browser does not ask for basic credentials (and keep them for any page to ride): the page
+#: shows its login form, which gets the HttpOnly, SameSite=Strict login cookie.
+CONSOLE_PREFIX = "/console/"
 DOCS_ASSETS = "/docs/assets/"  # Swagger UI's files, served from the package (app/api/docs.py)
 LOGIN_PATH = re.compile(r"^/ibmmq/rest/v\d+/login$")
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="qsg", charset="UTF-8"'}
@@ -49,12 +65,48 @@ def cookies_of(headers: dict[str, str]) -> dict[str, str]:
     return {k: m.value for k, m in jar.items()}
 
 
-def same_origin(headers: dict[str, str]) -> bool:
-    """Whether a request comes from no web page (no ``Origin``) or from a page of this server."""
+#: Scope key of the upgrade's credentials (headers, cookies, client address), which a session
+#: checks again after every security change.
+CREDENTIALS = "qsg.credentials"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def normalize_origin(origin: str) -> str:
+    """``scheme://host[:port]`` lower-cased, without a default port or a trailing slash; "" for
+    what is no origin (``null``, no scheme)."""
+    scheme, sep, rest = origin.strip().lower().partition("://")
+    if not sep or scheme not in _DEFAULT_PORTS:
+        return ""
+    host = rest.split("/", 1)[0]
+    if host.endswith(f":{_DEFAULT_PORTS[scheme]}"):
+        host = host.rsplit(":", 1)[0]
+    return f"{scheme}://{host}" if host else ""
+
+
+def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
+    """Whether the request comes from no web page (no ``Origin``) or from an allowed one: this
+    queue manager's own origin (as the ``Host`` header and the advertised URL name it, and the
+    entry point's as it says in ``X-Forwarded-Host``) or one of ``settings.allowed_origins``."""
     origin = headers.get("origin")
-    if not origin:
+    if origin is None:
         return True
-    return origin.split("://", 1)[-1].rstrip("/").lower() == headers.get("host", "").lower()
+    origin = normalize_origin(origin)
+    if not origin:
+        return False
+    scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+    allowed = {normalize_origin(f"{scheme}://{headers.get('host', '')}")}
+    forwarded = headers.get("x-forwarded-host")
+    if forwarded:
+        # The entry point's origin, which it names (app/gateway.py). A web page cannot make a
+        # browser send this header to another origin: not on a WebSocket, not in a form, and a
+        # script's fetch would need a CORS preflight, which no queue manager approves.
+        allowed.add(normalize_origin(f"{headers.get('x-forwarded-proto', 'http')}://{forwarded}"))
+    if settings is not None:
+        allowed.add(normalize_origin(settings.advertised_url))
+        allowed.update(normalize_origin(o) for o in settings.allowed_origins.split(",") if o.strip())
+    allowed.discard("")
+    return origin in allowed
 
 
 def unauthenticated_response(path: str, detail: str):
@@ -63,13 +115,52 @@ def unauthenticated_response(path: str, detail: str):
         response = json_response(err.to_body(), err.status)
     else:
         response = json_response(MQError(MQRC.NOT_AUTHORIZED, f"not authenticated: {detail}").to_body(), 401)
-    response.headers.update(CHALLENGE)
+    if not path.startswith(CONSOLE_PREFIX):
+        response.headers.update(CHALLENGE)
     return response
+
+
+class _DeniedUpgrades(logging.Filter):
+    """uvicorn's default WebSocket protocol (websockets-sansio) sends a denial response (the ASGI
+    "websocket.http.response" extension: our 401/403 answer to an upgrade) correctly but then
+    logs "ASGI callable returned without completing handshake." at ERROR, as if the application
+    had failed. Each denial this middleware sends is counted, and that one record per denial is
+    dropped; the same message with no denial behind it (a real fault) still shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.pending and record.getMessage().startswith("ASGI callable returned without completing handshake"):
+            self.pending -= 1
+            return False
+        return True
+
+
+DENIED_UPGRADES = _DeniedUpgrades()
+
+
+async def deny(response, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer ``scope`` with ``response``: for a WebSocket upgrade an HTTP response instead of the
+    handshake (the client sees the status and the MQ error body)."""
+    await response(scope, receive, send)
+    if scope["type"] == "websocket":
+        DENIED_UPGRADES.pending += 1
+
+
+def origin_refused(path: str):
+    detail = "this page's origin may not call this queue manager (see QSG_ALLOWED_ORIGINS)"
+    if path.startswith("/ibmmq/"):
+        err = ibm_errors.from_mq_error(MQError(MQRC.NOT_AUTHORIZED, detail), action="call", target=path)
+        return json_response(err.to_body(), err.status)
+    return json_response(MQError(MQRC.NOT_AUTHORIZED, detail).to_body(), 403)
 
 
 class AuthenticationMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        logging.getLogger("uvicorn.error").addFilter(DENIED_UPGRADES)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or SESSION_FRAME in scope:
@@ -78,20 +169,38 @@ class AuthenticationMiddleware:
             return
         path = scope.get("path", "")
         qm = getattr(scope["app"].state, "qm", None) if "app" in scope else None
+        method = scope.get("method", "WEBSOCKET") if scope["type"] == "http" else "WEBSOCKET"
+        headers: dict[str, str] | None = None
+        # (the hot path: a plain scan for an Origin header, which programs do not send)
+        if method not in SAFE_METHODS and any(k == b"origin" for k, _ in scope.get("headers", ())):
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if not origin_allowed(scope, headers, qm.settings if qm is not None else None):
+                log.info("%s %s: refused: Origin %r is not allowed", method, path, headers.get("origin"))
+                await deny(origin_refused(path), scope, receive, send)
+                return
         if qm is None or not qm.security.enabled or path in OPEN_PATHS or path.startswith(DOCS_ASSETS) or (
-                LOGIN_PATH.match(path) and scope.get("method") == "POST"):
+                LOGIN_PATH.match(path) and method == "POST"):
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if headers is None:
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         cookies = cookies_of(headers)
-        if scope["type"] == "websocket" and not same_origin(headers):
-            cookies = {}
+        client = scope["client"][0] if scope.get("client") else ""
         try:
-            principal = await qm.security.authenticate(headers, cookies)
+            principal = await qm.security.authenticate(headers, cookies, client)
         except AuthenticationFailed as exc:
-            log.info("%s %s: authentication failed: %s", scope.get("method", "WEBSOCKET"), path, exc)
-            await unauthenticated_response(path, str(exc))(scope, receive, send)
+            log.info("%s %s: authentication failed: %s", method, path, exc)
+            await deny(unauthenticated_response(path, str(exc)), scope, receive, send)
             return
+        if principal.method == "token" and scope["type"] == "http" and method not in SAFE_METHODS \
+                and not path.startswith("/ibmmq/") and ibm_errors.CSRF_HEADER not in headers:
+            # the login cookie rides along with any page's form post: a custom header does not
+            # (an upgrade cannot carry one: the Origin rule guards those)
+            await deny(unauthenticated_response(path, f"a call authenticated by the login cookie needs the "
+                                                      f"{ibm_errors.CSRF_HEADER} header"), scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            scope[CREDENTIALS] = (headers, cookies, client)
         token = current_principal.set(principal)
         try:
             await self.app(scope, receive, send)

@@ -211,7 +211,8 @@ def _login_routes(version: str) -> None:
                 or not isinstance(data.get("password"), str):
             raise ibm_errors.bad_body("give username and password as strings")
         try:
-            token = await request.app.state.qm.security.login(data["username"], data["password"])
+            client = request.client.host if request.client else ""
+            token = await request.app.state.qm.security.login(data["username"], data["password"], client)
         except AuthenticationFailed as exc:
             raise ibm_errors.not_authenticated(str(exc)) from None
         response = Response(status_code=204)

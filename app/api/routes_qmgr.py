@@ -9,6 +9,7 @@ from app.api.errors import error_response, json_response
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.metrics import CONTENT_TYPE
+from app.security.rights import current_principal
 
 router = APIRouter(prefix="/v1", tags=["queue manager"])
 
@@ -46,5 +47,17 @@ operations = APIRouter(tags=["operations"])
 
 @operations.get("/metrics", summary="Prometheus metrics of this queue manager (text exposition format)")
 async def metrics(request: Request) -> Response:
+    """QSG_METRICS_ACCESS says who sees what (with authentication on): ``user`` every
+    authenticated caller everything, ``summary`` per-queue series (queue names and depths) only
+    for MQSC administrators, ``admin`` nothing for the others (403, 2035)."""
     qm = request.app.state.qm
-    return Response(await qm.metrics.render(), media_type=CONTENT_TYPE)
+    access = qm.settings.metrics_access
+    principal = current_principal.get()
+    per_queue = True
+    if access != "user" and principal is not None:
+        may = "ADMIN" in qm.security.rights(principal, "QMGR", qm.name) or principal.admin
+        if not may and access == "admin":
+            return error_response(MQError(MQRC.NOT_AUTHORIZED, f"user '{principal.name}' may not read /metrics "
+                                                               f"(QSG_METRICS_ACCESS=admin)"))
+        per_queue = may
+    return Response(await qm.metrics.render(per_queue=per_queue), media_type=CONTENT_TYPE)

@@ -22,13 +22,19 @@ client channel ends abnormally; the idle timeout does not apply to them meanwhil
 are not bound to the socket otherwise: as IBM's hconn is per connection, a plain HTTP call that
 names a session's hconn (same user) works too.
 
-Authentication is the upgrade's (``app.api.auth``): every frame runs as the principal that opened
-the session.
+Authentication is the upgrade's (``app.api.auth``), and it stays live: after every security
+change applied on this queue manager (REFRESH SECURITY, SET/DELETE AUTHREC, ``qsg user``
+add/--replace/revoke/delete, which broadcast it) the session checks its upgrade's credentials
+again before it runs another frame. A demoted user's frames run with the new rights from then
+on; a session whose credentials no longer hold (a revoked key, a deleted user, a replaced
+password, a logged-out token) answers the frames it has not started with MQRC_NOT_AUTHORIZED
+(2035) and is closed with WebSocket code 1008 (policy violation), which ends its connections.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -41,12 +47,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message
 
-from app.api.auth import SESSION_FRAME
+from app.api.auth import CREDENTIALS, SESSION_FRAME
 from app.api.errors import error_response, json_response
 from app.api.hotpath import call_hot, hot_route
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.connection import connection_owner
+from app.security.rights import current_principal
+from app.security.service import AuthenticationFailed
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +63,8 @@ router = APIRouter(tags=["Session"])
 #: How long the end of a session waits for the calls still running (a waiting get is woken by the
 #: end of its connection; anything else is one coupling facility call) before it goes on.
 END_WAIT_S = 30.0
+#: The WebSocket close code of a session whose credentials were revoked (RFC 6455: policy violation).
+CLOSE_REVOKED = 1008
 _CONNECTIONS = "/v1/connections/"
 _JSON = b"application/json"
 
@@ -145,13 +155,48 @@ class Session:
         if "state" in ws:
             self.template["state"] = ws["state"]
         self.host_header = (b"host", host)
+        # The principal every frame runs as: the upgrade's, resolved again after each security change.
+        self.principal = current_principal.get()
+        self.security = self.app.state.qm.security
+        self.credentials: tuple[dict[str, str], dict[str, str], str] | None = ws.get(CREDENTIALS)
+        self.revoked = ""  # why the credentials no longer hold
+        self.resolving: asyncio.Task[None] | None = None
+        self.stale = False
+
+    def _security_changed(self) -> None:
+        """A security change was applied here (``Security.on_change``): no frame starts before the
+        session's credentials were checked again."""
+        self.stale = True
+        if self.resolving is None or self.resolving.done():
+            self.resolving = asyncio.get_running_loop().create_task(self._resolve())
+
+    async def _resolve(self) -> None:
+        while self.stale and not self.revoked and self.credentials is not None:
+            self.stale = False
+            headers, cookies, client = self.credentials
+            try:
+                self.principal = await self.security.authenticate(headers, cookies, client)
+            except AuthenticationFailed as exc:
+                self.revoked = f"the session's credentials no longer hold: {exc}"
+            except Exception:  # noqa: BLE001 - cannot tell (the repository away): refuse rather than trust
+                log.exception("checking a session's credentials again failed")
+                self.revoked = "the session's credentials could not be checked again"
+        if self.revoked:
+            log.info("session of %s closed: %s", self.principal.name if self.principal else "?", self.revoked)
+            with contextlib.suppress(Exception):
+                # a close reason has at most 123 bytes of UTF-8
+                await self.ws.close(CLOSE_REVOKED, self.revoked.encode()[:120].decode(errors="ignore"))
+            self.gone.set()
 
     async def run(self) -> None:
         """Serve the socket until it closes, then end what the client left."""
         owner = connection_owner.set(self)  # MQCONNs of this session's frames are its connections
+        if self.principal is not None and self.credentials is not None:
+            self.security.on_change(self._security_changed)
         try:
             await self._read()
         finally:
+            self.security.off_change(self._security_changed)
             await self._end()
             connection_owner.reset(owner)
 
@@ -203,6 +248,12 @@ class Session:
 
     async def _execute(self, frame: Frame) -> None:
         try:
+            if self.resolving is not None and not self.resolving.done():
+                await asyncio.shield(self.resolving)  # a security change: the credentials first
+            if self.revoked:
+                await self._send(answer(frame.id_json, 403, error_body(MQRC.NOT_AUTHORIZED, self.revoked)))
+                return
+            current_principal.set(self.principal)  # this frame's task: the principal as it is now
             try:
                 status, body = await self.call(frame)
             except Exception:  # noqa: BLE001 - a frame is always answered, whatever happened

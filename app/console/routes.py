@@ -45,10 +45,21 @@ async def state(request: Request) -> Response:
 async def events(request: Request) -> Response:
     qm = request.app.state.qm
     first = await console_state(qm)  # refused (2035) before the stream starts
+    # A security change ends the stream: the browser's EventSource connects again, and that
+    # request is authenticated and authorized anew (a revoked or demoted user gets no more data).
+    changed = asyncio.Event()
 
     async def stream() -> AsyncIterator[bytes]:
+        qm.security.on_change(changed.set)
+        try:
+            async for chunk in _snapshots():
+                yield chunk
+        finally:
+            qm.security.off_change(changed.set)
+
+    async def _snapshots() -> AsyncIterator[bytes]:
         snapshot, sent, quiet = first, b"", 0.0
-        while qm.status in ("RUNNING", "REJOINING", "STARTING"):
+        while qm.status in ("RUNNING", "REJOINING", "STARTING") and not changed.is_set():
             body = orjson.dumps(snapshot)
             if body != sent:
                 yield b"data: " + body + b"\n\n"
@@ -58,7 +69,7 @@ async def events(request: Request) -> Response:
                 quiet = 0.0
             await asyncio.sleep(POLL_S)
             quiet += POLL_S
-            if await request.is_disconnected():
+            if await request.is_disconnected() or changed.is_set():
                 return
             try:
                 snapshot = await console_state(qm)

@@ -67,7 +67,9 @@ class Forwarder:
             raise qmgr_unavailable(qmgr, self.qm.qsg, f"{self.qm.name} received a call for {qmgr} that was "
                                    "already forwarded once", admin=admin)
         url = await self.target_url(qmgr, admin=admin)
-        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
+        # Origin: this queue manager has checked the caller's web origin (app.api.auth); to the
+        # next one the call is this server's, as any program's call without one.
+        sent = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS and k.lower() != "origin"}
         sent[FORWARDED_BY] = self.qm.name
         # One client per call: forwarding is a stop-gap until IGQ, and a per-call client needs no
         # life cycle in the application's lifespan.

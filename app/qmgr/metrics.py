@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from app.activity.schema import MQI_VERBS, Verb
@@ -70,7 +70,8 @@ class QmgrMetrics:
                                   "How late a 0.1 s timer of the event loop fired (app/qmgr/looplag.py): time the "
                                   "loop was held by one piece of work", buckets=_LAG_BUCKETS, registry=r)
         r.register(_Snapshot(self))
-        self._snapshot: list[GaugeMetricFamily] = []
+        self._snapshot: list[Metric] = []
+        self._render_lock = asyncio.Lock()
         # labelled children, looked up once (labels() takes a lock and builds a key each call)
         self._by_verb: dict[tuple[str, int], Any] = {}
         self._by_script: dict[str, Any] = {}
@@ -125,12 +126,14 @@ class QmgrMetrics:
 
     # -- at scrape time --
 
-    async def render(self) -> bytes:
-        """The whole exposition: the live state read now, then every metric."""
-        self._snapshot = await self._read_state()
-        return generate_latest(self.registry)
+    async def render(self, *, per_queue: bool = True) -> bytes:
+        """The whole exposition: the live state read now, then every metric; without the series
+        labelled by queue name unless ``per_queue``."""
+        async with self._render_lock:  # one scrape's snapshot at a time (it is the collector's state)
+            self._snapshot = await self._read_state(per_queue)
+            return generate_latest(self.registry)
 
-    async def _read_state(self) -> list[GaugeMetricFamily]:
+    async def _read_state(self, per_queue: bool = True) -> list[Metric]:
         qm = self.qm
         labels = ("queue", "qsgdisp")
         depth = GaugeMetricFamily("qsg_queue_depth",
@@ -153,7 +156,7 @@ class QmgrMetrics:
         last_get = GaugeMetricFamily("qsg_queue_last_get_age_seconds",
                                      "Seconds since this QM last got a message from the queue", labels=labels)
         now_ms = qm.clock.now_ms()
-        for obj, status in await self._queue_statuses():
+        for obj, status in await self._queue_statuses() if per_queue else ():
             key = (obj.name, obj.qsgdisp)
             depth.add_metric(key, status.depth)
             uncommitted.add_metric(key, status.uncommitted)
@@ -188,8 +191,17 @@ class QmgrMetrics:
                                        "1 for an ACTIVE CF structure, 0 for a failed one", labels=("structure",))
         for name, active in self._structure_states().items():
             structures.add_metric((name,), 1 if active else 0)
+        security = qm.security
+        verified = CounterMetricFamily("qsg_auth_password_checks",
+                                     "argon2 checks of a password or API key run since start; 'unknown' ones "
+                                     "are of an unknown user or key, against a dummy hash", labels=("kind",))
+        for kind, count in security.verifications.items():
+            verified.add_metric((kind,), count)
+        throttled = CounterMetricFamily("qsg_auth_throttled",
+                                      "Authentications refused by the failed-login throttle since start")
+        throttled.add_metric((), security.throttle.refused)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
-                lag_max, offset, structures]
+                lag_max, offset, structures, verified, throttled]
 
     async def _queue_statuses(self) -> list[tuple[Any, Any]]:
         """The local queues this QM serves (its private ones and the shared ones) with their
@@ -222,5 +234,5 @@ class _Snapshot(Collector):
     def __init__(self, metrics: QmgrMetrics) -> None:
         self.metrics = metrics
 
-    def collect(self) -> Iterable[GaugeMetricFamily]:
+    def collect(self) -> Iterable[Metric]:
         return list(self.metrics._snapshot)

@@ -480,12 +480,20 @@ class Mqi:
         conn = self.connection(hconn)
         kind = parse_object_type(object_type)
         self._check_handles(conn)
-        if kind == "Q_MGR":
-            return self._open_qmgr(conn, object_name, object_qmgr, options)
         # In progress from here (no await before): MQDISC, or the end of the connection's session,
         # waits for the open and then closes its handle too, so no open count is left to nobody.
         with self._in_call(conn):
+            await self._current_authority(conn)
+            if kind == "Q_MGR":
+                return self._open_qmgr(conn, object_name, object_qmgr, options)
             return await self._open(conn, object_name, object_qmgr, options, dynamic_q_name, alternate_user_id)
+
+    async def _current_authority(self, conn: Connection) -> None:
+        """IBM: a new MQOPEN, MQPUT1 or MQSUB is checked against the user's authority now, not as
+        it was at MQCONN (handles already open keep their access). The connection's principal is
+        resolved again from the security cache (emptied by every security change: no SQL per
+        call); a user deleted since MQCONN gets MQRC_NOT_AUTHORIZED."""
+        conn.principal = await self.qm.security.live(conn.principal)
 
     def _uow_room(self, conn: Connection, pending: int = 0) -> int:
         """MAXUMSGS (IBM MQ for z/OS, ALTER QMGR MAXUMSGS, default 10000): how many more messages
@@ -656,11 +664,23 @@ class Mqi:
                               f"{handle.resolved.opened.name} is not a permanent dynamic queue (or a temporary "
                               f"one this handle created): it cannot be deleted by MQCLOSE")
             if kind != "TEMPDYN":
+                if not handle.creator:
+                    await self._check_delete_authority(conn, handle, base.name)
                 await self.qm.dynamic.check_deletable(base, purge="DELETE_PURGE" in chosen)
                 delete_now = base
         await self._close_handle(conn, handle)
         if delete_now is not None:
             await self._delete_dynamic(delete_now)
+
+    async def _check_delete_authority(self, conn: Connection, handle: Handle, queue: str) -> None:
+        """IBM (MQCLOSE usage notes): deleting a permanent dynamic queue through a handle other
+        than the one whose MQOPEN created it needs the authority to delete the queue (DLT) of the
+        user the MQOPEN was checked for (its alternate user, with ALTERNATE_USER_AUTHORITY),
+        as that user's authority is now. MQRC_NOT_AUTHORIZED otherwise; the handle stays open."""
+        principal = await self.qm.security.live(conn.principal)
+        if handle.alternate_user_id:
+            principal = await self.qm.security.alternate_principal(principal, handle.alternate_user_id)
+        self.qm.security.check(principal, "DLT", "QUEUE", queue)
 
     async def _delete_dynamic(self, obj: ObjectDef) -> None:
         """Delete a dynamic queue; this QM's other handles on it answer MQRC_Q_DELETED from now."""
@@ -785,6 +805,7 @@ class Mqi:
         AlternateUserId, used with MQPMO_ALTERNATE_USER_AUTHORITY (as MQOPEN's with MQOO_)."""
         conn = self.connection(hconn)
         self._check_handles(conn)  # MQPUT1 uses a handle while it runs (IBM: 2017 at MAXHANDS)
+        await self._current_authority(conn)
         resolved = await self.resolve_target(object_name, object_qmgr)
         pmo = call.pmo
         put = self._async_put if _asynchronous(pmo, resolved) else self._put
@@ -804,12 +825,15 @@ class Mqi:
 
     async def open_topic(self, hconn: str, object_name: Any, object_string: Any, options: Any):
         """MQOPEN of a topic (MQOD ObjectType MQOT_TOPIC) for publishing (app/qmgr/pubsub.py)."""
-        return self.qm.pubsub.open_topic(self.connection(hconn), object_name, object_string, options)
+        conn = self.connection(hconn)
+        await self._current_authority(conn)
+        return self.qm.pubsub.open_topic(conn, object_name, object_string, options)
 
     @recorded(Verb.PUT1)
     async def put1_topic(self, hconn: str, object_name: str, object_string: str, call: PutCall) -> PutOutcome:
         """MQPUT1 of a topic: open it for output, publish, close."""
         conn = self.connection(hconn)
+        await self._current_authority(conn)
         topic = self.qm.pubsub.open_topic(conn, object_name, object_string, ["OUTPUT"])
         try:
             with self._in_call(conn):

@@ -270,6 +270,8 @@ class PubSub:
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQSO_ names")
         opts = topics.parse_sub_options(options)
         self.qm.mqi._check_running(opts.fail_if_quiescing)
+        # IBM: a new MQSUB is checked against the user's current authority (as MQOPEN)
+        conn.principal = await self.qm.security.live(conn.principal)
         name = topics.check_sub_name(sub_name if sub_name is not None else "", opts)
         if opts.managed and hobj not in (None, ""):
             raise MQError(MQRC.HOBJ_ERROR, "a MANAGED subscription returns its queue's handle: give no hobj")

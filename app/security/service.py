@@ -6,28 +6,34 @@ change (and after a broadcast reconnect). Users and API keys are read on a cache
 for ``QSG_AUTH_CACHE_S`` seconds; every change of a user, password or API key made with the
 ``qsg user`` CLI broadcasts the same invalidation as ``REFRESH SECURITY`` (as on z/OS after a
 RACF change), which every QM applies before the command returns. A credential verified once
-(argon2 is slow on purpose) is remembered by its SHA-256 with the cached user, so a changed or
-revoked credential is checked again. A read from the repository that an invalidation overtook
-is not cached. Checks happen at MQCONN, MQOPEN, MQPUT1, per MQSC command, and in the IGQ agent
-(IGQAUT / IGQUSER).
+(argon2 is slow on purpose) is remembered by its SHA-256 with the stored hash it matched, so a
+changed password or key is checked again while an unchanged one is not, even after an
+invalidation; concurrent checks of one credential share one argon2 run, which runs on a pool of
+its own; an unknown user costs the same argon2 (a dummy hash); failed checks are throttled per
+user name and client address (``Throttle``). A read from the repository that an invalidation
+overtook is not cached. Checks happen at MQCONN, MQOPEN, MQPUT1, MQSUB, per MQSC command, and in
+the IGQ agent (IGQAUT / IGQUSER), against the current authority of the caller (``live``); after
+every change the listeners (the open sessions) are told (``on_change``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.repository.security import KeyRecord, SecurityStore, UserRecord
-from app.security.passwords import split_api_key, verify_secret
+from app.security.passwords import split_api_key, verify_off_loop
 from app.security.rights import (
     RIGHT_FOR_OPEN_OPTION,
     AuthRec,
@@ -58,7 +64,51 @@ class AuthenticationFailed(Exception):
 class _Cached(Generic[T]):
     value: T | None
     expires: float
-    verified: set[str] = field(default_factory=set)  # SHA-256 of secrets that matched
+
+
+class Throttle:
+    """Failed authentications per user name and per client address within a sliding window:
+    past the limit, a credential that would need an argon2 check is refused at once (MQRC 2035,
+    no argon2 run) until the window has passed. A credential verified before (its digest kept)
+    still passes: the throttle bounds the work wrong guesses cause, it does not lock anyone out
+    who already proved who they are."""
+
+    def __init__(self, limit_user: int, limit_client: int, window_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = {"user": limit_user, "client": limit_client}
+        self.window_s = window_s
+        self.clock = clock
+        self._fails: dict[tuple[str, str], deque[float]] = {}
+        self.refused = 0
+
+    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
+        fails = self._fails.get(key)
+        if fails is None:
+            return deque()
+        while fails and fails[0] <= now - self.window_s:
+            fails.popleft()
+        if not fails:
+            del self._fails[key]
+        return fails
+
+    def check(self, user: str, client: str) -> None:
+        now = self.clock()
+        for kind, who in (("user", user), ("client", client)):
+            if who and len(self._recent((kind, who), now)) >= self.limits[kind]:
+                self.refused += 1
+                raise AuthenticationFailed(f"too many failed attempts ({kind} {who!r}): try again in "
+                                           f"{self.window_s:.0f} s")
+
+    def failed(self, user: str, client: str) -> None:
+        now = self.clock()
+        if len(self._fails) > 10_000:
+            self._fails.clear()  # bound the memory a stream of made-up names could take
+        for kind, who in (("user", user), ("client", client)):
+            if who:
+                fails = self._fails.setdefault((kind, who), deque())
+                fails.append(now)
+                if len(fails) > self.limits[kind]:
+                    fails.popleft()
 
 
 def _digest(secret: str) -> str:
@@ -98,6 +148,15 @@ class Security:
         self._users: dict[str, _Cached[UserRecord]] = {}
         self._keys: dict[str, _Cached[KeyRecord]] = {}
         self._generation = 0  # bumped by every invalidation
+        # Credentials argon2 accepted, as (stored hash, SHA-256 of the secret): kept across
+        # invalidations, since a changed password or key has another stored hash.
+        self._verified: set[tuple[str, str]] = set()
+        self._verifying: dict[tuple[str, str], asyncio.Future[bool]] = {}  # one argon2 per burst
+        self.verifications = {"known": 0, "unknown": 0}  # argon2 runs (the unknown ones on a dummy hash)
+        settings = qm.settings
+        self.throttle = Throttle(settings.auth_fail_limit, settings.auth_fail_limit_client,
+                                 settings.auth_fail_window_s)
+        self._listeners: set[Callable[[], None]] = set()  # told after every invalidation
 
     # ---- caches -----------------------------------------------------------------------------
 
@@ -107,6 +166,19 @@ class Security:
         self._users.clear()
         self._keys.clear()
         self.records = await self.qm.db(self.store.authrecs)
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - one listener must not keep the others uninformed
+                log.exception("a security change listener failed")
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after every security change applied here (REFRESH SECURITY, SET or
+        DELETE AUTHREC, a ``qsg user`` change): sessions re-resolve their principal then."""
+        self._listeners.add(listener)
+
+    def off_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.discard(listener)
 
     async def announce(self) -> None:
         """Tell every QM of the group (this one included) to reload; returns after their acks."""
@@ -125,14 +197,36 @@ class Security:
             table[key] = entry
         return entry
 
-    async def _verify(self, entry: _Cached, stored_hash: str | None, secret: str) -> bool:
-        d = _digest(secret)
-        if d in entry.verified:
+    async def _verify(self, stored_hash: str | None, secret: str, user: str, client: str) -> bool:
+        """argon2 of ``secret`` against ``stored_hash`` (None: an unknown user or key, checked
+        against a dummy hash so that it costs the same), once per credential: remembered when it
+        matched, and shared by the concurrent checks of the same credential (the check runs as a
+        task of its own, so a caller that goes away does not cancel it for the others). Throttled."""
+        key = (stored_hash or "", _digest(secret))
+        if stored_hash and key in self._verified:
             return True
-        if await self.qm.db(verify_secret, stored_hash, secret):
-            entry.verified.add(d)
-            return True
-        return False
+        pending = self._verifying.get(key) if stored_hash else None
+        if pending is None:
+            self.throttle.check(user, client)
+            pending = asyncio.ensure_future(self._argon2(key, stored_hash, secret, user, client))
+            if stored_hash:
+                self._verifying[key] = pending
+        return await asyncio.shield(pending)
+
+    async def _argon2(self, key: tuple[str, str], stored_hash: str | None, secret: str, user: str,
+                      client: str) -> bool:
+        try:
+            self.verifications["known" if stored_hash else "unknown"] += 1
+            ok = await verify_off_loop(stored_hash, secret)
+            if ok:
+                if len(self._verified) > 10_000:
+                    self._verified.clear()  # bound the memory; a credential is verified again
+                self._verified.add(key)
+            else:
+                self.throttle.failed(user, client)
+            return ok
+        finally:
+            self._verifying.pop(key, None)
 
     async def _principal(self, name: str, method: str) -> Principal:
         entry = await self._cached(self._users, name, self.store.user)
@@ -142,14 +236,15 @@ class Security:
 
     # ---- authentication ---------------------------------------------------------------------
 
-    async def authenticate(self, headers: dict[str, str], cookies: dict[str, str]) -> Principal:
+    async def authenticate(self, headers: dict[str, str], cookies: dict[str, str], client: str = "") -> Principal:
         """The caller of a request: API key (``X-API-Key`` or ``Authorization: Bearer``), HTTP
-        basic, or the ``LtpaToken2`` cookie of an IBM REST login."""
+        basic, or the ``LtpaToken2`` cookie of an IBM REST login. ``client``: the caller's
+        address (the failed-authentication throttle)."""
         auth = headers.get("authorization", "")
         scheme, _, value = auth.partition(" ")
         api_key = headers.get("x-api-key") or (value.strip() if scheme.lower() == "bearer" else "")
         if api_key:
-            return await self._by_key(api_key)
+            return await self._by_key(api_key, client)
         if scheme.lower() == "basic":
             try:
                 user, sep, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
@@ -157,7 +252,7 @@ class Security:
                 raise AuthenticationFailed("malformed basic credentials") from None
             if not sep:
                 raise AuthenticationFailed("malformed basic credentials")
-            return await self.check_password(user, password)
+            return await self.check_password(user, password, client)
         token = next((v for k, v in cookies.items() if k.startswith(LTPA_COOKIE)), "")
         if token:
             name = await self.qm.cf.tokens.user(_digest(token))
@@ -166,26 +261,31 @@ class Security:
             return await self._principal(name, "token")
         raise AuthenticationFailed("no credentials: use HTTP basic, an API key (X-API-Key) or log in")
 
-    async def check_password(self, user: str, password: str) -> Principal:
+    async def check_password(self, user: str, password: str, client: str = "") -> Principal:
+        """The user of a name and password; AuthenticationFailed when either is wrong (an unknown
+        name takes the same argon2 check as a wrong password)."""
         entry = await self._cached(self._users, user, self.store.user)
-        if entry.value is None or not await self._verify(entry, entry.value.password_hash, password):
+        rec = entry.value
+        stored = rec.password_hash if rec is not None else None
+        if not await self._verify(stored, password, user, client) or rec is None:
             raise AuthenticationFailed(f"wrong user name or password for '{user}'")
-        return Principal(entry.value.name, entry.value.groups, entry.value.admin, "basic")
+        return Principal(rec.name, rec.groups, rec.admin, "basic")
 
-    async def _by_key(self, presented: str) -> Principal:
+    async def _by_key(self, presented: str, client: str = "") -> Principal:
         parts = split_api_key(presented)
         if parts is None:
             raise AuthenticationFailed("the API key is not valid")
         key_id, secret = parts
         entry = await self._cached(self._keys, key_id, self.store.key)
         rec = entry.value
-        if rec is None or rec.revoked or not await self._verify(entry, rec.key_hash, secret):
+        stored = rec.key_hash if rec is not None and not rec.revoked else None
+        if not await self._verify(stored, secret, "", client) or rec is None or stored is None:
             raise AuthenticationFailed("the API key is not valid or was revoked")
         return await self._principal(rec.user_name, "apikey")
 
-    async def login(self, user: str, password: str) -> str:
+    async def login(self, user: str, password: str, client: str = "") -> str:
         """IBM REST login: a new token (the LtpaToken2 cookie's value), valid on every QM."""
-        await self.check_password(user, password)
+        await self.check_password(user, password, client)
         token = secrets.token_urlsafe(32)
         await self.qm.cf.tokens.issue(_digest(token), user, int(self.qm.settings.ltpa_expiry_s))
         return token
@@ -194,6 +294,22 @@ class Security:
         for k, v in cookies.items():
             if k.startswith(LTPA_COOKIE):
                 await self.qm.cf.tokens.revoke(_digest(v))
+
+    async def live(self, principal: Principal | None) -> Principal | None:
+        """``principal`` as the repository has it now (its groups, whether it is an administrator):
+        what a new MQOPEN, MQPUT1 or MQSUB of an existing connection is checked against (IBM:
+        handles keep the access they were opened with, new opens get the current authority).
+        From the user cache, which every security change empties: no SQL but after a change or
+        ``QSG_AUTH_CACHE_S``. MQRC_NOT_AUTHORIZED when the user was deleted."""
+        if principal is None or not self.enabled:
+            return principal
+        entry = await self._cached(self._users, principal.name, self.store.user)
+        rec = entry.value
+        if rec is None:
+            raise MQError(MQRC.NOT_AUTHORIZED, f"user '{principal.name}' is no longer defined")
+        if rec.groups == principal.groups and rec.admin == principal.admin:
+            return principal
+        return Principal(rec.name, rec.groups, rec.admin, principal.method)
 
     # ---- authorization (no SQL: the cached records) -------------------------------------------
 

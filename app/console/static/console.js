@@ -1,5 +1,7 @@
 // The live console: draws /console/state as /console/events sends it, browses and puts through
 // the public REST API (/v1, the caller's rights), runs MQSC through /console/mqsc.
+// With authentication on it logs in with IBM's login resource (an HttpOnly, SameSite=Strict
+// cookie), never with browser-kept basic credentials, and sends the CSRF header on every call.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -61,8 +63,10 @@ function render(state) {
   });
 }
 
+const CSRF = { "ibm-mq-rest-csrf-token": "console" };
+
 async function call(method, path, body) {
-  const options = { method, headers: { "Content-Type": "application/json" } };
+  const options = { method, headers: { "Content-Type": "application/json", ...CSRF } };
   if (body !== undefined) options.body = JSON.stringify(body);
   const response = await fetch(path, options);
   const answer = response.status === 204 ? {} : await response.json();
@@ -160,15 +164,44 @@ function listen() {
   source.onerror = () => { $("live").textContent = "reconnecting..."; };
 }
 
+$("login-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const response = await fetch("/ibmmq/rest/v1/login", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ username: $("login-user").value, password: $("login-password").value }) });
+  $("login-password").value = "";
+  if (response.status !== 204) {
+    $("login-result").textContent = "wrong user name or password";
+    return;
+  }
+  $("login-result").textContent = "";
+  $("login").hidden = true;
+  start();
+});
+
+$("logout").addEventListener("click", async () => {
+  await fetch("/ibmmq/rest/v1/login", { method: "DELETE", headers: CSRF });
+  location.reload();
+});
+
 // The first snapshot over plain HTTP (so a refusal shows its reason), then the live stream.
-fetch("/console/state").then(async (response) => {
+async function start() {
+  const response = await fetch("/console/state");
   const answer = await response.json();
+  if (response.status === 401) {  // authentication on and no login yet
+    $("login").hidden = false;
+    $("live").textContent = "not logged in";
+    return;
+  }
   if (!response.ok) {
     $("problem").hidden = false;
     $("problem").textContent = `${answer.error.reason_name}: ${answer.error.message}`;
     $("live").textContent = "not live";
     return;
   }
+  $("logout").hidden = false;
   render(answer);
   listen();
-});
+}
+
+start();
