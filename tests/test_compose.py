@@ -172,6 +172,37 @@ def test_redis_cluster_overlay_points_every_cf_user_at_a_whole_cluster():
         assert svc["depends_on"] == {"redis-cluster-init": {"condition": "service_completed_successfully"}}
 
 
+ONE_SHOT = {"migrate", "redis-cluster-init"}  # run to completion at "up"; nothing to restart
+
+
+def test_every_long_running_service_comes_back_by_itself():
+    """Every service that runs for good - Redis (each cluster node too), PostgreSQL, the queue
+    managers, the entry point, analytics, Prometheus - restarts by itself after a crash or an
+    engine restart and has a healthcheck; what needs another service waits for it to be healthy
+    (or done); the coupling facility keeps its contents across a restart (AOF on a volume)."""
+    base = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    overlay = yaml.safe_load((ROOT / "deploy" / "compose.redis-cluster.yml").read_text())
+    for source, services in (("docker-compose.yml", base["services"]), ("overlay", overlay["services"])):
+        for name, svc in services.items():
+            if name in ONE_SHOT or "image" not in svc and "build" not in svc:
+                continue  # an overlay's additions to a base service: checked in the base
+            assert svc.get("restart") == "unless-stopped", f"{source}: {name} has no restart policy"
+            check = svc.get("healthcheck", {})
+            assert check.get("test") and check.get("retries"), f"{source}: {name} has no healthcheck"
+            for needed, condition in svc.get("depends_on", {}).items():
+                wanted = "service_completed_successfully" if needed in ONE_SHOT else "service_healthy"
+                assert condition == {"condition": wanted}, (source, name, needed, condition)
+    for name in ("redis", "postgres", "migrate"):
+        assert name in base["x-qmgr"]["depends_on"], name
+    for name, svc in [("redis", base["services"]["redis"]),
+                      *((n, s) for n, s in overlay["services"].items() if "--cluster-enabled" in s.get("command", []))]:
+        command = svc["command"]
+        assert command[command.index("--appendonly") + 1] == "yes", name
+        assert command[command.index("--appendfsync") + 1] == "always", name
+        assert any(v.endswith(":/data") and not v.startswith(("/", ".")) for v in svc["volumes"]), name
+        assert "PONG" in " ".join(svc["healthcheck"]["test"]), name  # not healthy while -LOADING the AOF
+
+
 def test_images_split_qmgr_without_java_and_spark_analytics_with():
     """The queue managers' image (target qmgr) has neither Java nor PySpark; only the analytics
     service runs the analytics image. Both run as the unprivileged user, with pinned versions."""

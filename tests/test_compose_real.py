@@ -13,11 +13,14 @@ else the public images. The build trusts QSG_EXTRA_CA_CERTS, by default the site
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -246,12 +249,7 @@ def test_compose_walk_through(cluster):
     h2 = qm2.open("APP.SHARED.Q", ["OUTPUT"])
     qm2.put(h2, "committed on QM2", md={"persistence": "PERSISTENT"})
     qm2.put(h2, "in flight on QM2", md={"persistence": "PERSISTENT"}, options=["SYNCPOINT"])
-    container = compose.container("qm2")
-    pid = _run(["docker", "inspect", "-f", "{{.State.Pid}}", container]).stdout.strip()
-    restarts = int(_run(["docker", "inspect", "-f", "{{.RestartCount}}", container]).stdout.strip())
-    os.kill(int(pid), 9)
-    wait_until(lambda: int(_run(["docker", "inspect", "-f", "{{.RestartCount}}", container]).stdout.strip())
-               > restarts, 60, "Docker restarting qm2", every_s=0.5)
+    _crash(compose, "qm2")
     _wait_ready(urls["QM2"])
     wait_until(lambda: "peer recovery of QM2 complete: 1 unit(s) of work backed out" in compose.logs(),
                60, "CSQE013I for QM2 in docker compose logs", every_s=1)
@@ -273,6 +271,41 @@ def test_compose_walk_through(cluster):
     wait_until(lambda: _depth(after) == len(sent), 60, "the queue's depth after the Redis restart",
                tolerate=(MQFailed, httpx.HTTPError))
     assert after.drain(after.open("APP.SHARED.Q", ["INPUT_SHARED"])) == sent
+
+    # -- Redis crashes (kill -9 of redis-server): nobody starts it, Docker does (restart:
+    # unless-stopped), from its AOF on the cfdata volume; the group serves again by itself, with
+    # every message it had. Meanwhile the QMs answer 2345 (503), or 2009 once their lease lapsed.
+    kept = [f"before the crash {i}" for i in range(5)]
+    hput = after.open("APP.SHARED.Q", ["OUTPUT"])
+    for text in kept:
+        after.put(hput, text, md={"persistence": "PERSISTENT"})
+    after.put(hput, "non-persistent, in a CF that is not volatile")
+    crashed = time.monotonic()
+    _crash(compose, "redis")
+    back = time.monotonic()
+
+    def put_through_the_entry_point() -> bool:
+        mq = MQ(urls["MQ"], "RECOVERED", auth=admin)  # a new connection on each try
+        try:
+            mq.put(mq.open("APP.SHARED.Q", ["OUTPUT"]), "after the crash", md={"persistence": "PERSISTENT"})
+        finally:
+            with contextlib.suppress(MQFailed, httpx.HTTPError):
+                mq.disconnect()
+        return True
+
+    wait_until(put_through_the_entry_point, 120, "a put through the entry point after Redis crashed",
+               tolerate=(MQFailed, httpx.HTTPError), every_s=0.5)
+    serving = time.monotonic()
+    for url in urls.values():
+        _wait_ready(url)
+    ready = time.monotonic()
+    reader = MQ(urls["MQ"], "RECOVERED", auth=admin)
+    assert reader.drain(reader.open("APP.SHARED.Q", ["INPUT_SHARED"])) \
+        == [*kept, "non-persistent, in a CF that is not volatile", "after the crash"]
+    reader.disconnect()
+    print(f"Redis crash: Docker restarted it {back - crashed:.1f} s after the kill; a put through the "
+          f"entry point succeeded {serving - crashed:.1f} s after the kill, every QM ready after "
+          f"{ready - crashed:.1f} s")
 
     # -- the analytics run right after traffic says what the spools still hold
     first = compose("exec", "-T", "analytics", "qsg", "analytics", "run", "--date", today, "--no-progress",
@@ -297,6 +330,18 @@ def test_compose_walk_through(cluster):
     assert page.status_code == 200 and sources and all(s.startswith("/docs/assets/") for s in sources), sources
     for source in sources:
         assert httpx.get(f"{urls['QM3']}{source}", timeout=30).status_code == 200, source
+
+
+def _crash(compose: Compose, service: str) -> None:
+    """Kill -9 ``service``'s main process from the host, as a crash (``docker kill`` and ``docker
+    compose kill`` are deliberate stops, after which Docker restarts nothing), and wait until
+    Docker has started the container again by its restart policy."""
+    container = compose.container(service)
+    pid = int(_run(["docker", "inspect", "-f", "{{.State.Pid}}", container]).stdout.strip())
+    restarts = int(_run(["docker", "inspect", "-f", "{{.RestartCount}}", container]).stdout.strip())
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: int(_run(["docker", "inspect", "-f", "{{.RestartCount}}", container]).stdout.strip())
+               > restarts, 60, f"Docker restarting {service}", every_s=0.2)
 
 
 def _depth(mq: MQ) -> int:
@@ -376,8 +421,9 @@ def test_compose_on_redis_cluster(on_redis_cluster):
         probe = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2).close()"
         compose("exec", "-T", "qm1", "python3", "-c", probe)
 
-    # -- a master fails (its container killed, and Docker does not restart it): its replica takes
-    # over (cluster-node-timeout 1000 ms), the structure serves again on the new master, and the
+    # -- a master fails (its container killed with 'docker compose kill', a deliberate stop: Docker
+    # does not restart it): its replica takes over (cluster-node-timeout 1000 ms), the structure
+    # serves again on the new master, and the
     # queue managers stay in the group. The master chosen holds the group's records (heartbeats)
     # too when one of these structures shares it (as the hash tags fall now), else another
     # structure's (not the node redis: _owner asks it).
@@ -386,6 +432,7 @@ def test_compose_on_redis_cluster(on_redis_cluster):
     s = next((s for s in candidates if cfnode[s] == group_master), candidates[0])
     victim = cfnode[s].split(":")[0]
     compose("kill", victim)
+    victim_container = compose("ps", "-a", "-q", victim).stdout.strip()
     mq = MQ(urls["MQ"], "FAILOVER", auth=admin)
 
     def served() -> bool:
@@ -409,3 +456,71 @@ def test_compose_on_redis_cluster(on_redis_cluster):
                          json={"script": "DISPLAY GROUP"}).json()["results"][0]["objects"]
     assert {(o["QMNAME"], o["STATUS"]) for o in members} \
         == {("QM1", "ACTIVE"), ("QM2", "ACTIVE"), ("QM3", "ACTIVE")}, members
+    assert _state(victim_container) == "exited"  # a deliberate kill: no restart policy applies
+
+    # -- the new master crashes (kill -9; it has no replica now, its old master is down): Docker
+    # restarts it (restart: unless-stopped) from its AOF, and the structure serves again by itself
+    # with the message put before the crash
+    h = mq.open(f"APP.Q.{s}", ["OUTPUT"])
+    mq.put(h, "before the crash", md={"persistence": "PERSISTENT"})
+    mq.close(h)
+    new_master = moved.split(":")[0]
+    crashed = time.monotonic()
+    _crash(compose, new_master)
+    back = time.monotonic()
+    recovered: list[str] = []
+
+    def drained() -> bool:
+        reader = MQ(urls["MQ"], "RECOVERED", auth=admin)  # a new connection on each try
+        try:
+            recovered.extend(reader.drain(reader.open(f"APP.Q.{s}", ["INPUT_SHARED"])))
+        finally:
+            with contextlib.suppress(MQFailed, httpx.HTTPError):
+                reader.disconnect()
+        return True
+
+    wait_until(drained, 120, f"APP.Q.{s} served after {new_master} crashed",
+               tolerate=(MQFailed, httpx.HTTPError), every_s=0.5)
+    serving = time.monotonic()
+    assert recovered == ["before the crash"], recovered
+    assert _owner(compose, keys.structure_state(keys.shared_tag("QSG1", s))) == moved  # no replica to take over
+    def served_again() -> bool:
+        fresh = MQ(urls["MQ"], "AGAIN", auth=admin)
+        try:
+            h = fresh.open(f"APP.Q.{s}", ["OUTPUT", "INPUT_SHARED"])
+            fresh.put(h, "after the restart")
+            return fresh.get(h, wait_ms=2000)["data"] == "after the restart"
+        finally:
+            with contextlib.suppress(MQFailed, httpx.HTTPError):
+                fresh.disconnect()
+
+    wait_until(served_again, 60, f"a put and get on APP.Q.{s} after {new_master} came back",
+               tolerate=(MQFailed, httpx.HTTPError), every_s=0.5)
+    print(f"cluster master crash: Docker restarted {new_master} {back - crashed:.1f} s after the kill; "
+          f"APP.Q.{s} served again {serving - crashed:.1f} s after it")
+
+    # -- the master stopped by hand is started by hand: it rejoins as a replica of the master that
+    # took over, and every node sees the whole cluster again (three masters, a replica each)
+    compose("start", victim)
+
+    def whole() -> bool:
+        for node in REDIS_NODES:
+            info = compose("exec", "-T", node, "redis-cli", "cluster", "info", check=False).stdout
+            if "cluster_state:ok" not in info or "cluster_known_nodes:6" not in info:
+                return False
+            nodes = compose("exec", "-T", node, "redis-cli", "cluster", "nodes", check=False).stdout
+            if nodes.count(" connected") != 6 or "fail" in nodes:
+                return False
+        return True
+
+    wait_until(whole, 90, "the six nodes whole again", every_s=1)
+    master_id = compose("exec", "-T", new_master, "redis-cli", "cluster", "myid").stdout.strip()
+    myself = next(line.split() for line in compose("exec", "-T", victim, "redis-cli", "cluster", "nodes")
+                  .stdout.splitlines() if "myself" in line)
+    assert "slave" in myself[2] and myself[3] == master_id, (victim, myself, master_id)
+    roles = [compose("exec", "-T", n, "redis-cli", "role").stdout.split()[0] for n in REDIS_NODES]
+    assert sorted(roles) == ["master"] * 3 + ["slave"] * 3, roles
+
+
+def _state(container: str) -> str:
+    return _run(["docker", "inspect", "-f", "{{.State.Status}}", container]).stdout.strip()
