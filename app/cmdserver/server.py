@@ -256,7 +256,7 @@ class CommandServer:
 
     async def _with_queue_type(self, got: GotMessage, plan: mapping.Plan, r: _Responder) -> str | None:
         """ALTER/DELETE of a queue named without QType: its type from DISPLAY QUEUE."""
-        found = await self._run_mqsc(got, f"DISPLAY QUEUE({plan.needs_type}) TYPE")
+        found = await self._run_mqsc(got, f"DISPLAY QUEUE({plan.needs_type})")
         first = found[0] if found else {}
         if first.get("completion_code") or not first.get("objects"):
             r.fail(_pcf_reason(int(first.get("reason", MQRC.UNKNOWN_OBJECT_NAME))), P.Q_NAME)

@@ -1,0 +1,135 @@
+"""The command server (app/cmdserver) over real queue managers: MQSC command strings and PCF
+messages put to SYSTEM.COMMAND.INPUT (or its alias SYSTEM.ADMIN.COMMAND.QUEUE), answered on a
+reply queue; the pymqi drop-in's ``PCFExecute``."""
+
+from __future__ import annotations
+
+import pytest
+
+import qsg_pymqi as pymqi
+from app.cmdserver import pcf
+from qsg_pymqi import CMQC, CMQCFC
+from tests.support.pymqi_group import connections, reason_of
+
+
+@pytest.fixture(scope="module")
+def group(make_cluster):
+    return make_cluster(["QM1", "QM2"])
+
+
+@pytest.fixture
+def connect(group):
+    yield from connections(group)
+
+
+def _request(qmgr, data: bytes, fmt: bytes, encoding: int = CMQC.MQENC_NATIVE,
+             queue: str = "SYSTEM.COMMAND.INPUT") -> list[tuple[pymqi.MD, bytes]]:
+    """Put one request with a temporary dynamic reply queue; every reply (until none within 5 s)."""
+    reply = pymqi.OD(ObjectName=b"SYSTEM.COMMAND.REPLY.MODEL", DynamicQName=b"TEST.REPLY.*")
+    rq = pymqi.Queue(qmgr, reply, CMQC.MQOO_INPUT_EXCLUSIVE)
+    md = pymqi.MD(Format=fmt, MsgType=CMQC.MQMT_REQUEST, ReplyToQ=reply.ObjectName, Encoding=encoding)
+    pymqi.Queue(qmgr, queue, CMQC.MQOO_OUTPUT).put(data, md, pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    out = []
+    gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=5000,
+                    MatchOptions=CMQC.MQMO_MATCH_CORREL_ID)
+    for _ in range(200):
+        got = pymqi.MD(CorrelId=md.MsgId)
+        try:
+            out.append((got, rq.get(None, got, gmo)))
+        except pymqi.MQMIError as exc:
+            assert exc.reason == CMQC.MQRC_NO_MSG_AVAILABLE
+            break
+        gmo.WaitInterval = 1000  # the set is put in one unit of work: the rest is there already
+    rq.close()
+    return out
+
+
+def test_mqsc_string_gets_csqn205i_framed_replies(group, connect):
+    qmgr = connect()
+    replies = _request(qmgr, b"DEFINE QLOCAL(CMD.MQSC.Q) MAXDEPTH(77) REPLACE", CMQC.MQFMT_STRING)
+    lines = [data.decode() for _, data in replies]
+    assert lines[0].startswith("CSQN205I   COUNT=")
+    assert int(lines[0][17:25]) == len(lines) and lines[0][34:42] == "00000000"  # IBM's columns 18 and 35
+    assert any("CSQ9022I" in line for line in lines)
+    assert all(md.Format == CMQC.MQFMT_STRING and md.MsgType == CMQC.MQMT_REPLY for md, _ in replies)
+    replies = _request(qmgr, b"DISPLAY QLOCAL(CMD.MQSC.Q) MAXDEPTH", CMQC.MQFMT_STRING)
+    lines = [data.decode() for _, data in replies]
+    assert any(line.startswith("CSQM401I QM1 QUEUE(CMD.MQSC.Q)") and "MAXDEPTH(77)" in line for line in lines)
+    replies = _request(qmgr, b"DELETE QLOCAL(NO.SUCH.Q)", CMQC.MQFMT_STRING)
+    assert replies[0][1].decode().endswith("RETURN=0000000C, REASON=00000008")
+    # DISPLAY CMDSERV reflects the server that answered
+    lines = [d.decode() for _, d in _request(qmgr, b"DISPLAY CMDSERV", CMQC.MQFMT_STRING)]
+    assert any("CSQN206I QM1 COMMAND SERVER STATUS IS RUNNING" in line for line in lines)
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_pcf_command_xr_and_standard_in_both_encodings(group, connect, big):
+    qmgr = connect()
+    encoding = pcf.MQENC_ZOS if big else CMQC.MQENC_NATIVE
+    name = f"CMD.PCF.{'BIG' if big else 'LITTLE'}"
+    create = pcf.encode(pcf.Header(pcf.MQCFT_COMMAND_XR, CMQCFC.MQCMD_CREATE_Q, 3),
+                        [pcf.Parameter(pcf.MQCFT_STRING, CMQC.MQCA_Q_NAME, name),
+                         pcf.Parameter(pcf.MQCFT_INTEGER, CMQC.MQIA_Q_TYPE, CMQC.MQQT_LOCAL),
+                         pcf.Parameter(pcf.MQCFT_INTEGER, CMQC.MQIA_MAX_Q_DEPTH, 4321),
+                         pcf.Parameter(pcf.MQCFT_STRING, CMQC.MQCA_Q_DESC, "made by PCF")], big=big)
+    replies = _request(qmgr, create, CMQC.MQFMT_ADMIN, encoding, queue="SYSTEM.ADMIN.COMMAND.QUEUE")
+    decoded = [pcf.decode(d, big=big) for _, d in replies]
+    assert [m.header.type for m in decoded] == [pcf.MQCFT_XR_SUMMARY]
+    assert decoded[-1].header.control == pcf.MQCFC_LAST and decoded[-1].header.comp_code == 0
+    assert all(md.Encoding == encoding and md.Format == CMQC.MQFMT_ADMIN for md, _ in replies)
+    # the standard form (distributed tools): MQCFT_RESPONSE, one message per object
+    inquire = pcf.encode(pcf.Header(pcf.MQCFT_COMMAND, CMQCFC.MQCMD_INQUIRE_Q),
+                         [pcf.Parameter(pcf.MQCFT_STRING, CMQC.MQCA_Q_NAME, name),
+                          pcf.Parameter(pcf.MQCFT_INTEGER_LIST, CMQCFC.MQIACF_Q_ATTRS,
+                                        [CMQC.MQIA_MAX_Q_DEPTH, CMQC.MQCA_Q_DESC])], big=big)
+    (reply,) = [pcf.decode(d, big=big) for _, d in _request(qmgr, inquire, CMQC.MQFMT_ADMIN, encoding)]
+    assert reply.header.type == pcf.MQCFT_RESPONSE and reply.header.control == pcf.MQCFC_LAST
+    values = {p.parameter: p.value for p in reply.parameters}
+    assert values[CMQC.MQCA_Q_NAME] == name and values[CMQC.MQIA_MAX_Q_DEPTH] == 4321
+    assert values[CMQC.MQCA_Q_DESC] == "made by PCF" and values[CMQC.MQIA_Q_TYPE] == CMQC.MQQT_LOCAL
+    delete = pcf.encode(pcf.Header(pcf.MQCFT_COMMAND_XR, CMQCFC.MQCMD_DELETE_Q, 3),
+                        [pcf.Parameter(pcf.MQCFT_STRING, CMQC.MQCA_Q_NAME, name)], big=big)
+    assert pcf.decode(_request(qmgr, delete, CMQC.MQFMT_ADMIN, encoding)[-1][1], big=big).header.comp_code == 0
+    again = _request(qmgr, delete, CMQC.MQFMT_ADMIN, encoding)
+    summary = pcf.decode(again[-1][1], big=big).header
+    assert (summary.type, summary.comp_code, summary.reason) == (pcf.MQCFT_XR_SUMMARY, 2, 2085)
+
+
+def test_pcf_execute_drop_in(group, connect):
+    qmgr = connect()
+    pcf_ = pymqi.PCFExecute(qmgr)
+    pcf_.MQCMD_CREATE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q", CMQC.MQIA_Q_TYPE: CMQC.MQQT_LOCAL,
+                         CMQC.MQIA_MAX_Q_DEPTH: 123456, CMQCFC.MQIACF_REPLACE: CMQCFC.MQRP_YES})
+    (names,) = pcf_.MQCMD_INQUIRE_Q_NAMES({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.*"})
+    assert names[CMQCFC.MQCACF_Q_NAMES] == [b"CMD.DROPIN.Q"]
+    (attrs,) = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q"})
+    assert attrs[CMQC.MQIA_MAX_Q_DEPTH] == 123456 and attrs[CMQC.MQIA_DEF_PERSISTENCE] == CMQC.MQPER_NOT_PERSISTENT
+    # a filter (MQCFIF), as pymqi builds it
+    found = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.*"}, [pymqi.Filter(CMQC.MQIA_MAX_Q_DEPTH).greater(100000)])
+    assert [f[CMQC.MQCA_Q_NAME] for f in found] == [b"CMD.DROPIN.Q"]
+    (qm,) = pcf_.MQCMD_INQUIRE_Q_MGR()
+    assert qm[CMQC.MQCA_Q_MGR_NAME] == b"QM1" and qm[CMQC.MQIA_PLATFORM] == CMQC.MQPL_ZOS
+    (status,) = pcf_.MQCMD_INQUIRE_Q_STATUS({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q"})
+    assert status[CMQC.MQIA_CURRENT_Q_DEPTH] == 0
+    # no channel initiator here, no channel definitions: none found (items carry z/OS's response id)
+    channels = pcf_.MQCMD_INQUIRE_CHANNEL_NAMES({CMQCFC.MQCACH_CHANNEL_NAME: b"*"})
+    assert [c[CMQCFC.MQCACH_CHANNEL_NAMES] for c in channels] == [[]]
+    assert channels[0][CMQCFC.MQCACF_RESPONSE_Q_MGR_NAME] == b"QM1"
+    pcf_.MQCMD_PING_Q_MGR()
+    pcf_.MQCMD_CHANGE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q", CMQC.MQIA_INHIBIT_PUT: CMQC.MQQA_PUT_INHIBITED})
+    (attrs,) = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q", CMQCFC.MQIACF_Q_ATTRS: CMQC.MQIA_INHIBIT_PUT})
+    assert attrs[CMQC.MQIA_INHIBIT_PUT] == CMQC.MQQA_PUT_INHIBITED
+    pcf_.MQCMD_DELETE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q"})
+    err = reason_of(lambda: pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q"}))
+    assert (err.comp, err.reason) == (CMQC.MQCC_FAILED, CMQC.MQRC_UNKNOWN_OBJECT_NAME)
+    pcf_.disconnect()
+
+
+def test_cmdscope_star_answers_a_set_per_queue_manager(group, connect):
+    qmgr = connect("QM2")
+    pcf_ = pymqi.PCFExecute(qmgr)
+    pcf_.MQCMD_CREATE_Q({CMQC.MQCA_Q_NAME: b"CMD.SCOPED.Q", CMQC.MQIA_Q_TYPE: CMQC.MQQT_LOCAL,
+                         CMQCFC.MQIACF_REPLACE: CMQCFC.MQRP_YES, CMQCFC.MQCACF_COMMAND_SCOPE: b"*"})
+    found = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.SCOPED.Q", CMQCFC.MQCACF_COMMAND_SCOPE: b"*"})
+    assert len(found) == 2  # one private queue on each active queue manager
+    pcf_.disconnect()
