@@ -133,3 +133,35 @@ def test_cmdscope_star_answers_a_set_per_queue_manager(group, connect):
     found = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.SCOPED.Q", CMQCFC.MQCACF_COMMAND_SCOPE: b"*"})
     assert len(found) == 2  # one private queue on each active queue manager
     pcf_.disconnect()
+
+
+def test_authority_refused_for_a_non_admin_with_authentication_on(make_cluster):
+    from tests.support.security import ADMIN, ALICE, mqsc_ok, qsg_cli
+    g = make_cluster(["QM1"], env={"QSG_AUTH": "on"})
+    qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    qsg_cli(g, "user", "add", "alice", "--password-stdin", stdin=ALICE[1] + "\n")
+    mqsc_ok(g, "QM1", "DEFINE QLOCAL(ALICE.REPLY)\n"
+                      "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)\n"
+                      "SET AUTHREC PROFILE('SYSTEM.COMMAND.INPUT') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(PUT)\n"
+                      "SET AUTHREC PROFILE('ALICE.REPLY') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(GET)")
+    conn = f"127.0.0.1({g.qms['QM1'].port})"
+
+    def ask(user: tuple[str, str]) -> list[str]:
+        qmgr = pymqi.connect("QM1", "DEV.APP.SVRCONN", conn, *user)
+        md = pymqi.MD(Format=CMQC.MQFMT_STRING, MsgType=CMQC.MQMT_REQUEST, ReplyToQ=b"ALICE.REPLY")
+        pymqi.Queue(qmgr, "SYSTEM.COMMAND.INPUT", CMQC.MQOO_OUTPUT).put(
+            b"DEFINE QLOCAL(ALICE.MADE) REPLACE", md, pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+        rq = pymqi.Queue(qmgr, "ALICE.REPLY", CMQC.MQOO_INPUT_SHARED)
+        gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=5000,
+                        MatchOptions=CMQC.MQMO_MATCH_CORREL_ID)
+        first = rq.get(None, pymqi.MD(CorrelId=md.MsgId), gmo).decode()
+        lines = [first] + [rq.get(None, pymqi.MD(CorrelId=md.MsgId), gmo).decode()
+                           for _ in range(int(first[17:25]) - 1)]
+        qmgr.disconnect()
+        return lines
+
+    refused = ask(ALICE)
+    assert refused[0].endswith("RETURN=0000000C, REASON=00000008")
+    assert any("not authorized" in line.lower() or "2035" in line for line in refused), refused
+    allowed = ask(ADMIN)  # the administrator's request runs
+    assert allowed[0].endswith("RETURN=00000000, REASON=00000000")
