@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.client import CMQC, CMQCFC
+import app.client.CMQC as CMQC
+import app.client.CMQCFC as CMQCFC
 from app.client.core import GMO, MD, OD, PMO, MQMIError, PYIFError, text
 from app.client.sync import Queue, QueueManager
 from app.cmdserver import pcf
@@ -276,7 +277,7 @@ class PCFExecute:
         put_md = MD(Format=CMQC.MQFMT_ADMIN, MsgType=CMQC.MQMT_REQUEST, ReplyToQ=self._reply_queue_name,
                     Feedback=CMQC.MQFB_NONE, Expiry=max(self._response_wait_interval // 100, 1),
                     Report=CMQC.MQRO_PASS_DISCARD_AND_EXPIRY | CMQC.MQRO_DISCARD_MSG)
-        with Queue(self.qm, self._command_queue_name, CMQC.MQOO_OUTPUT) as command_queue:
+        with Queue(self.qm, text(self._command_queue_name), CMQC.MQOO_OUTPUT) as command_queue:
             command_queue.put(message, put_md, PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
         gmo = GMO(Options=CMQC.MQGMO_NO_SYNCPOINT | CMQC.MQGMO_FAIL_IF_QUIESCING | CMQC.MQGMO_WAIT,
                   Version=CMQC.MQGMO_VERSION_2, MatchOptions=CMQC.MQMO_MATCH_CORREL_ID,

@@ -212,7 +212,7 @@ def _name(by: dict[int, Parameter], pid: int, what: str) -> str:
 
 
 def _filters(family: str, parameters: list[Parameter]) -> list[str]:
-    out = []
+    out: list[str] = []
     for p in parameters:
         if p.type not in (MQCFT_INTEGER_FILTER, MQCFT_STRING_FILTER, MQCFT_BYTE_STRING_FILTER):
             continue

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.activity.hooks import unrecorded
 from app.cmdserver import mapping, pcf
@@ -42,9 +42,6 @@ from app.qmgr.connection import connection_owner
 from app.qmgr.tasks import stop_task
 from app.security.rights import current_principal
 
-if TYPE_CHECKING:
-    from app.qmgr.qmgr import QueueManager
-
 log = logging.getLogger(__name__)
 
 COMMAND_QUEUE = "SYSTEM.COMMAND.INPUT"
@@ -56,8 +53,8 @@ _RETRY_S = 0.5
 class CommandServer:
     """The command server task of one queue manager. ``state``: what DISPLAY CMDSERV shows."""
 
-    def __init__(self, qm: QueueManager) -> None:
-        self.qm = qm
+    def __init__(self, qm: Any) -> None:
+        self.qm = qm  # the QueueManager (typed Any: app.qmgr.qmgr imports this module)
         self.state = "STOPPED"  # STARTING, WAITING (for a message), RUNNING (a command), STOPPED
         self.served = 0
         self._stopping = asyncio.Event()
@@ -221,13 +218,14 @@ class CommandServer:
             return
         if plan.action == "PING":
             return
-        text = plan.mqsc
+        text: str | None = plan.mqsc
         if plan.needs_type:
             text = await self._with_queue_type(got, plan, r)
-            if text is None:
-                return
+        if text is None:
+            return
         results = await self._run_mqsc(got, text)
-        result = results[0] if results else {"completion_code": 0, "reason": 0, "objects": [], "messages": []}
+        empty: dict[str, Any] = {"completion_code": 0, "reason": 0, "objects": [], "messages": []}
+        result: dict[str, Any] = results[0] if results else empty
         if plan.action == "CHANNEL" and result.get("completion_code"):
             # No channel definitions here (no channel initiator): none found
             if plan.generic_empty_ok or plan.names_param:
