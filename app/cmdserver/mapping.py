@@ -21,6 +21,7 @@ from app.cmdserver.pcf import (
     MQCFOP_NOT_GREATER,
     MQCFOP_NOT_LESS,
     MQCFOP_NOT_LIKE,
+    MQCFT_BYTE_STRING,
     MQCFT_BYTE_STRING_FILTER,
     MQCFT_INTEGER,
     MQCFT_INTEGER64,
@@ -102,6 +103,7 @@ COMMANDS: dict[int, tuple[str, str]] = {
     P.DELETE_CHANNEL: ("CHLDEF", "DELETE"),
     P.SET_AUTH_REC: ("AUTHREC", "SET"), P.DELETE_AUTH_REC: ("AUTHREC", "DELETE"),
     P.INQUIRE_AUTH_RECS: ("AUTHREC", "DISPLAY"),
+    P.INQUIRE_CONNECTION: ("CONN", "CONN"),
 }
 _OPERATORS = {MQCFOP_LESS: "LT", MQCFOP_EQUAL: "EQ", MQCFOP_GREATER: "GT", MQCFOP_NOT_LESS: "GE",
               MQCFOP_NOT_EQUAL: "NE", MQCFOP_NOT_GREATER: "LE", MQCFOP_LIKE: "LK", MQCFOP_NOT_LIKE: "NL"}
@@ -258,7 +260,7 @@ def plan(command: int, parameters: list[Parameter]) -> Plan:
         return _object_plan(p, FAMILIES[family], by, parameters)
     handler = {"QSTATUS": _qstatus_plan, "CFSTATUS": _cfstatus_plan, "PING": _ping_plan, "ESCAPE": _escape_plan,
                "GROUP": _group_plan, "REFRESH": _refresh_plan, "CHANNEL": _channel_plan, "CHLDEF": _chldef_plan,
-               "AUTHREC": _authrec_plan}.get(action)
+               "AUTHREC": _authrec_plan, "CONN": _conn_plan}.get(action)
     if handler is not None:
         return handler(p, by, parameters)
     # the queue manager
@@ -384,6 +386,25 @@ def _chldef_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter])
     return p
 
 
+def _conn_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]) -> Plan:
+    """Inquire Connection: DISPLAY CONN. The connection id is the emulator's connection handle
+    (its text as the MQCFBS bytes); an empty GenericConnectionId asks for every connection."""
+    if P.CONNECTION_ID in by:
+        raw = by[P.CONNECTION_ID].value
+    elif P.GENERIC_CONNECTION_ID in by:
+        raw = by[P.GENERIC_CONNECTION_ID].value
+    else:
+        raise RequestError(PARM_COUNT_TOO_SMALL, "ConnectionId or GenericConnectionId is required",
+                           P.GENERIC_CONNECTION_ID)
+    name = raw.decode("utf-8", errors="replace").strip(" \0") if isinstance(raw, bytes) else str(raw).strip()
+    kind = int(by[P.CONN_INFO_TYPE].value) if P.CONN_INFO_TYPE in by else P.CONN_INFO_CONN
+    typed = {P.CONN_INFO_CONN: "CONN", P.CONN_INFO_HANDLE: "HANDLE", P.CONN_INFO_ALL: "ALL"}.get(kind)
+    if typed is None:
+        raise RequestError(PARM_VALUE_ERROR, "ConnInfoType is not an MQIACF_CONN_INFO_* value", P.CONN_INFO_TYPE)
+    p.mqsc = " ".join([f"DISPLAY CONN({name or '*'}) TYPE({typed})", *_common(p, by)])
+    return p
+
+
 def _authrec_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]) -> Plan:
     verb = p.family
     p.family = "AUTHREC"
@@ -414,6 +435,10 @@ def _is_string_id(pid: int) -> bool:
     return 2000 <= pid < 4000
 
 
+def _is_bytes_id(pid: int) -> bool:
+    return 7000 <= pid < 8000
+
+
 def row_parameters(family: str, row: dict[str, Any]) -> list[Parameter]:
     """One MQSC result object as PCF parameters (attributes without a PCF id are left out)."""
     table = P.ATTRS.get(family, {})
@@ -424,6 +449,11 @@ def row_parameters(family: str, row: dict[str, Any]) -> list[Parameter]:
             continue
         if _is_string_id(pid):
             out.append(Parameter(MQCFT_STRING, pid, "" if value is None else str(value)))
+            continue
+        if _is_bytes_id(pid):
+            out.append(Parameter(MQCFT_BYTE_STRING, pid, str(value).encode("utf-8")))
+            if pid == P.CONNECTION_ID:  # the connection tag identifies it too
+                out.append(Parameter(MQCFT_BYTE_STRING, P.CONN_TAG, str(value).encode("utf-8")))
             continue
         number = _as_int(key, value, family)
         if number is not None:

@@ -272,9 +272,14 @@ def _targets(result: dict[str, Any], by_qm: dict[str, list[dict[str, Any]]]) -> 
     return names or sorted(by_qm)
 
 
+#: MQI reasons the MQSC layer gives where IBM's command server answers a PCF command with an
+#: MQRCCF_* reason of its own (MQRC_UNKNOWN_OBJECT_NAME stays: PCF answers it too).
+_PCF_REASONS = {MQRC.OBJECT_ALREADY_EXISTS: 4001}  # MQRCCF_OBJECT_ALREADY_EXISTS
+
+
 def _pcf_reason(reason: int) -> int:
-    """The MQSC layer's reason as the PCF answer's Reason (MQRC_* and MQRCCF_* go through)."""
-    return reason
+    """The MQSC layer's reason as the PCF answer's Reason."""
+    return _PCF_REASONS.get(reason, reason)
 
 
 class _Responder:
