@@ -55,7 +55,9 @@ class CommandServer:
 
     def __init__(self, qm: Any) -> None:
         self.qm = qm  # the QueueManager (typed Any: app.qmgr.qmgr imports this module)
-        self.state = "STOPPED"  # STARTING, WAITING (for a message), RUNNING (a command), STOPPED
+        # STARTING, RUNNING (serving the queue: waiting for a request or running one), STOPPED;
+        # what DISPLAY CMDSERV (CSQN206I) shows
+        self.state = "STOPPED"
         self.served = 0
         self._stopping = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -116,10 +118,9 @@ class CommandServer:
 
     async def _serve_one(self) -> None:
         hconn, hobj = await self._connect()
-        self.state = "WAITING"
+        self.state = "RUNNING"
         call = GetCall(parse_get_options(["WAIT", "SYNCPOINT", "FAIL_IF_QUIESCING"]), wait_ms=GET_WAIT_MS)
         got = await self.qm.mqi.get(hconn, hobj, call)
-        self.state = "RUNNING"
         try:
             replies = await self.answer(got)
             conn = self.qm.mqi.connection(hconn)
