@@ -4,6 +4,8 @@ reply queue; the pymqi drop-in's ``PCFExecute``."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 import qsg_pymqi as pymqi
@@ -165,3 +167,57 @@ def test_authority_refused_for_a_non_admin_with_authentication_on(make_cluster):
     assert any("not authorized" in line.lower() or "2035" in line for line in refused), refused
     allowed = ask(ADMIN)  # the administrator's request runs
     assert allowed[0].endswith("RETURN=00000000, REASON=00000000")
+
+
+def test_other_object_families_and_commands_by_pcf(group, connect):
+    pcf_ = pymqi.PCFExecute(connect())
+    # a process: create, copy, inquire (names and attributes), delete
+    pcf_.MQCMD_CREATE_PROCESS({CMQC.MQCA_PROCESS_NAME: b"CMD.PROC", CMQC.MQCA_APPL_ID: b"PAYROLL",
+                               CMQC.MQIA_APPL_TYPE: CMQC.MQAT_CICS, CMQCFC.MQIACF_REPLACE: CMQCFC.MQRP_YES})
+    pcf_.MQCMD_COPY_PROCESS({CMQCFC.MQCACF_FROM_PROCESS_NAME: b"CMD.PROC", CMQCFC.MQCACF_TO_PROCESS_NAME: b"CMD.PROC2"})
+    (names,) = pcf_.MQCMD_INQUIRE_PROCESS_NAMES({CMQC.MQCA_PROCESS_NAME: b"CMD.PROC*"})
+    assert sorted(names[CMQCFC.MQCACF_PROCESS_NAMES]) == [b"CMD.PROC", b"CMD.PROC2"]
+    (proc,) = pcf_.MQCMD_INQUIRE_PROCESS({CMQC.MQCA_PROCESS_NAME: b"CMD.PROC2"})
+    assert proc[CMQC.MQCA_APPL_ID] == b"PAYROLL" and proc[CMQC.MQIA_APPL_TYPE] == CMQC.MQAT_CICS
+    for name in (b"CMD.PROC", b"CMD.PROC2"):
+        pcf_.MQCMD_DELETE_PROCESS({CMQC.MQCA_PROCESS_NAME: name})
+    # a topic
+    pcf_.MQCMD_CREATE_TOPIC({CMQC.MQCA_TOPIC_NAME: b"CMD.TOPIC", CMQC.MQCA_TOPIC_STRING: b"cmd/prices"})
+    (topic,) = pcf_.MQCMD_INQUIRE_TOPIC({CMQC.MQCA_TOPIC_NAME: b"CMD.TOPIC"})
+    assert topic[CMQC.MQCA_TOPIC_STRING] == b"cmd/prices"
+    pcf_.MQCMD_DELETE_TOPIC({CMQC.MQCA_TOPIC_NAME: b"CMD.TOPIC"})
+    # a CF structure and its status, the group
+    pcf_.MQCMD_CREATE_CF_STRUC({CMQC.MQCA_CF_STRUC_NAME: b"CMDSTR", CMQC.MQIA_CF_LEVEL: 5})
+    (struc,) = pcf_.MQCMD_INQUIRE_CF_STRUC({CMQC.MQCA_CF_STRUC_NAME: b"CMDSTR"})
+    assert struc[CMQC.MQIA_CF_LEVEL] == 5
+    assert pcf_.MQCMD_INQUIRE_CF_STRUC_STATUS({CMQC.MQCA_CF_STRUC_NAME: b"CMDSTR"})
+    pcf_.MQCMD_DELETE_CF_STRUC({CMQC.MQCA_CF_STRUC_NAME: b"CMDSTR"})
+    assert pcf_.MQCMD_INQUIRE_QSG()
+    # a string filter (MQCFSF) on queue descriptions
+    pcf_.MQCMD_CREATE_Q({CMQC.MQCA_Q_NAME: b"CMD.DESC.Q", CMQC.MQIA_Q_TYPE: CMQC.MQQT_LOCAL,
+                         CMQC.MQCA_Q_DESC: b"payroll input", CMQCFC.MQIACF_REPLACE: CMQCFC.MQRP_YES})
+    found = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"*"}, [pymqi.Filter(CMQC.MQCA_Q_DESC).like(b"payroll*")])
+    assert [f[CMQC.MQCA_Q_NAME] for f in found] == [b"CMD.DESC.Q"]
+    # Escape: MQSC text in, the response text out
+    lines = pcf_.MQCMD_ESCAPE({CMQCFC.MQIACF_ESCAPE_TYPE: CMQCFC.MQET_MQSC,
+                               CMQCFC.MQCACF_ESCAPE_TEXT: b"DISPLAY CMDSERV"})
+    assert any(b"CSQN206I" in line[CMQCFC.MQCACF_ESCAPE_TEXT] for line in lines)
+    # a command this server does not know, and a parameter its command does not take
+    assert reason_of(lambda: pcf_.MQCMD_START_CHANNEL_INIT()).reason == CMQCFC.MQRCCF_CFH_COMMAND_ERROR
+    err = reason_of(lambda: pcf_.MQCMD_CREATE_PROCESS({CMQC.MQCA_PROCESS_NAME: b"X", CMQC.MQIA_MAX_Q_DEPTH: 1}))
+    assert err.reason == CMQCFC.MQRCCF_CFIN_PARM_ID_ERROR
+    pcf_.MQCMD_DELETE_Q({CMQC.MQCA_Q_NAME: b"CMD.DESC.Q"})
+    pcf_.disconnect()
+
+
+def test_a_malformed_pcf_message_is_answered_with_its_reason(group, connect):
+    bad_length = struct.pack("<9i", pcf.MQCFT_COMMAND, 40, 1, CMQCFC.MQCMD_INQUIRE_Q, 1, 1, 0, 0, 0)
+    (reply,) = [pcf.decode(d, big=False) for _, d in _request(connect(), bad_length, CMQC.MQFMT_ADMIN)]
+    assert (reply.header.type, reply.header.comp_code, reply.header.reason) == (pcf.MQCFT_RESPONSE, 2,
+                                                                                CMQCFC.MQRCCF_CFH_LENGTH_ERROR)
+    # the header counts a parameter the message does not hold: MQRCCF_MSG_LENGTH_ERROR, in XR form
+    short = struct.pack("<9i", pcf.MQCFT_COMMAND_XR, 36, 3, CMQCFC.MQCMD_INQUIRE_Q, 1, 1, 0, 0, 1)
+    replies = [pcf.decode(d, big=False) for _, d in _request(connect(), short, CMQC.MQFMT_ADMIN)]
+    reason = CMQCFC.MQRCCF_MSG_LENGTH_ERROR
+    assert [(m.header.type, m.header.reason) for m in replies] == [(pcf.MQCFT_XR_MSG, reason),
+                                                                    (pcf.MQCFT_XR_SUMMARY, reason)]
