@@ -88,8 +88,9 @@ class CommandServer:
                 await self._serve_one()
             except MQError as exc:
                 if exc.reason != MQRC.NO_MSG_AVAILABLE:
-                    log.warning("CSQN203I %s command server: %s (%s); retrying", self.qm.name, exc.message,
-                                exc.reason_name)
+                    if self.qm.status == "RUNNING":  # else quiescing or rejoining: expected
+                        log.warning("CSQN203I %s command server: %s (%s); retrying", self.qm.name,
+                                    exc.message, exc.reason_name)
                     await self._disconnect()
                     await self._pause()
             except Exception:  # the server must go on whatever one message did
