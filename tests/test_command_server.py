@@ -221,3 +221,37 @@ def test_a_malformed_pcf_message_is_answered_with_its_reason(group, connect):
     reason = CMQCFC.MQRCCF_MSG_LENGTH_ERROR
     assert [(m.header.type, m.header.reason) for m in replies] == [(pcf.MQCFT_XR_MSG, reason),
                                                                     (pcf.MQCFT_XR_SUMMARY, reason)]
+
+
+def test_a_zos_program_in_ebcdic_and_big_endian(group, connect):
+    """What a z/OS program sends: integers big-endian (Encoding 785), strings in EBCDIC (CCSID 500);
+    the replies come back the same way."""
+    qmgr = connect()
+    request = pcf.encode(pcf.Header(pcf.MQCFT_COMMAND_XR, CMQCFC.MQCMD_INQUIRE_Q_NAMES, 3),
+                         [pcf.Parameter(pcf.MQCFT_STRING, CMQC.MQCA_Q_NAME, "SYSTEM.COMMAND.*", ccsid=500)], big=True)
+    assert b"SYSTEM" not in request
+    reply = pymqi.OD(ObjectName=b"SYSTEM.COMMAND.REPLY.MODEL", DynamicQName=b"ZOS.REPLY.*")
+    rq = pymqi.Queue(qmgr, reply, CMQC.MQOO_INPUT_EXCLUSIVE)
+    md = pymqi.MD(Format=CMQC.MQFMT_ADMIN, MsgType=CMQC.MQMT_REQUEST, ReplyToQ=reply.ObjectName,
+                  Encoding=pcf.MQENC_ZOS, CodedCharSetId=500)
+    pymqi.Queue(qmgr, "SYSTEM.COMMAND.INPUT", CMQC.MQOO_OUTPUT).put(request, md,
+                                                                   pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=5000,
+                    MatchOptions=CMQC.MQMO_MATCH_CORREL_ID)
+    got = pymqi.MD(CorrelId=md.MsgId)
+    data = rq.get(None, got, gmo)
+    assert got.Encoding == pcf.MQENC_ZOS and got.CodedCharSetId == 500 and b"SYSTEM" not in data
+    item = pcf.decode(data, big=True, ccsid=500)
+    assert item.header.type == pcf.MQCFT_XR_ITEM
+    names = {p.parameter: p.value for p in item.parameters}[CMQCFC.MQCACF_Q_NAMES]
+    assert names == ["SYSTEM.COMMAND.INPUT", "SYSTEM.COMMAND.REPLY.MODEL"]
+    rq.close()
+
+
+def test_standard_form_failure_names_the_parameter(group, connect):
+    missing = pcf.encode(pcf.Header(pcf.MQCFT_COMMAND, CMQCFC.MQCMD_CREATE_Q),
+                         [pcf.Parameter(pcf.MQCFT_STRING, CMQC.MQCA_Q_NAME, "CMD.NO.TYPE")])
+    (reply,) = [pcf.decode(d, big=False) for _, d in _request(connect(), missing, CMQC.MQFMT_ADMIN)]
+    assert (reply.header.type, reply.header.comp_code, reply.header.reason) == (
+        pcf.MQCFT_RESPONSE, 2, CMQCFC.MQRCCF_PARM_COUNT_TOO_SMALL)
+    assert {p.parameter: p.value for p in reply.parameters} == {CMQCFC.MQIACF_PARAMETER_ID: CMQC.MQIA_Q_TYPE}
