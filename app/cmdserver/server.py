@@ -123,7 +123,13 @@ class CommandServer:
         call = GetCall(parse_get_options(["WAIT", "SYNCPOINT", "FAIL_IF_QUIESCING"]), wait_ms=GET_WAIT_MS)
         got = await self.qm.mqi.get(hconn, hobj, call)
         try:
-            replies = await self.answer(got)
+            try:
+                replies = await self.answer(got)
+            except MQError:
+                raise  # the queue manager or the CF failed under the command: back out, get it again
+            except Exception:  # a request this server cannot process must not come back forever
+                log.exception("%s command server: request %s discarded", self.qm.name, got.md.msg_id)
+                replies = []
             conn = self.qm.mqi.connection(hconn)
             for md, data in replies:
                 try:
@@ -220,12 +226,16 @@ class CommandServer:
             return
         if plan.action == "PING":
             return
-        text: str | None = plan.mqsc
-        if plan.needs_type:
-            text = await self._with_queue_type(got, plan, r)
-        if text is None:
+        try:
+            text: str | None = plan.mqsc
+            if plan.needs_type:
+                text = await self._with_queue_type(got, plan, r)
+            if text is None:
+                return
+            results = await self._run_mqsc(got, text)
+        except MQError as exc:  # the requesting user is not known (authentication on)
+            r.fail(_pcf_reason(exc.reason))
             return
-        results = await self._run_mqsc(got, text)
         empty: dict[str, Any] = {"completion_code": 0, "reason": 0, "objects": [], "messages": []}
         result: dict[str, Any] = results[0] if results else empty
         if plan.action == "CHANNEL" and result.get("completion_code"):
@@ -249,8 +259,7 @@ class CommandServer:
                 by_qm.setdefault(str(obj.get("QMNAME", self.qm.name)), []).append(obj)
             r.scoped = True
             for qm in _targets(result, by_qm):
-                r.add_items(mapping.items(plan, by_qm.get(qm, [])) if (by_qm.get(qm) or not plan.names_param)
-                            else mapping.items(plan, []), qm)
+                r.add_items(mapping.items(plan, by_qm.get(qm, [])), qm)
             return
         r.add_items(mapping.items(plan, objects), self.qm.name)
 
@@ -276,7 +285,7 @@ def _targets(result: dict[str, Any], by_qm: dict[str, list[dict[str, Any]]]) -> 
 
 #: MQI reasons the MQSC layer gives where IBM's command server answers a PCF command with an
 #: MQRCCF_* reason of its own (MQRC_UNKNOWN_OBJECT_NAME stays: PCF answers it too).
-_PCF_REASONS = {MQRC.OBJECT_ALREADY_EXISTS: 4001}  # MQRCCF_OBJECT_ALREADY_EXISTS
+_PCF_REASONS: dict[int, int] = {int(MQRC.OBJECT_ALREADY_EXISTS): 4001}  # MQRCCF_OBJECT_ALREADY_EXISTS
 
 
 def _pcf_reason(reason: int) -> int:
