@@ -35,6 +35,10 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 #: The record of the MQI call in progress in this task (None outside a recorded call).
 _CURRENT: ContextVar[dict[str, Any] | None] = ContextVar("activity_record", default=None)
 
+#: Set True in a task of the queue manager's own (the command server) whose MQI calls are not
+#: applications' activity: they are not recorded.
+unrecorded: ContextVar[bool] = ContextVar("activity_unrecorded", default=False)
+
 
 def note(hconn: str, *, resolved: Any = None, **fields: Any) -> None:
     """Add fields to the record of the call in progress on connection ``hconn``.
@@ -199,7 +203,7 @@ def recorded(verb: Verb) -> Callable[[F], F]:
         @functools.wraps(fn)
         async def call(mqi: Any, *args: Any, **kwargs: Any) -> Any:
             activity = getattr(mqi.qm, "activity", None)
-            if activity is None or not activity.enabled:
+            if activity is None or not activity.enabled or unrecorded.get():
                 return await fn(mqi, *args, **kwargs)
             if activity.full:
                 await activity.room()  # policy wait: a slow disk slows calls, memory stays bounded

@@ -12,7 +12,8 @@ authentication on, connect with pymqi's ``user``/``password`` (or an MQCSP ``csp
 
 Differences from pymqi worth knowing: a connection name ``host(port)`` is the queue manager's
 REST address and the channel is not used; message properties travel through message handles
-(``app.client.properties``); distribution lists, PCF and XA are not offered. MQGMO_CONVERT
+(``app.client.properties``); PCF through ``PCFExecute`` (``app.client.pcf``, served by the queue
+managers' command server); distribution lists and XA are not offered. MQGMO_CONVERT
 converts string messages to the MD's CodedCharSetId (MQCCSI_Q_MGR: the client's UTF-8); MQSTAT
 reports MQPMO_ASYNC_RESPONSE puts.
 """
@@ -22,6 +23,22 @@ from typing import Any
 from app.client import CMQC, CMQCFC, CMQSTRC, CMQXC, aio
 from app.client.asyncconsume import CBC, CBD, CTLO
 from app.client.core import CD, CNO, CSP, GMO, MD, OD, PMO, SCO, STS, Error, MQMIError, PYIFError
+from app.client.pcf import (
+    CFBS,
+    CFH,
+    CFIF,
+    CFIL,
+    CFIL64,
+    CFIN,
+    CFIN64,
+    CFSF,
+    CFSL,
+    CFST,
+    ByteString,
+    Filter,
+    PCFExecute,
+    to_string,
+)
 from app.client.properties import CMHO, DMHO, DMPO, IMPO, PD, SMPO, MessageHandle
 from app.client.pubsub import SD, Subscription, Topic
 from app.client.session import RetryPolicy
@@ -41,7 +58,10 @@ def get_versions() -> dict[str, Any]:
             "client": "app.client"}
 
 
-__all__ = ["CBC", "CBD", "CTLO", "CD", "CMHO", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP", "DMHO",
-           "DMPO", "GMO", "IMPO", "MD", "OD", "PD", "PMO", "SCO", "SD", "SMPO", "STS", "Error", "MQMIError",
-           "PYIFError", "MessageHandle", "Queue", "QueueManager", "RetryPolicy", "Subscription", "Topic", "aio", "cd",
-           "cno", "connect", "csp", "get_versions", "gmo", "md", "od", "pmo", "sco", "sd", "sts"]
+__all__ = [
+    "CBC", "CBD", "CTLO", "CD", "CFBS", "CFH", "CFIF", "CFIL", "CFIL64", "CFIN", "CFIN64", "CFSF", "CFSL", "CFST",
+    "ByteString", "Filter", "PCFExecute", "to_string", "CMHO", "CMQC", "CMQCFC", "CMQSTRC", "CMQXC", "CNO", "CSP",
+    "DMHO", "DMPO", "GMO", "IMPO", "MD", "OD", "PD", "PMO", "SCO", "SD", "SMPO", "STS", "Error", "MQMIError",
+    "PYIFError", "MessageHandle", "Queue", "QueueManager", "RetryPolicy", "Subscription", "Topic", "aio", "cd",
+    "cno", "connect", "csp", "get_versions", "gmo", "md", "od", "pmo", "sco", "sd", "sts"
+]

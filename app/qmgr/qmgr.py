@@ -24,6 +24,7 @@ from app.cf.engine import CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
 from app.cf.keys import private_tag
+from app.cmdserver.server import CommandServer
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
@@ -103,6 +104,7 @@ class QueueManager:
         self.events = EventService(self)
         self.triggers = TriggerService(self)
         self.igq = IgqAgent(self)
+        self.cmdserver = CommandServer(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
         self.security = Security(self)
         self.structures = StructureService(self)
         self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
@@ -183,6 +185,7 @@ class QueueManager:
         self.expiry.start()
         await self.membership.start_watching()
         self.igq.start()
+        self.cmdserver.start()
         self.status = "RUNNING"
         log.info("CSQY022I queue manager %s of %s initialization complete, running (incarnation %s)",
                  self.name, self.qsg, self.cf.incarnation)
@@ -207,7 +210,7 @@ class QueueManager:
         be reached or another live process holds the name), recover the old incarnation's work
         (fencing it), reload what may have been missed, and serve again."""
         try:
-            for step in (self.igq.stop, self.expiry.stop):
+            for step in (self.cmdserver.stop, self.igq.stop, self.expiry.stop):
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(step(), timeout=5)
             self.igq.forget_unit_of_work()
@@ -248,7 +251,7 @@ class QueueManager:
         if self._rejoin_task is not None:
             self._rejoin_task.cancel()
             await asyncio.gather(self._rejoin_task, return_exceptions=True)
-        for step in (self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
+        for step in (self.cmdserver.stop, self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
                      self.membership.leave,
                      self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop,
                      self.loop_lag.stop):

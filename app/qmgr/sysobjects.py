@@ -44,6 +44,15 @@ DEFAULT_OBJECTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
                                               "DEFTYPE": "PERMDYN", "DEFSOPT": "SHARED"}),
     ("QMODEL", "SYSTEM.NDURABLE.MODEL.QUEUE", {"DESCR": "Model for managed non-durable subscriptions",
                                                "DEFTYPE": "TEMPDYN", "DEFSOPT": "SHARED"}),
+    # The command server (app/cmdserver): its input queue, the model of reply queues, and the alias
+    # under the name of distributed MQ's command queue, which tools written for it open
+    # (CSQ4INSG: SYSTEM.ADMIN.COMMAND.QUEUE as a QALIAS of SYSTEM.COMMAND.INPUT).
+    ("QLOCAL", "SYSTEM.COMMAND.INPUT", {"DESCR": "System command input queue", "MAXMSGL": 32762,
+                                        "SHARE": True, "DEFSOPT": "SHARED"}),
+    ("QMODEL", "SYSTEM.COMMAND.REPLY.MODEL", {"DESCR": "System command reply model queue",
+                                              "DEFTYPE": "TEMPDYN"}),
+    ("QALIAS", "SYSTEM.ADMIN.COMMAND.QUEUE", {"DESCR": "Alias of the command input queue for PCF tools",
+                                              "TARGET": "SYSTEM.COMMAND.INPUT"}),
 )
 
 

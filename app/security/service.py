@@ -369,6 +369,19 @@ class Security:
             raise MQError(MQRC.NOT_AUTHORIZED, f"alternate user '{user_id}' is not defined")
         return Principal(entry.value.name, entry.value.groups, entry.value.admin, "alternate")
 
+    async def principal_of(self, user_id: str) -> Principal | None:
+        """The principal a message's UserIdentifier names, for work the queue manager does on
+        its behalf (the command server runs a command as the user who put it). None with
+        authentication off (nothing is checked); MQRC_NOT_AUTHORIZED for a blank or unknown user."""
+        if not self.enabled:
+            return None
+        if not user_id:
+            raise MQError(MQRC.NOT_AUTHORIZED, "the request message carries no UserIdentifier")
+        entry = await self._cached(self._users, user_id, self.store.user)
+        if entry.value is None:
+            raise MQError(MQRC.NOT_AUTHORIZED, f"user '{user_id}' is not defined")
+        return Principal(entry.value.name, entry.value.groups, entry.value.admin, "cmdserver")
+
     async def check_igq_put(self, queue: str, user_identifier: str) -> None:
         """The IGQ agent's check before it puts a message to ``queue``: the PUT right of the
         users that this QM's IGQAUT and IGQUSER name (``rights.igq_checked_users``), when

@@ -67,7 +67,9 @@ def _run_one(group: Cluster, path: Path, port: int, work: Path) -> tuple[str, st
     source = path.read_text(encoding="utf-8", errors="replace")
     queues = sorted(q for q in set(_QUEUE.findall(source))
                     if not q.startswith(_NOT_QUEUES) and not q.endswith("SVRCONN"))
-    if queues:
+    if queues and "MQCMD_CREATE_Q" in source:
+        group.mqsc("QM1", "\n".join(f"DELETE QLOCAL({q})" for q in queues))  # the sample defines it by PCF
+    elif queues:
         group.mqsc("QM1", "\n".join(f"DEFINE QLOCAL({q}) REPLACE" for q in queues))
         group.mqsc("QM1", "\n".join(f"CLEAR QLOCAL({q})" for q in queues))
         if ".get(" in source and ".put(" not in source and "put1(" not in source:

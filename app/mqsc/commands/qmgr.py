@@ -74,12 +74,16 @@ class QmgrCommands(CommandBase):
         started = datetime.fromtimestamp(self.qm.started_ms / 1000, tz=UTC)
         row: dict[str, Any] = {"QMNAME": self.qm.name, "STATUS": info.get("status", "RUNNING"),
                                "STARTDA": started.strftime("%Y-%m-%d"), "STARTTI": started.strftime("%H.%M.%S"),
-                               "CONNS": len(self.qm.mqi.connections), "CMDSERV": "RUNNING"}
+                               "CONNS": len(self.qm.mqi.connections),
+                               "CMDSERV": getattr(getattr(self.qm, "cmdserver", None), "state", "RUNNING")}
         row.update({k: v for k, v in info.items() if k.startswith("IGQ") and k not in attributes.specs("QMGR")})
         return [row]
 
     async def display_cmdserv(self, cmd: Command) -> None:
-        """DISPLAY CMDSERV: the command server is the HTTP endpoint, running while the QM runs
-        (z/OS answers with messages only: CSQN207I / CSQN206I)."""
-        self.messages += [f"CSQN207I {self.qm.name} COMMAND SERVER ENABLED",
-                          f"CSQN206I {self.qm.name} COMMAND SERVER STATUS IS RUNNING"]
+        """DISPLAY CMDSERV: the state of the command server that reads SYSTEM.COMMAND.INPUT
+        (app/cmdserver): z/OS answers with messages only, CSQN207I and CSQN206I."""
+        server = getattr(self.qm, "cmdserver", None)
+        state = server.state if server is not None else "STOPPED"
+        enabled = "ENABLED" if state != "STOPPED" else "DISABLED"
+        self.messages += [f"CSQN207I {self.qm.name} COMMAND SERVER {enabled}",
+                          f"CSQN206I {self.qm.name} COMMAND SERVER STATUS IS {state}"]
