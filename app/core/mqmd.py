@@ -129,9 +129,20 @@ class MQMD:
         priority that is no MQLONG, a field of the wrong type) is repaired, not refused, and the
         message is still delivered with an answer that can be encoded."""
         if not isinstance(stored, dict):
-            stored = {}
-        md = cls(**{name: stored[name] for name in _FIELD_NAMES if name in stored})
-        if not _well_formed(stored):
+            return cls()
+        fields: dict[str, Any] = {}
+        well_formed = True
+        for name, value in stored.items():  # one pass: take the MQMD's fields, check their types
+            kind = _KINDS.get(name)
+            if kind is None:
+                continue  # not an MQMD field
+            fields[name] = value
+            if type(value) is not kind:
+                well_formed = well_formed and value is None and kind is dict  # properties: None
+            elif type(value) is int and not MQLONG_MIN <= value <= MQLONG_MAX:
+                well_formed = False
+        md = cls(**fields)
+        if not well_formed:
             _repair(md)
         return md
 
@@ -147,21 +158,6 @@ _STR_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n),
 _LIST_FIELDS = ("report", "msg_flags")
 _KINDS: dict[str, type] = {**{n: int for n in _INT_FIELDS}, **{n: str for n in _STR_FIELDS},
                            **{n: list for n in _LIST_FIELDS}, "properties": dict}
-
-
-def _well_formed(stored: dict[str, Any]) -> bool:
-    """Whether every field of a stored MQMD has its type (integers MQLONGs): the cheap check
-    every MQGET makes, on the stored fields only (the others take their defaults)."""
-    for name, value in stored.items():
-        kind = _KINDS.get(name)
-        if kind is None:
-            continue  # not an MQMD field: not taken
-        if type(value) is not kind:
-            if not (value is None and name == "properties"):
-                return False
-        elif isinstance(value, int) and not MQLONG_MIN <= value <= MQLONG_MAX:
-            return False
-    return True
 
 
 def _repair(md: MQMD) -> None:
@@ -244,6 +240,8 @@ def _name(value: Any, field: str, max_len: int) -> str:
     """An MQCHAR field of the MQMD: IBM's rule that a NUL ends the value (the NUL and what
     follows are blanks), then at most ``max_len`` characters and no control characters
     (MQRC_MD_ERROR)."""
+    if type(value) is str and len(value) <= max_len and (not value or value.isalnum()):
+        return value  # the common case (MQSTR, blank): nothing to cut, strip or refuse
     if not isinstance(value, str):
         raise MQError(MQRC.MD_ERROR, f"md.{field} must be a string of at most {max_len} characters")
     text = value.partition("\x00")[0]
@@ -265,7 +263,7 @@ def _reply_to_name(value: Any, field: str) -> str:
     REST API gives them back in a header; a name no queue or queue manager can have is refused
     (MQRC_MD_ERROR) rather than stored."""
     name = _name(value, field, 48)
-    if not _MQ_NAME_CHARS.fullmatch(name):
+    if name and not _MQ_NAME_CHARS.fullmatch(name):
         raise MQError(MQRC.MD_ERROR, f"md.{field} must be blank or an MQ name (A-Z a-z 0-9 . / _ %)")
     return name
 
