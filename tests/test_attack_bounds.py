@@ -31,9 +31,10 @@ MALLORY = ("mallory", "mallory-secret")
 FRAME_LIMIT = 256 * 1024  # QSG_MAX_FRAME_BYTES of this group
 HEADER_TIMEOUT_S = 1.0
 MAX_CONNECTIONS = 60
-#: QM3's heartbeat: a lease of 10 s renewed every 0.2 s, so a stall of STALL_S passes the 9 s it
-#: counts on locally (LEASE_MARGIN 0.9) but not the lease in the coupling facility.
-STALL_S = 9.3
+#: QM3's heartbeat: a lease of 20 s renewed every 0.2 s, so a stall of STALL_S passes the 18 s it
+#: counts on locally (LEASE_MARGIN 0.9) but not the lease in the coupling facility (a margin of
+#: over a second for the resumed process to renew, on a loaded machine).
+STALL_S = 18.5
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env={
         "QSG_AUTH": "on", "QSG_MAX_FRAME_BYTES": str(FRAME_LIMIT), "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
         "QSG_KEEP_ALIVE_S": "1", "QSG_MAX_CONNECTIONS": str(MAX_CONNECTIONS)},
-        qm_env={"QM3": {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "10"}})
+        qm_env={"QM3": {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "20"}})
     qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
     qsg_cli(g, "user", "add", "mallory", "--password-stdin", stdin=MALLORY[1] + "\n")
     mqsc_ok(g, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('mallory') AUTHADD(CONNECT)")
