@@ -236,6 +236,32 @@ def test_a_session_frame_over_the_limit_closes_the_session_with_1009(group):
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
 
 
+def test_the_client_answers_a_frame_over_the_limit_with_2010(group):
+    """The pymqi-shaped client on a session: a put larger than the queue manager's frame limit
+    fails with MQRC_DATA_LENGTH_ERROR (as a client channel's MAXMSGL), the session ends (2009
+    after it); over HTTP the same put is read and answered by the queue manager."""
+    import app.client as pymqi
+    from app.client import CMQC
+
+    q = "ATTACK.FRAME.Q"
+    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) REPLACE MAXMSGL(4194304)\n"
+                          f"SET AUTHREC PROFILE('{q}') OBJTYPE(QUEUE) PRINCIPAL('mallory') AUTHADD(PUT)")
+    cd = pymqi.CD(ConnectionName=f"127.0.0.1({group.qms['QM1'].port})")
+    big = b"x" * (FRAME_LIMIT + 1)
+    qmgr = pymqi.QueueManager(None)
+    qmgr.connect_with_options("QM1", cd=cd, user=MALLORY[0], password=MALLORY[1])
+    assert qmgr.transport == "session"
+    queue = pymqi.Queue(qmgr, q, CMQC.MQOO_OUTPUT)
+    with pytest.raises(pymqi.MQMIError) as caught:
+        queue.put(big, pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    assert caught.value.reason == CMQC.MQRC_DATA_LENGTH_ERROR, caught.value
+    with pytest.raises(pymqi.MQMIError) as caught:
+        queue.put(b"small", pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    assert caught.value.reason == CMQC.MQRC_CONNECTION_BROKEN
+    with pymqi.connect("QM1", None, cd.ConnectionName, MALLORY[0], MALLORY[1], transport="http") as over_http:
+        pymqi.Queue(over_http, q, CMQC.MQOO_OUTPUT).put(big, pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+
+
 def test_mqsc_of_a_non_admin_on_a_session_does_not_hold_the_loop(group):
     url = group.url("QM1").replace("http://", "ws://") + "/v1/session"
     script = "DISPLAY QMGR\n" * 18_000  # about as much as one frame of this group carries (QSG_MAX_FRAME_BYTES)
