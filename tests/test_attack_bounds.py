@@ -31,9 +31,10 @@ MALLORY = ("mallory", "mallory-secret")
 FRAME_LIMIT = 256 * 1024  # QSG_MAX_FRAME_BYTES of this group
 HEADER_TIMEOUT_S = 1.0
 MAX_CONNECTIONS = 60
-#: QM3's heartbeat: a lease of 10 s renewed every 0.2 s, so a stall of STALL_S passes the 9 s it
-#: counts on locally (LEASE_MARGIN 0.9) but not the lease in the coupling facility.
-STALL_S = 9.3
+#: QM3's heartbeat: a lease of 20 s renewed every 0.2 s, so a stall of STALL_S passes the 18 s it
+#: counts on locally (LEASE_MARGIN 0.9) but not the lease in the coupling facility (a margin of
+#: over a second for the resumed process to renew, on a loaded machine).
+STALL_S = 18.5
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env={
         "QSG_AUTH": "on", "QSG_MAX_FRAME_BYTES": str(FRAME_LIMIT), "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
         "QSG_KEEP_ALIVE_S": "1", "QSG_MAX_CONNECTIONS": str(MAX_CONNECTIONS)},
-        qm_env={"QM3": {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "10"}})
+        qm_env={"QM3": {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "20"}})
     qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
     qsg_cli(g, "user", "add", "mallory", "--password-stdin", stdin=MALLORY[1] + "\n")
     mqsc_ok(g, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('mallory') AUTHADD(CONNECT)")
@@ -233,6 +234,32 @@ def test_a_session_frame_over_the_limit_closes_the_session_with_1009(group):
                                   "body": {"appl_name": "x" * FRAME_LIMIT}}).decode())
             ws.recv(timeout=20)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
+
+
+def test_the_client_answers_a_frame_over_the_limit_with_2010(group):
+    """The pymqi-shaped client on a session: a put larger than the queue manager's frame limit
+    fails with MQRC_DATA_LENGTH_ERROR (as a client channel's MAXMSGL), the session ends (2009
+    after it); over HTTP the same put is read and answered by the queue manager."""
+    import app.client as pymqi
+    from app.client import CMQC
+
+    q = "ATTACK.FRAME.Q"
+    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) REPLACE MAXMSGL(4194304)\n"
+                          f"SET AUTHREC PROFILE('{q}') OBJTYPE(QUEUE) PRINCIPAL('mallory') AUTHADD(PUT)")
+    cd = pymqi.CD(ConnectionName=f"127.0.0.1({group.qms['QM1'].port})")
+    big = b"x" * (FRAME_LIMIT + 1)
+    qmgr = pymqi.QueueManager(None)
+    qmgr.connect_with_options("QM1", cd=cd, user=MALLORY[0], password=MALLORY[1])
+    assert qmgr.transport == "session"
+    queue = pymqi.Queue(qmgr, q, CMQC.MQOO_OUTPUT)
+    with pytest.raises(pymqi.MQMIError) as caught:
+        queue.put(big, pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    assert caught.value.reason == CMQC.MQRC_DATA_LENGTH_ERROR, caught.value
+    with pytest.raises(pymqi.MQMIError) as caught:
+        queue.put(b"small", pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    assert caught.value.reason == CMQC.MQRC_CONNECTION_BROKEN
+    with pymqi.connect("QM1", None, cd.ConnectionName, MALLORY[0], MALLORY[1], transport="http") as over_http:
+        pymqi.Queue(over_http, q, CMQC.MQOO_OUTPUT).put(big, pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
 
 
 def test_mqsc_of_a_non_admin_on_a_session_does_not_hold_the_loop(group):

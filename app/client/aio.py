@@ -62,6 +62,7 @@ from app.client.session import (
     refusal,
     reply_of,
     session_broken,
+    session_ended,
     session_tls,
     session_url,
     transport_error,
@@ -122,7 +123,7 @@ class SessionSocket:
         except (ConnectionClosed, OSError) as exc:  # TimeoutError is an OSError
             self._broken = self._broken or (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             await self._ws.close()
-            raise session_broken(self._broken) from None
+            raise session_ended(exc, self._broken) from None
         finally:
             self._waiting.pop(frame_id, None)
 
@@ -140,6 +141,7 @@ class SessionSocket:
             self._broken = self._broken or reason
             for waiter in self._waiting.values():
                 if not waiter.done():
+                    # which of the calls in flight was too big is not known: 2009 for each
                     waiter.set_exception(session_broken(self._broken))
             self._waiting.clear()
 

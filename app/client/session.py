@@ -176,6 +176,22 @@ def session_broken(detail: str) -> MQMIError:
     return MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_CONNECTION_BROKEN, f"the session ended: {detail}")
 
 
+#: The WebSocket close code of a frame larger than the receiver takes ("message too big").
+MESSAGE_TOO_BIG = 1009
+
+
+def session_ended(exc: BaseException, detail: str) -> MQMIError:
+    """The failure of a call whose session closed under it: MQRC_DATA_LENGTH_ERROR (2010) when the
+    queue manager closed it because the call's frame was larger than it takes (QSG_MAX_FRAME_BYTES,
+    WebSocket code 1009) - what a client channel answers for a message over its MAXMSGL - else
+    MQRC_CONNECTION_BROKEN. Either way the session, and the connection on it, ended."""
+    received = getattr(exc, "rcvd", None)
+    if received is not None and getattr(received, "code", None) == MESSAGE_TOO_BIG:
+        return MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_DATA_LENGTH_ERROR,
+                         f"the call is larger than the queue manager takes on a session; the session ended: {detail}")
+    return session_broken(detail)
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How MQCONN is retried when the queue manager cannot be reached (exponential back-off)."""

@@ -67,6 +67,7 @@ from app.client.session import (
     refusal,
     reply_of,
     session_broken,
+    session_ended,
     session_tls,
     session_url,
     transport_error,
@@ -131,7 +132,7 @@ class SessionSocket:
             except (ConnectionClosed, OSError, MQMIError) as exc:  # MQMIError: a frame that is no answer
                 self._broken = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 self._ws.close()
-                raise session_broken(self._broken) from None
+                raise session_ended(exc, self._broken) from None
 
     def close(self) -> None:
         self._broken = self._broken or "closed by the client"

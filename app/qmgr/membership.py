@@ -236,7 +236,7 @@ class Membership:
             return False
         if self.lease_valid():
             return True
-        if self._confirming is None:
+        if self._confirming is None or self._confirming.done():  # a finished one is no answer for now
             self._confirming = asyncio.ensure_future(self._renew_late())
         confirming = self._confirming
         try:
