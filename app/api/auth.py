@@ -146,7 +146,8 @@ async def deny(response, scope: Scope, receive: Receive, send: Send) -> None:
     handshake (the client sees the status and the MQ error body)."""
     await response(scope, receive, send)
     if scope["type"] == "websocket":
-        DENIED_UPGRADES.pending += 1
+        # bounded: under a server that logs nothing after a denial, few real records could go
+        DENIED_UPGRADES.pending = min(DENIED_UPGRADES.pending + 1, 16)
 
 
 def origin_refused(path: str):
