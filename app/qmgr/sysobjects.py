@@ -46,7 +46,8 @@ DEFAULT_OBJECTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
                                                "DEFTYPE": "TEMPDYN", "DEFSOPT": "SHARED"}),
     # The command server (app/cmdserver): its input queue, the model of reply queues, and the alias
     # under the name of distributed MQ's command queue, which tools written for it open
-    # (CSQ4INSG: SYSTEM.ADMIN.COMMAND.QUEUE as a QALIAS of SYSTEM.COMMAND.INPUT).
+    # (CSQ4INSG: SYSTEM.ADMIN.COMMAND.QUEUE as a QALIAS of SYSTEM.COMMAND.INPUT; IBM "Preparing queues
+    # for administration programs", https://www.ibm.com/docs/en/ibm-mq/9.0.x?topic=zos-preparing-queues-administration-programs).
     ("QLOCAL", "SYSTEM.COMMAND.INPUT", {"DESCR": "System command input queue", "MAXMSGL": 32762,
                                         "SHARE": True, "DEFSOPT": "SHARED"}),
     ("QMODEL", "SYSTEM.COMMAND.REPLY.MODEL", {"DESCR": "System command reply model queue",
