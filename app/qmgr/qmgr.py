@@ -84,6 +84,7 @@ class QueueManager:
         self.cf = CouplingFacility(redis, self.qsg, self.clock)
         if self.group_clock is not None:  # script deadlines are on the CF's own clock, never a test's
             self.cf.cf_now_ms = self.group_clock.cf_now_ms
+            self.cf.clock_check = self.group_clock.refresh
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
