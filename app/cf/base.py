@@ -75,6 +75,9 @@ class CFBase:
         self.call_budget_ms = deadline.budget_ms(socket_timeout_of(redis))
         #: Measures the CF's clock again (the group clock's ``refresh``); None: nothing to measure.
         self.clock_check: Callable[[], Awaitable[object]] | None = None
+        #: How far ``cf_now_ms`` may be off, in ms (half the round trip of its measurement): a call
+        #: without a reply waits that much longer past its deadline (app/cf/deadline.py).
+        self.clock_error_ms: Callable[[], int] = lambda: 0
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
         self.observe_call: Callable[[str, float], None] | None = None
         #: The per-structure notices (availability, trigger counts): shard channels, each
@@ -281,7 +284,7 @@ class CFBase:
             except MQError as exc:
                 if not isinstance(exc.__cause__, SentUnanswered) or not call.changes_state():
                     raise
-                await deadline.wait_past(due, self.cf_now_ms)
+                await deadline.wait_past(due + self.clock_error_ms(), self.cf_now_ms)
                 log.warning("%s: no reply from the coupling facility (%s) to %s, which may have run: "
                             "answering MQRC_CONNECTION_BROKEN (%s)", self.qmgr, _what(tag), call.SCRIPT,
                             exc.__cause__)
