@@ -873,6 +873,22 @@ async def test_a_script_run_after_its_deadline_changes_nothing_and_answers_2345(
 
 
 @pytest.mark.asyncio
+async def test_a_late_reply_at_once_measures_the_clock_again_and_sends_once_more(cf: CouplingFacility) -> None:
+    await define(cf)
+    on_time, checks = cf.cf_now_ms, []
+    cf.cf_now_ms = lambda: on_time() - 60_000  # a clock measured wrong: every deadline looks past
+
+    async def measure_again() -> None:
+        checks.append(1)
+        cf.cf_now_ms = on_time
+
+    cf.clock_check = measure_again
+    await put(cf, "once")  # LATE at once (nothing done), the clock measured, sent again: put
+    assert checks == [1]
+    assert await bodies(cf) == [b"once"]
+
+
+@pytest.mark.asyncio
 async def test_a_call_sent_and_not_answered_waits_out_its_deadline_then_is_unknown() -> None:
     # A connection reset after the write (Redis killed mid-call) is no proof that nothing ran:
     # the answer is 2009 (outcome unknown), and only once the script's deadline has passed.

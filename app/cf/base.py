@@ -73,6 +73,11 @@ class CFBase:
         self.cf_now_ms: deadline.NowMs = deadline.wall_ms
         #: How long after it is sent a state-changing script may still run (app/cf/deadline.py).
         self.call_budget_ms = deadline.budget_ms(socket_timeout_of(redis))
+        #: Measures the CF's clock again (the group clock's ``refresh``); None: nothing to measure.
+        self.clock_check: Callable[[], Awaitable[object]] | None = None
+        #: How far ``cf_now_ms`` may be off, in ms (half the round trip of its measurement): a call
+        #: without a reply waits that much longer past its deadline (app/cf/deadline.py).
+        self.clock_error_ms: Callable[[], int] = lambda: 0
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
         self.observe_call: Callable[[str, float], None] | None = None
         #: The per-structure notices (availability, trigger counts): shard channels, each
@@ -256,38 +261,54 @@ class CFBase:
                 self._fenced("its heartbeat lease lapsed")
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
-        due = self.cf_now_ms() + self.call_budget_ms
-        a = [*call.argv(), self.qmgr, str(incarnation), str(due), *call.tail()]
+        argv, tail = [*call.argv(), self.qmgr, str(incarnation)], call.tail()
         started = perf_counter()
-        reply = await self._deadlined(tag, call, due, lambda: self._evalsha(tag, script, k, a, call.changes_state()))
+        reply = await self._deadlined(tag, call, lambda due: self._evalsha(
+            tag, script, k, [*argv, str(due), *tail], call.changes_state()))
         if self.observe_call is not None:
             self.observe_call(call.SCRIPT, perf_counter() - started)
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
         return reply
 
-    async def _deadlined(self, tag: str, call: ScriptArgs, due: int, send: Callable[[], Awaitable[T]]) -> T:
-        """Run ``send`` (one script call carrying deadline ``due``) and make its answer true:
+    async def _deadlined(self, tag: str, call: ScriptArgs, send: Callable[[int], Awaitable[T]]) -> T:
+        """Run ``send(due)`` (one script call carrying deadline ``due``) and make its answer true:
         a failure before the script was written is MQRC_CF_NOT_AVAILABLE (nothing ran); a reply
         ``LATE`` too (it ran after its deadline and changed nothing); no reply after it was
         written waits until the deadline is past (the script can no longer act), then is
-        ``OutcomeUnknownError`` (MQRC_CONNECTION_BROKEN) for a call that changes state."""
-        try:
-            with _cf_access(tag):
-                reply = await send()
-        except MQError as exc:
-            if not isinstance(exc.__cause__, SentUnanswered) or not call.changes_state():
-                raise
-            await deadline.wait_past(due, self.cf_now_ms)
-            log.warning("%s: no reply from the coupling facility (%s) to %s, which may have run: "
-                        "answering MQRC_CONNECTION_BROKEN (%s)", self.qmgr, _what(tag), call.SCRIPT, exc.__cause__)
-            raise OutcomeUnknownError(
-                f"the coupling facility did not answer a call to {_what(tag)} that it may have run "
-                f"({exc.__cause__}): its outcome is unknown, the unit of work is backed out", tag) from exc
-        if _is_late(reply):
-            raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility ran the call to {_what(tag)} after "
-                                                 f"its deadline: nothing was changed (retry)")
-        return reply
+        ``OutcomeUnknownError`` (MQRC_CONNECTION_BROKEN) for a call that changes state.
+
+        A ``LATE`` reply that came back well within the budget means this QM's reading of the
+        CF's clock is off (a group-clock measurement taken while the host was starved), not that
+        Redis was slow: the clock is measured again (``clock_check``) and the call, which changed
+        nothing, is sent once more with a new deadline."""
+        for attempt in (1, 2):
+            due = self.cf_now_ms() + self.call_budget_ms
+            sent = perf_counter()
+            try:
+                with _cf_access(tag):
+                    reply = await send(due)
+            except MQError as exc:
+                if not isinstance(exc.__cause__, SentUnanswered) or not call.changes_state():
+                    raise
+                await deadline.wait_past(due + self.clock_error_ms(), self.cf_now_ms)
+                log.warning("%s: no reply from the coupling facility (%s) to %s, which may have run: "
+                            "answering MQRC_CONNECTION_BROKEN (%s)", self.qmgr, _what(tag), call.SCRIPT,
+                            exc.__cause__)
+                raise OutcomeUnknownError(
+                    f"the coupling facility did not answer a call to {_what(tag)} that it may have run "
+                    f"({exc.__cause__}): its outcome is unknown, the unit of work is backed out", tag) from exc
+            if not _is_late(reply):
+                return reply
+            quick = (perf_counter() - sent) * 1000 < self.call_budget_ms / 2
+            if attempt == 1 and quick and self.clock_check is not None:
+                log.warning("%s: %s ran 'after its deadline' though it answered at once: measuring the "
+                            "coupling facility's clock again", self.qmgr, call.SCRIPT)
+                await self.clock_check()
+                continue
+            break
+        raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility ran the call to {_what(tag)} after "
+                                             f"its deadline: nothing was changed (retry)")
 
     async def _unfenced(self, tag: str, call: ScriptArgs) -> Any:
         """Call an unfenced script (``call.SCRIPT``; its keys in ``tag``'s slot) with the replica

@@ -11,8 +11,11 @@ never will (a reply ``LATE`` says so for certain: MQRC_CF_NOT_AVAILABLE, nothing
 
 The CF's clock is read as the group clock reads it (app/cf/groupclock.py): the local wall clock
 plus the offset measured against Redis ``TIME`` on the node of the group's records, within half
-a round trip. On a Redis Cluster each master keeps its own clock; the margin covers the skew
-between them (hosts kept in step by NTP are milliseconds apart) and the measurement's error.
+a round trip: a call without a reply also waits that (``CFBase.clock_error_ms``). On a Redis
+Cluster each master keeps its own clock; the margin covers the skew between them (hosts kept in
+step by NTP are milliseconds apart). A reading off the other way shows itself: a reply ``LATE``
+that comes back at once makes the queue manager measure the clock again and send the call (it
+changed nothing) once more (``CFBase._deadlined``).
 
 No round trip is added: the deadline is one more argument of the one EVALSHA.
 """

@@ -64,6 +64,10 @@ class GroupClock:
         ``now_ms``'s hold: what script deadlines are set and checked on (app/cf/deadline.py)."""
         return (self._wall_ns() + self.offset_ns) // 1_000_000
 
+    def error_ms(self) -> int:
+        """How far ``cf_now_ms`` may be from the CF's clock: half the last measurement's round trip."""
+        return self.round_trip_ns // 2_000_000
+
     async def _measure(self) -> tuple[int, int]:
         """(offset, round trip) in nanoseconds, the offset taken at the round trip's midpoint."""
         sent = self._wall_ns()

@@ -30,10 +30,12 @@ class Recovery(CFBase):
         """Before committing a unit of work that spans several structures, record them so a
         peer can finish (roll forward) a commit the QM did not complete."""
         incarnation = self.caller()
-        due = self.cf_now_ms() + self.call_budget_ms
-        call = IntentArgs(keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
-                          json.dumps(list(tags)), self.qmgr, str(incarnation), str(due))
-        reply = IntentReply.parse(await self._deadlined(self.qsg, call, due, lambda: self._unfenced(self.qsg, call)))
+        def call(due: int) -> IntentArgs:
+            return IntentArgs(keys.commit_intent_key(self.qsg, qmgr, hconn), keys.group_fence(self.qsg),
+                              json.dumps(list(tags)), self.qmgr, str(incarnation), str(due))
+
+        sent = await self._deadlined(self.qsg, call(0), lambda due: self._unfenced(self.qsg, call(due)))
+        reply = IntentReply.parse(sent)
         if reply.code == FENCED:
             self._fenced("peer recovery fenced its incarnation")
 

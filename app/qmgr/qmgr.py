@@ -86,6 +86,8 @@ class QueueManager:
         self.cf = CouplingFacility(redis, self.qsg, self.clock)
         if self.group_clock is not None:  # script deadlines are on the CF's own clock, never a test's
             self.cf.cf_now_ms = self.group_clock.cf_now_ms
+            self.cf.clock_check = self.group_clock.refresh
+            self.cf.clock_error_ms = self.group_clock.error_ms
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
