@@ -423,8 +423,8 @@ def test_compose_on_redis_cluster(on_redis_cluster):
 
     # -- a master fails (its container killed with 'docker compose kill', a deliberate stop: Docker
     # does not restart it): its replica takes over (cluster-node-timeout 1000 ms), the structure
-    # serves again on the new master, and the
-    # queue managers stay in the group. The master chosen holds the group's records (heartbeats)
+    # serves again on the new master, and the queue managers stay in the group. The master
+    # chosen holds the group's records (heartbeats)
     # too when one of these structures shares it (as the hash tags fall now), else another
     # structure's (not the node redis: _owner asks it).
     group_master = _owner(compose, keys.heartbeat_key("QSG1", "QM1"))
@@ -484,6 +484,7 @@ def test_compose_on_redis_cluster(on_redis_cluster):
     serving = time.monotonic()
     assert recovered == ["before the crash"], recovered
     assert _owner(compose, keys.structure_state(keys.shared_tag("QSG1", s))) == moved  # no replica to take over
+
     def served_again() -> bool:
         fresh = MQ(urls["MQ"], "AGAIN", auth=admin)
         try:
