@@ -13,6 +13,7 @@ from app.api.auth import AuthenticationMiddleware
 from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
+from app.cf.pageset import EmbeddedPageSet, pageset_folder
 from app.cf.redisconn import make_redis
 from app.console import routes as routes_console
 from app.core.clock import Clock
@@ -29,17 +30,35 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The page set first: its own server, started here (in this thread, which it ends with).
+        embedded = None
+        pageset_url = settings.pageset_url
+        if not pageset_url:
+            embedded = EmbeddedPageSet(pageset_folder(settings.mqlog_dir, settings.qsg, settings.qmgr),
+                                       fsync=settings.pageset_fsync)
+            pageset_url = embedded.start()
         engine = make_engine(settings.database_url)
         redis = make_redis(settings.redis_url)
-        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock)
-        await qm.start()
+        pageset = make_redis(pageset_url)
+        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock, pageset=pageset)
+        try:
+            await qm.start()
+        except BaseException:
+            await redis.aclose()
+            await pageset.aclose()
+            if embedded is not None:
+                embedded.stop()
+            raise
         app.state.qm = qm
         try:
             yield
         finally:
             await qm.stop()
             await redis.aclose()
+            await pageset.aclose()
             engine.dispose()
+            if embedded is not None:
+                embedded.stop()
 
     app = FastAPI(
         title=f"IBM MQ for z/OS QSG emulator - queue manager {settings.qmgr}",

@@ -19,6 +19,7 @@ from app.cf.group import Broadcasts, GroupRecords
 from app.cf.keys import QueueLocation
 from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
+from app.cf.redisconn import make_redis
 from app.cf.scriptargs import ScriptArgs
 from app.cf.scripts import ScriptRegistry
 from app.cf.shardsub import ShardSubscriber
@@ -61,17 +62,29 @@ class CFBase:
     """
 
     def __init__(self, redis: Redis, qsg: str, clock: Clock, *,
-                 listener_redis: Redis | None = None, recheck_s: float = 5.0) -> None:
+                 listener_redis: Redis | None = None, recheck_s: float = 5.0,
+                 pageset: Redis | None = None) -> None:
         self.redis = redis
         self.qsg = qsg
         self.clock = clock
         self.scripts = ScriptRegistry(redis)
+        #: The queue manager's page set (app/cf/pageset.py): where every key under a private tag
+        #: lives. None: the coupling facility's Redis holds them too (engine tests, tools).
+        self.pageset = pageset if pageset is not None else redis
+        self.pageset_scripts = ScriptRegistry(pageset) if pageset is not None else self.scripts
+        # The other queue managers' page sets (``know_pagesets``): a definition command for
+        # another QM's COPY or QMGR queue (DEFINE/DELETE QSGDISP(GROUP)) writes there.
+        self._peer_urls: dict[str, str] = {}
+        self._peers: dict[str, tuple[Redis, ScriptRegistry]] = {}
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
         self.observe_call: Callable[[str, float], None] | None = None
         #: The per-structure notices (availability, trigger counts): shard channels, each
         #: subscribed on the node of its structure's slot.
         self.notices = ShardSubscriber(listener_redis or redis, name=f"structure notices of {qsg}")
-        self.listener = AvailabilityListener(self.notices)
+        #: The private queues' availability notices, published in the page set.
+        self.private_notices = (ShardSubscriber(pageset, name=f"page set notices of {qsg}")
+                                if pageset is not None else self.notices)
+        self.listener = AvailabilityListener(self.notices, private=self.private_notices)
         self._trigger_counts: TriggerCountsHandler | None = None
         self._trigger_resubscribed: TriggerSubscribedHandler | None = None
         self._trigger_tags: dict[str, str] = {}  # trigger channel -> structure tag
@@ -161,19 +174,79 @@ class CFBase:
         """True once every followed structure's notices are subscribed, False after ``timeout_s``
         (they go on being tried in the background: e.g. the node of a structure is down)."""
         try:
-            await asyncio.wait_for(self.notices.wait_subscribed(), timeout_s)
+            await asyncio.wait_for(self._both_subscribed(), timeout_s)
         except TimeoutError:
             return False
         return True
 
+    async def _both_subscribed(self) -> None:
+        await self.notices.wait_subscribed()
+        await self.private_notices.wait_subscribed()
+
     async def start(self, *, ready_timeout_s: float = 2.0) -> bool:
-        """Start the structures' notices; True when every followed channel is subscribed
-        within ``ready_timeout_s`` (they go on being tried in the background otherwise)."""
-        return await self.notices.start(ready_timeout_s=ready_timeout_s)
+        """Start the structures' (and the page set's) notices; True when every followed channel
+        is subscribed within ``ready_timeout_s`` (they go on being tried in the background otherwise)."""
+        ready = True
+        if self.private_notices is not self.notices:
+            ready = await self.private_notices.start(ready_timeout_s=ready_timeout_s)
+        return await self.notices.start(ready_timeout_s=ready_timeout_s) and ready
 
     async def stop(self) -> None:
         await self.notices.stop()
+        if self.private_notices is not self.notices:
+            await self.private_notices.stop()
         self.listener.wake_all()
+
+    # -- where a tag's keys live --
+
+    def _client_for(self, tag: str) -> Redis:
+        """The client of the store that holds ``tag``'s keys: this QM's page set for its private
+        tag, another QM's page set for that QM's, the coupling facility otherwise."""
+        if not keys.is_private(tag) or self.pageset is self.redis:
+            return self.redis
+        owner = keys.private_owner(tag)
+        return self.pageset if owner == self.qmgr else self._peer(owner)[0]
+
+    def _scripts_for(self, tag: str) -> ScriptRegistry:
+        """The script registry of the store that holds ``tag``'s keys (see ``_client_for``)."""
+        if not keys.is_private(tag) or self.pageset is self.redis:
+            return self.scripts
+        owner = keys.private_owner(tag)
+        return self.pageset_scripts if owner == self.qmgr else self._peer(owner)[1]
+
+    def _peer(self, qmgr: str) -> tuple[Redis, ScriptRegistry]:
+        found = self._peers.get(qmgr)
+        if found is None:
+            raise MQError(MQRC.CF_NOT_AVAILABLE, f"the page set of queue manager {qmgr} is not known: "
+                                                 f"it has not started in this group")
+        return found
+
+    async def publish_pageset(self) -> None:
+        """Record where this QM's page set is (for the group's definition commands)."""
+        if self.pageset is not self.redis:
+            kw = self.pageset.connection_pool.connection_kwargs
+            await self.group.record_pageset(self.qmgr, f"redis://{kw.get('host', '127.0.0.1')}:"
+                                                       f"{kw.get('port', 6379)}/{kw.get('db', 0)}")
+
+    async def know_pagesets(self) -> None:
+        """Learn (again) where the other queue managers' page sets are."""
+        if self.pageset is self.redis:
+            return
+        for qmgr, url in (await self.group.pagesets()).items():
+            if qmgr == self.qmgr or self._peer_urls.get(qmgr) == url:
+                continue
+            old = self._peers.pop(qmgr, None)
+            if old is not None:
+                await old[0].aclose()
+            client = make_redis(url)
+            self._peers[qmgr] = (client, ScriptRegistry(client))
+            self._peer_urls[qmgr] = url
+
+    async def close_peers(self) -> None:
+        """Close the clients of the other queue managers' page sets."""
+        peers, self._peers, self._peer_urls = self._peers, {}, {}
+        for client, _ in peers.values():
+            await client.aclose()
 
     def wake_all_waiters(self) -> None:
         """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""
@@ -199,7 +272,7 @@ class CFBase:
         if tag not in self.failed:
             return
         with _cf_access(tag):
-            status = await self.redis.hget(keys.structure_state(tag), "status")
+            status = await self._client_for(tag).hget(keys.structure_state(tag), "status")
         if status == b"ACTIVE":
             self.failed.discard(tag)
             return
@@ -261,12 +334,13 @@ class CFBase:
 
     async def _evalsha(self, tag: str, script: Any, k: list[str], a: list[Any], changes_state: bool) -> Any:
         """One script call; followed by WAIT on the same connection when it changes state and
-        replica acknowledgement is on."""
-        if self.replica_acks and changes_state:
+        replica acknowledgement is on (the coupling facility's: a page set has no replicas)."""
+        scripts = self._scripts_for(tag)
+        if self.replica_acks and changes_state and scripts is self.scripts:
             reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks, self.replica_timeout_ms)
             self._replicated(tag, acks)
             return reply
-        return await self.scripts.evalsha(script, k, a)
+        return await scripts.evalsha(script, k, a)
 
     def _replicated(self, tag: str, acks: int) -> None:
         """After a call's WAIT: fewer acknowledgements than asked (a replica down, lagging or

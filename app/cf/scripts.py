@@ -53,6 +53,7 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "clear",
     "status",
     "reset_stats",
+    "purge",
     "struct",
     "backup",
     "restore",
@@ -111,6 +112,7 @@ class ScriptRegistry:
     backup: AsyncScript
     restore: AsyncScript
     reset_stats: AsyncScript
+    purge: AsyncScript
     scan: AsyncScript
     fence: AsyncScript
     intent: AsyncScript

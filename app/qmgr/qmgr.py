@@ -23,11 +23,12 @@ from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
-from app.cf.keys import private_tag
+from app.cf.keys import QueueLocation, private_tag
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
 from app.core.objects import ObjectDef
+from app.core.reasons import MQRC
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.cfstruct import StructureService
 from app.qmgr.definitions import DefinitionCache, queue_location
@@ -66,7 +67,7 @@ class QueueManager:
     """State and services of one running queue manager."""
 
     def __init__(self, settings: Settings, repo: Repository, redis: RedisClient,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, *, pageset: RedisClient | None = None) -> None:
         self.settings = settings
         self.name = settings.qmgr
         self.qsg = settings.qsg
@@ -81,7 +82,8 @@ class QueueManager:
             self.group_clock = GroupClock(lambda: self.cf.group.server_time_us(), name=self.name)
         self.clock: Clock = clock or self.group_clock or SystemClock()
         repo.now = self._now_datetime  # ALTDATE/ALTTIME on the same clock
-        self.cf = CouplingFacility(redis, self.qsg, self.clock)
+        # Its private queues live in its page set (``pageset``; None: in the CF's Redis too).
+        self.cf = CouplingFacility(redis, self.qsg, self.clock, pageset=pageset)
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
@@ -132,6 +134,8 @@ class QueueManager:
         Raises ``NameInUse`` when another live process already is this queue manager.
         """
         previous_failed = await self._join()
+        await self.cf.publish_pageset()  # where its private queues are, for the group's commands
+        await self.cf.know_pagesets()
         await self.activity.start()  # after join: only the one live process of this name uses its spool
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
         await self.cf.start()
@@ -172,6 +176,17 @@ class QueueManager:
         if backed_out or committed:
             log.info("%s: restart recovery of private queues: %d unit(s) of work backed out, %d committed",
                      self.name, backed_out, committed)
+        # As z/OS at restart: nonpersistent messages on the queue manager's own queues are gone.
+        own = private_tag(self.qsg, self.name)
+        discarded = 0
+        for name in sorted(await self.cf.queue_names(own)):
+            try:
+                discarded += await self.cf.purge_nonpersistent(QueueLocation(own, name))
+            except MQError as exc:
+                if exc.reason != MQRC.UNKNOWN_OBJECT_NAME:
+                    raise
+        if discarded:
+            log.info("%s: restart: %d nonpersistent message(s) on private queues discarded", self.name, discarded)
 
     async def _serve(self) -> None:
         self.expiry.start()
@@ -244,7 +259,8 @@ class QueueManager:
             await asyncio.gather(self._rejoin_task, return_exceptions=True)
         for step in (self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
                      self.membership.leave,
-                     self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop):
+                     self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop,
+                     self.cf.close_peers):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)
