@@ -118,6 +118,10 @@ class CFBase:
         self.incarnation: int | None = 0
         # False once this process's heartbeat lease may have lapsed (membership keeps it).
         self.lease_valid: Callable[[], bool] = lambda: True
+        # QMGR CFCONLOS(TOLERATE): private-queue work goes on while the CF is lost, as the
+        # incarnation that opened the page set at start (its fence: recover_own_private_work).
+        self.tolerate_cf_loss: Callable[[], bool] = lambda: False
+        self.private_incarnation: int | None = None
         # Called when a call found this incarnation fenced or its lease lapsed.
         self.on_fenced: Callable[[str], None] | None = None
         # Replica acknowledgement (QSG_CF_REPLICA_ACKS / QSG_CF_REPLICA_TIMEOUT_MS): after every
@@ -298,6 +302,8 @@ class CFBase:
         lease on every script call); raises ``FencedError`` while it has none (rejoining)."""
         incarnation = self.incarnation
         if incarnation is None:
+            if self.private_incarnation is not None and self.tolerate_cf_loss():
+                return self.private_incarnation  # private work goes on; shared calls answer 2345
             self._fenced("it is rejoining the group")
         return incarnation
 
@@ -312,7 +318,7 @@ class CFBase:
         queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
         variable part), as lua/_fence.lua describes."""
         if incarnation != self.incarnation or not self.lease_valid():
-            self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
+            incarnation = self._tolerated(tag, incarnation)
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
         a = [*call.argv(), self.qmgr, str(incarnation), *call.tail()]
@@ -324,6 +330,19 @@ class CFBase:
         if _is_fenced(reply):
             self._fenced("peer recovery fenced its incarnation")
         return reply
+
+    def _tolerated(self, tag: str, incarnation: int) -> int:
+        """A call while this QM has no valid lease: with CFCONLOS(TOLERATE) a private queue's goes
+        on as the incarnation that opened the page set (no peer ever touches it), a shared queue's
+        answers 2345 (nothing done); otherwise, or for a call begun by an older incarnation (e.g.
+        a get that waited across a rejoin), the connection is broken."""
+        if self.private_incarnation is not None and self.tolerate_cf_loss():
+            if keys.is_private(tag):
+                return self.private_incarnation
+            if incarnation == self.private_incarnation and incarnation != self.incarnation:
+                raise MQError(MQRC.CF_NOT_AVAILABLE, f"queue manager {self.qmgr} lost connectivity to the coupling "
+                                                     f"facility (CFCONLOS(TOLERATE)): {_what(tag)} is not available")
+        self._fenced("its heartbeat lease lapsed")
 
     async def _unfenced(self, tag: str, call: ScriptArgs) -> Any:
         """Call an unfenced script (``call.SCRIPT``; its keys in ``tag``'s slot) with the replica

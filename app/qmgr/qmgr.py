@@ -23,7 +23,7 @@ from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
-from app.cf.keys import QueueLocation, private_tag
+from app.cf.keys import QueueLocation, private_tag, structure_name
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
@@ -120,6 +120,7 @@ class QueueManager:
         self.cf.qmgr = self.name
         self.cf.incarnation = None
         self.cf.lease_valid = self.membership.lease_valid
+        self.cf.tolerate_cf_loss = self.tolerates_cf_loss
         self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
         # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
@@ -134,6 +135,7 @@ class QueueManager:
         Raises ``NameInUse`` when another live process already is this queue manager.
         """
         previous_failed = await self._join()
+        self.cf.private_incarnation = self.cf.incarnation  # the page set's fence is set below it
         await self.cf.publish_pageset()  # where its private queues are, for the group's commands
         await self.cf.know_pagesets()
         await self.activity.start()  # after join: only the one live process of this name uses its spool
@@ -198,37 +200,76 @@ class QueueManager:
 
     # ---- losing and regaining the place in the group -------------------------------------
 
+    def tolerates_cf_loss(self) -> bool:
+        """CFCONLOS(TOLERATE): a lost coupling facility leaves private-queue work running. The
+        QMGR's CFCONLOS is for the administration structure (here: the group's records and the
+        heartbeat lease) and each CFSTRUCT's for its structure, ASQMGR following the QMGR's; all
+        live in one coupling facility, so its loss is tolerated only when the QMGR and every
+        structure tolerate it. IBM's TERMINATE is stood in for by ending every connection and
+        rejoining the group (this emulator's behaviour before CFCONLOS was read)."""
+        if str(self.attrs.get("CFCONLOS", "TERMINATE")) != "TOLERATE":
+            return False
+        return all(str(cf.attrs.get("CFCONLOS", "ASQMGR")) != "TERMINATE" for cf in self.cache.all("CFSTRUCT"))
+
     def lease_lost(self, why: str) -> None:
         """This incarnation lost its place in the group (its lease lapsed, or a peer fenced it):
-        stop serving with the old identity at once, then rejoin as a new incarnation."""
+        stop serving with the old identity at once, then rejoin as a new incarnation. With
+        CFCONLOS(TOLERATE) only the connections that touched shared queues end; those that
+        touched only private queues go on, on the page set, while the QM rejoins."""
         if self.status not in ("RUNNING", "QUIESCING") or self._rejoin_task is not None:
             return  # starting (start() fails by itself), stopping, or already rejoining
         self.status = "REJOINING"
         self.cf.incarnation = None  # nothing more reaches the CF as the old incarnation
         self.membership.lost(why)
-        broken = self.mqi.break_all_connections()
-        log.error("%s lost its place in the group (%s): %d connection(s) ended (MQRC_CONNECTION_BROKEN); "
-                  "rejoining as a new incarnation", self.name, why, broken)
-        self._rejoin_task = asyncio.create_task(self._rejoin(), name=f"rejoin-{self.name}")
+        self.metrics.cf_connectivity(False)
+        for tag in self.shared_tags():
+            log.warning("CSQE006I Structure %s connection name %s disconnected", structure_name(tag), self.name)
+        ended: list = []
+        if self.tolerates_cf_loss():
+            ended = self.mqi.break_shared_connections()
+            broken = len(ended)
+            log.error("%s lost its place in the group (%s): CFCONLOS(TOLERATE): %d connection(s) that used shared "
+                      "queues ended (MQRC_CONNECTION_BROKEN), %d on private queues go on; rejoining as a new "
+                      "incarnation", self.name, why, broken, len(self.mqi.connections))
+        else:
+            broken = self.mqi.break_all_connections()
+            log.error("%s lost its place in the group (%s): %d connection(s) ended (MQRC_CONNECTION_BROKEN); "
+                      "rejoining as a new incarnation", self.name, why, broken)
+        self._rejoin_task = asyncio.create_task(self._rejoin(ended), name=f"rejoin-{self.name}")
 
-    async def _rejoin(self) -> None:
+    async def _rejoin(self, ended: list | None = None) -> None:
         """Stop the agents, claim the name again as a new incarnation (waiting while Redis cannot
         be reached or another live process holds the name), recover the old incarnation's work
-        (fencing it), reload what may have been missed, and serve again."""
+        (fencing it), reload what may have been missed, and serve again. With CFCONLOS(TOLERATE)
+        (``ended``: the connections that used shared queues) the private work of the connections
+        that go on is left as it is, and the private part of those ended is backed out here."""
+        tolerated = self.tolerates_cf_loss()
         try:
             for step in (self.igq.stop, self.expiry.stop):
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(step(), timeout=5)
             self.igq.forget_unit_of_work()
+            for conn in ended or ():
+                try:
+                    await self.mqi.end_private_part(conn)
+                except MQError as exc:  # its page set did not answer: the next restart backs it out
+                    log.warning("%s: private work of ended connection %s not backed out yet: %s",
+                                self.name, conn.hconn, exc)
             delay = 0.2
             while self.status == "REJOINING":
                 try:
                     previous_failed = await self._join()
                     await self.reload_definitions()
                     await self.structures.connect_all()
-                    await self._recover_previous_incarnation(previous_failed)
-                    # every connection ended: the temporary dynamic queues they made go too
-                    await self.dynamic.purge_temporary()
+                    if tolerated:
+                        # Only the shared work of the old incarnation: its private work belongs
+                        # to connections that went on (or was backed out above).
+                        if previous_failed:
+                            await self.membership.recover_peer(self.name, wait=True)
+                    else:
+                        await self._recover_previous_incarnation(previous_failed)
+                        # every connection ended: the temporary dynamic queues they made go too
+                        await self.dynamic.purge_temporary()
                     await self.reconcile_queue_state()
                     break
                 except _REJOIN_FAILURES as exc:
@@ -239,6 +280,10 @@ class QueueManager:
                     delay = min(delay * 2, 5.0)
             if self.status == "REJOINING":
                 await self._serve()
+                self.metrics.cf_connectivity(True)
+                for tag in self.shared_tags():
+                    log.info("CSQE005I Structure %s connected as %s, version=%s", structure_name(tag), self.name,
+                             self.cf.incarnation)
         finally:
             self._rejoin_task = None
 
@@ -380,6 +425,10 @@ class QueueManager:
         """Fail this QM's open handles on ``name`` with MQRC_OBJECT_CHANGED on their next use."""
         if objclass == "QUEUE":
             self.mqi.invalidate(name)
+
+    def cf_connected(self) -> bool:
+        """False from a loss of the coupling facility until this QM has rejoined the group."""
+        return self.metrics.cf_connected
 
     def info(self) -> dict[str, Any]:
         """GET /v1/qmgr: name, QSG, status and the QMGR attributes."""

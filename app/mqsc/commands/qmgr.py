@@ -76,6 +76,9 @@ class QmgrCommands(CommandBase):
                                "STARTDA": started.strftime("%Y-%m-%d"), "STARTTI": started.strftime("%H.%M.%S"),
                                "CONNS": len(self.qm.mqi.connections), "CMDSERV": "RUNNING"}
         row.update({k: v for k, v in info.items() if k.startswith("IGQ") and k not in attributes.specs("QMGR")})
+        # This emulator's own: whether the QM is connected to the coupling facility (CONNECTED, or
+        # LOST until it has rejoined the group; with CFCONLOS(TOLERATE) private queues go on).
+        row["CFCONN"] = "CONNECTED" if self.qm.cf_connected() else "LOST"
         return [row]
 
     async def display_cmdserv(self, cmd: Command) -> None:
