@@ -94,3 +94,23 @@ def test_kill_mid_unit_of_work_over_private_and_shared_queues_is_exactly_once(ma
     own = MQ(group.url("QM1"))
     assert own.drain(own.open("PS.PRIV.Q", ["INPUT_SHARED"])) == ["private-1"]
     assert own.drain(own.open("PS.OUT.Q", ["INPUT_SHARED"])) == ["private-committed"]
+
+
+def test_a_copy_queue_is_made_by_its_own_queue_manager_when_its_page_set_is_out_of_reach(make_cluster):
+    """DEFINE ... QSGDISP(GROUP) on QM1 makes every COPY; QM2's page set is out of QM1's reach
+    (e.g. on a loopback address of another host): QM2 makes its COPY's state itself."""
+    from app.cf.keys import pagesets_key
+
+    group = make_cluster(["QM1", "QM2"])
+    client = redis.Redis.from_url(group.redis_url)
+    try:
+        client.hset(pagesets_key("QSG1"), "QM2", "redis://127.0.0.1:9/0")  # nobody listens there
+    finally:
+        client.close()
+    group.mqsc_ok("QM1", "DEFINE QLOCAL(PS.GROUP.Q) QSGDISP(GROUP)")
+    mq = MQ(group.url("QM2"))
+    h = mq.open("PS.GROUP.Q", ["INPUT_SHARED", "OUTPUT"])
+    mq.put(h, "on QM2's copy")
+    assert mq.get(h)["data"] == "on QM2's copy"
+    prefix = structure_prefix(private_tag("QSG1", "QM2"))
+    assert _keys(group.pageset_url("QM2"), prefix + "q:PS.GROUP.Q:")

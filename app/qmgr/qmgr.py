@@ -400,6 +400,17 @@ class QueueManager:
 
     # ---- broadcasts --------------------------------------------------------------------
 
+    async def _own_copies(self, queues: list[ObjectDef], invalidate: bool) -> None:
+        """The state of this QM's COPY queues of a changed GROUP object, in its page set: the
+        defining QM writes it when it reaches this page set; this makes sure, before the change
+        is acknowledged (e.g. the page sets are on loopback addresses of different hosts)."""
+        for obj in queues:
+            if obj.objtype == "QLOCAL" and obj.qsgdisp == "COPY" and obj.location == self.name:
+                try:
+                    await self.workflow.sync_queue_state(obj, bump_gen=invalidate)
+                except MQError as exc:
+                    log.warning("%s: state of COPY queue %s not updated: %s", self.name, obj.name, exc)
+
     async def _on_broadcast(self, message: dict) -> None:
         if message.get("kind") == "defs":
             queues: list[ObjectDef] = []
@@ -414,6 +425,7 @@ class QueueManager:
                     tags.add(self.cache.structure_tag(name))
             # A new CF structure (or shared queue) is followed before the broadcast is acknowledged.
             await self.follow_structures(NOTICES_NEW_S, tags=tags | self._shared_queue_tags(queues))
+            await self._own_copies(queues, bool(message.get("invalidate")))
         elif message.get("kind") == "cfstatus":
             await self.structures.refresh(str(message.get("name", "")))
         elif message.get("kind") == SECURITY_CHANGED["kind"]:
