@@ -148,7 +148,7 @@ def wait_up(url: str) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    server = RedisServer()
+    server = RedisServer(aof=args.cf_aof)  # the CF: AOF with fsync always as qsg up and compose run it
     server.start()
     workdir = Path(tempfile.mkdtemp(prefix="qsg-wrk-"))
     cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
@@ -256,6 +256,8 @@ def main() -> None:
     parser.add_argument("--activity", choices=("on", "off"), default="on")
     parser.add_argument("--persistent", action="store_true", help="persistent messages (logged for recovery)")
     parser.add_argument("--mqlog-sync", choices=("commit", "none"), default="commit")
+    parser.add_argument("--cf-aof", action="store_true",
+                        help="the coupling facility with AOF, fsync always (as qsg up and docker-compose run it)")
     parser.add_argument("--queue", choices=("shared", "private"), default="shared",
                         help="the queue manager's phases on a shared queue (CF) or a private one (its page set)")
     parser.add_argument("--py-spy", metavar="DIR", help="record a py-spy profile of each queue manager phase here")
