@@ -70,6 +70,13 @@ class Settings(BaseSettings):
         500, gt=0, le=4000,  # below the CF client's 5 s socket timeout: a WAIT must never look like a lost reply
         description="How long a call waits for cf_replica_acks acknowledgements; when fewer come, the call "
                     "succeeds all the same (the master has the write) and the shortfall is logged and counted")
+    pageset_url: str = Field(
+        "", description="The queue manager's page set (its private queues): a redis:// URL of a server of its own; "
+                        "empty = a redis-server the queue manager starts by itself, its data under "
+                        "<mqlog_dir>/<QSG>/pagesets/<QM>/")
+    pageset_fsync: Literal["always", "everysec"] = Field(
+        "always", description="AOF fsync policy of the embedded page set: 'always' = a persistent message whose "
+                              "call returned survives a crash of the queue manager or of the machine")
     log_level: str = Field("info", description="Log level of the server")
     auth: Literal["on", "off"] = Field(
         "on", description="Authentication and authorization of every caller (on by default; 'off' only when "

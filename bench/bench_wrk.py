@@ -13,6 +13,10 @@ that calls never wait on one another inside the queue manager. Per phase it prin
 latency p50/p99 (wrk's), CPU per message of the server process and of redis-server, and Redis
 script calls per verb. Nothing is asserted: the figures go in the README.
 
+``--queue private`` runs the queue manager's phases on a private queue (QSGDISP(QMGR)), which
+lives in the queue manager's page set (its own redis-server, AOF with ``appendfsync always``,
+``QSG_PAGESET_FSYNC``) instead of the coupling facility; Redis CPU is then the page set's.
+
 ``--persistent`` puts persistent messages (a RECOVER(YES) structure): the queue manager then also
 writes each put and get to its recovery log (an fsync per call with ``--mqlog-sync commit``),
 which the bare endpoint does not, so the ratio then includes what the log costs.
@@ -144,7 +148,7 @@ def wait_up(url: str) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    server = RedisServer()
+    server = RedisServer(aof=args.cf_aof)  # the CF: AOF with fsync always as qsg up and compose run it
     server.start()
     workdir = Path(tempfile.mkdtemp(prefix="qsg-wrk-"))
     cluster = Cluster(server.url, f"sqlite:///{workdir / 'qsg.db'}", workdir,
@@ -160,8 +164,9 @@ def run(args: argparse.Namespace) -> None:
         if args.auth == "on":  # an administrator, as the security tests make one; HTTP basic on every call
             qsg_cli(cluster, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
             auth = ADMIN
+        where = "QSGDISP(SHARED) CFSTRUCT(APPL1)" if args.queue == "shared" else "QSGDISP(QMGR)"
         mqsc_ok(cluster, "QM1", f"DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER({'YES' if args.persistent else 'NO'})\n"
-                                "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")
+                                f"DEFINE QLOCAL(BENCH.Q) {where} MAXDEPTH(999999999)")
         qm_url = cluster.url("QM1")
         bare_url = f"http://127.0.0.1:{bare_port}"
         wait_up(f"{bare_url}/docs")
@@ -187,8 +192,11 @@ def run(args: argparse.Namespace) -> None:
             get_batch_body = json.dumps({"options": ["NO_SYNCPOINT"], "max_messages": args.batch})
             qm_pid = cluster.qms["QM1"].proc.pid
             authorization = ("Basic " + base64.b64encode(f"{ADMIN[0]}:{ADMIN[1]}".encode()).decode()) if auth else ""
-            r = redis.Redis.from_url(server.url)
+            # the Redis that holds the queue: the coupling facility, or the QM's page set
+            r = redis.Redis.from_url(server.url if args.queue == "shared" else cluster.pageset_url("QM1"))
             redis_pid = int(r.info("server")["process_id"])
+            cf = redis.Redis.from_url(server.url)  # the bare endpoint's (always the CF's)
+            cf_pid = int(cf.info("server")["process_id"])
 
             def one_round(seconds: float, py_spy: str | None = None) -> list[Phase]:
                 rows = []
@@ -200,7 +208,7 @@ def run(args: argparse.Namespace) -> None:
                         (f"put-batch {args.batch}", "put-batch", None, put_batch_body, seconds),
                         (f"get-batch {args.batch}", "get-batch", None, get_batch_body, seconds / 2)):
                     if bare_path:
-                        rows.append(phase("bare", verb, bare.pid, redis_pid, r, bare_url, [bare_path], body, secs,
+                        rows.append(phase("bare", verb, bare.pid, cf_pid, cf, bare_url, [bare_path], body, secs,
                                           args.connections, workdir, py_spy))
                     rows.append(phase("QM1", verb, qm_pid, redis_pid, r, qm_url, paths[qm_verb], body, secs,
                                       args.connections, workdir, py_spy, authorization, depth))
@@ -214,7 +222,7 @@ def run(args: argparse.Namespace) -> None:
                 for i, p in enumerate(rounds[0])]
         kind = f"persistent (recovery log, sync {args.mqlog_sync})" if args.persistent else "non-persistent"
         print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds:g}s puts, "
-              f"{args.seconds / 2:g}s gets), {args.size}-byte {kind} messages, shared queue, one QM, "
+              f"{args.seconds / 2:g}s gets), {args.size}-byte {kind} messages, {args.queue} queue, one QM, "
               f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores; CPU per message\n")
         print(f"{'target':6} {'verb':14} {'req/s':>8} {'msgs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
               f"{'Redis CPU us':>13} {'EVALSHA/call':>13} {'errors':>7}")
@@ -248,6 +256,10 @@ def main() -> None:
     parser.add_argument("--activity", choices=("on", "off"), default="on")
     parser.add_argument("--persistent", action="store_true", help="persistent messages (logged for recovery)")
     parser.add_argument("--mqlog-sync", choices=("commit", "none"), default="commit")
+    parser.add_argument("--cf-aof", action="store_true",
+                        help="the coupling facility with AOF, fsync always (as qsg up and docker-compose run it)")
+    parser.add_argument("--queue", choices=("shared", "private"), default="shared",
+                        help="the queue manager's phases on a shared queue (CF) or a private one (its page set)")
     parser.add_argument("--py-spy", metavar="DIR", help="record a py-spy profile of each queue manager phase here")
     run(parser.parse_args())
 

@@ -100,7 +100,8 @@ def test_restart_resolves_own_private_units_of_work(group):
     group.mqsc_ok("QM3", f"DEFINE QLOCAL({q})")
     mq = MQ(group.url("QM3"))
     h = mq.open(q, ["INPUT_SHARED", "OUTPUT"])
-    mq.put(h, "keep me")
+    # persistent: a restart discards the nonpersistent messages of private queues (z/OS)
+    mq.put(h, "keep me", md={"persistence": "PERSISTENT"})
     assert mq.get(h, ["SYNCPOINT"])["data"] == "keep me"
     mq.put(h, "never committed", options=["SYNCPOINT"])
     group.qms["QM3"].kill()

@@ -140,7 +140,8 @@ def test_exactly_once_across_kill_9_of_the_receiving_qmgr(group):
 
     def send() -> None:
         for i in range(n):
-            sender.put(h, f"msg-{i:03d}")
+            # persistent: a restart of QM2 discards nonpersistent messages on its private queues (z/OS)
+            sender.put(h, f"msg-{i:03d}", md={"persistence": "PERSISTENT"})
         done.set()
 
     t = threading.Thread(target=send)

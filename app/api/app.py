@@ -15,6 +15,7 @@ from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
 from app.api.hotpath import HotPath
 from app.api.limits import BodyLimit
+from app.cf.pageset import EmbeddedPageSet, pageset_folder
 from app.cf.redisconn import make_redis
 from app.console import routes as routes_console
 from app.core.clock import Clock
@@ -31,10 +32,25 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The page set first: its own server, started here (in this thread, which it ends with).
+        embedded = None
+        pageset_url = settings.pageset_url
+        if not pageset_url:
+            embedded = EmbeddedPageSet(pageset_folder(settings.mqlog_dir, settings.qsg, settings.qmgr),
+                                       fsync=settings.pageset_fsync)
+            pageset_url = embedded.start()
         engine = make_engine(settings.database_url)
         redis = make_redis(settings.redis_url, socket_timeout_s=settings.cf_timeout_s)
-        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock)
-        await qm.start()
+        pageset = make_redis(pageset_url, socket_timeout_s=settings.cf_timeout_s)
+        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock, pageset=pageset)
+        try:
+            await qm.start()
+        except BaseException:
+            await redis.aclose()
+            await pageset.aclose()
+            if embedded is not None:
+                embedded.stop()
+            raise
         # What start-up made lives as long as the process: out of the collector's full passes,
         # which would otherwise walk it all whenever a large request allocates (a pause of the loop).
         gc.freeze()
@@ -44,7 +60,10 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         finally:
             await qm.stop()
             await redis.aclose()
+            await pageset.aclose()
             engine.dispose()
+            if embedded is not None:
+                embedded.stop()
 
     app = FastAPI(
         title=f"IBM MQ for z/OS QSG emulator - queue manager {settings.qmgr}",

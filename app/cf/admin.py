@@ -19,6 +19,7 @@ from app.cf.replies import (
     ClearReply,
     DefineReply,
     DeleteReply,
+    PurgeReply,
     ResetStatsReply,
     StatusReply,
 )
@@ -33,6 +34,7 @@ from app.cf.scriptargs import (
     ClearArgs,
     DefineArgs,
     DeleteArgs,
+    PurgeArgs,
     ResetStatsArgs,
     StatusArgs,
 )
@@ -96,13 +98,29 @@ class Admin(CFBase):
             await self.log.force()
         return reply.removed
 
+    async def purge_nonpersistent(self, loc: QueueLocation) -> int:
+        """At a queue manager's restart: discard the nonpersistent messages of its private queue
+        ``loc`` (as z/OS does; its persistent messages stay). Returns how many."""
+        qk = QueueKeys(loc)
+        cursor, discarded = "0", 0
+        for _ in range(1_000_000):  # bounded: each call moves the cursor on
+            reply = PurgeReply.parse(await self._script(
+                PurgeArgs(qk.ctl, keys.expiry_queues(loc.tag), qk.queue_prefix, loc.name, cursor),
+                loc.tag, self.caller()))
+            _check(reply.code, loc)
+            discarded += reply.discarded
+            cursor = reply.cursor
+            if cursor == "0":
+                break
+        return discarded
+
     async def queue_status(self, loc: QueueLocation) -> QueueStatus:
         """Snapshot for DISPLAY QSTATUS / MQINQ. MQRC_UNKNOWN_OBJECT_NAME if no state."""
         await self.usable(loc.tag)
         qk = QueueKeys(loc)
         with _cf_access(loc.tag):
-            reply = StatusReply.parse(
-                await self.scripts.status(*StatusArgs(qk.ctl, qk.opens, qk.stats, qk.queue_prefix).call()))
+            status = self._scripts_for(loc.tag).status
+            reply = StatusReply.parse(await status(*StatusArgs(qk.ctl, qk.opens, qk.stats, qk.queue_prefix).call()))
         _check(reply.code, loc)
         ctl = reply.ctl
         opens: dict[str, dict[str, int]] = {}
@@ -131,15 +149,16 @@ class Admin(CFBase):
         qk = QueueKeys(loc)
         hi = f"({(10 - trigmpri) * 2 ** 49}"
         with _cf_access(loc.tag):
-            n = int(await self.redis.zcount(qk.index, "-inf", hi))
+            client = self._client_for(loc.tag)
+            n = int(await client.zcount(qk.index, "-inf", hi))
             if ".CF." not in loc.tag:
-                n += int(await self.redis.zcount(f"{qk.queue_prefix}pend", "-inf", hi))
+                n += int(await client.zcount(f"{qk.queue_prefix}pend", "-inf", hi))
         return n
 
     async def queue_depth(self, loc: QueueLocation) -> int:
         """CURDEPTH. MQRC_UNKNOWN_OBJECT_NAME if the queue has no state."""
         with _cf_access(loc.tag):
-            depth = await self.redis.hget(QueueKeys(loc).ctl, "depth")
+            depth = await self._client_for(loc.tag).hget(QueueKeys(loc).ctl, "depth")
         if depth is None:
             raise mq_error(MQRC.UNKNOWN_OBJECT_NAME, loc)
         return int(depth)
@@ -147,7 +166,7 @@ class Admin(CFBase):
     async def queue_names(self, tag: str) -> set[str]:
         """Names of the queues with state in structure ``tag``."""
         with _cf_access(tag):
-            return {_text(m) for m in await self.redis.smembers(keys.structure_queues(tag))}
+            return {_text(m) for m in await self._client_for(tag).smembers(keys.structure_queues(tag))}
 
     async def structure_node(self, tag: str) -> str:
         """``host:port`` of the Redis that holds structure ``tag``: on a Redis Cluster the master

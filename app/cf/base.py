@@ -20,7 +20,7 @@ from app.cf.group import Broadcasts, GroupRecords
 from app.cf.keys import QueueLocation
 from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
-from app.cf.redisconn import socket_timeout_of
+from app.cf.redisconn import make_redis, socket_timeout_of
 from app.cf.scriptargs import ScriptArgs
 from app.cf.scripts import ScriptRegistry, SentUnanswered
 from app.cf.shardsub import ShardSubscriber
@@ -63,7 +63,8 @@ class CFBase:
     """
 
     def __init__(self, redis: Redis, qsg: str, clock: Clock, *,
-                 listener_redis: Redis | None = None, recheck_s: float = 5.0) -> None:
+                 listener_redis: Redis | None = None, recheck_s: float = 5.0,
+                 pageset: Redis | None = None) -> None:
         self.redis = redis
         self.qsg = qsg
         self.clock = clock
@@ -78,12 +79,23 @@ class CFBase:
         #: How far ``cf_now_ms`` may be off, in ms (half the round trip of its measurement): a call
         #: without a reply waits that much longer past its deadline (app/cf/deadline.py).
         self.clock_error_ms: Callable[[], int] = lambda: 0
+        #: The queue manager's page set (app/cf/pageset.py): where every key under a private tag
+        #: lives. None: the coupling facility's Redis holds them too (engine tests, tools).
+        self.pageset = pageset if pageset is not None else redis
+        self.pageset_scripts = ScriptRegistry(pageset) if pageset is not None else self.scripts
+        # The other queue managers' page sets (``know_pagesets``): a definition command for
+        # another QM's COPY or QMGR queue (DEFINE/DELETE QSGDISP(GROUP)) writes there.
+        self._peer_urls: dict[str, str] = {}
+        self._peers: dict[str, tuple[Redis, ScriptRegistry]] = {}
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
         self.observe_call: Callable[[str, float], None] | None = None
         #: The per-structure notices (availability, trigger counts): shard channels, each
         #: subscribed on the node of its structure's slot.
         self.notices = ShardSubscriber(listener_redis or redis, name=f"structure notices of {qsg}")
-        self.listener = AvailabilityListener(self.notices)
+        #: The private queues' availability notices, published in the page set.
+        self.private_notices = (ShardSubscriber(pageset, name=f"page set notices of {qsg}")
+                                if pageset is not None else self.notices)
+        self.listener = AvailabilityListener(self.notices, private=self.private_notices)
         self._trigger_counts: TriggerCountsHandler | None = None
         self._trigger_resubscribed: TriggerSubscribedHandler | None = None
         self._trigger_tags: dict[str, str] = {}  # trigger channel -> structure tag
@@ -119,6 +131,10 @@ class CFBase:
         self.lease_valid: Callable[[], bool] = lambda: True
         # When the lease is in doubt: True once a late renewal confirmed it never lapsed.
         self.confirm_lease: Callable[[], Awaitable[bool]] | None = None
+        # QMGR CFCONLOS(TOLERATE): private-queue work goes on while the CF is lost, as the
+        # incarnation that opened the page set at start (its fence: recover_own_private_work).
+        self.tolerate_cf_loss: Callable[[], bool] = lambda: False
+        self.private_incarnation: int | None = None
         # Called when a call found this incarnation fenced or its lease lapsed.
         self.on_fenced: Callable[[str], None] | None = None
         # Replica acknowledgement (QSG_CF_REPLICA_ACKS / QSG_CF_REPLICA_TIMEOUT_MS): after every
@@ -175,19 +191,79 @@ class CFBase:
         """True once every followed structure's notices are subscribed, False after ``timeout_s``
         (they go on being tried in the background: e.g. the node of a structure is down)."""
         try:
-            await asyncio.wait_for(self.notices.wait_subscribed(), timeout_s)
+            await asyncio.wait_for(self._both_subscribed(), timeout_s)
         except TimeoutError:
             return False
         return True
 
+    async def _both_subscribed(self) -> None:
+        await self.notices.wait_subscribed()
+        await self.private_notices.wait_subscribed()
+
     async def start(self, *, ready_timeout_s: float = 2.0) -> bool:
-        """Start the structures' notices; True when every followed channel is subscribed
-        within ``ready_timeout_s`` (they go on being tried in the background otherwise)."""
-        return await self.notices.start(ready_timeout_s=ready_timeout_s)
+        """Start the structures' (and the page set's) notices; True when every followed channel
+        is subscribed within ``ready_timeout_s`` (they go on being tried in the background otherwise)."""
+        ready = True
+        if self.private_notices is not self.notices:
+            ready = await self.private_notices.start(ready_timeout_s=ready_timeout_s)
+        return await self.notices.start(ready_timeout_s=ready_timeout_s) and ready
 
     async def stop(self) -> None:
         await self.notices.stop()
+        if self.private_notices is not self.notices:
+            await self.private_notices.stop()
         self.listener.wake_all()
+
+    # -- where a tag's keys live --
+
+    def _client_for(self, tag: str) -> Redis:
+        """The client of the store that holds ``tag``'s keys: this QM's page set for its private
+        tag, another QM's page set for that QM's, the coupling facility otherwise."""
+        if not keys.is_private(tag) or self.pageset is self.redis:
+            return self.redis
+        owner = keys.private_owner(tag)
+        return self.pageset if owner == self.qmgr else self._peer(owner)[0]
+
+    def _scripts_for(self, tag: str) -> ScriptRegistry:
+        """The script registry of the store that holds ``tag``'s keys (see ``_client_for``)."""
+        if not keys.is_private(tag) or self.pageset is self.redis:
+            return self.scripts
+        owner = keys.private_owner(tag)
+        return self.pageset_scripts if owner == self.qmgr else self._peer(owner)[1]
+
+    def _peer(self, qmgr: str) -> tuple[Redis, ScriptRegistry]:
+        found = self._peers.get(qmgr)
+        if found is None:
+            raise MQError(MQRC.CF_NOT_AVAILABLE, f"the page set of queue manager {qmgr} is not known: "
+                                                 f"it has not started in this group")
+        return found
+
+    async def publish_pageset(self) -> None:
+        """Record where this QM's page set is (for the group's definition commands)."""
+        if self.pageset is not self.redis:
+            kw = self.pageset.connection_pool.connection_kwargs
+            await self.group.record_pageset(self.qmgr, f"redis://{kw.get('host', '127.0.0.1')}:"
+                                                       f"{kw.get('port', 6379)}/{kw.get('db', 0)}")
+
+    async def know_pagesets(self) -> None:
+        """Learn (again) where the other queue managers' page sets are."""
+        if self.pageset is self.redis:
+            return
+        for qmgr, url in (await self.group.pagesets()).items():
+            if qmgr == self.qmgr or self._peer_urls.get(qmgr) == url:
+                continue
+            old = self._peers.pop(qmgr, None)
+            if old is not None:
+                await old[0].aclose()
+            client = make_redis(url)
+            self._peers[qmgr] = (client, ScriptRegistry(client))
+            self._peer_urls[qmgr] = url
+
+    async def close_peers(self) -> None:
+        """Close the clients of the other queue managers' page sets."""
+        peers, self._peers, self._peer_urls = self._peers, {}, {}
+        for client, _ in peers.values():
+            await client.aclose()
 
     def wake_all_waiters(self) -> None:
         """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""
@@ -213,7 +289,7 @@ class CFBase:
         if tag not in self.failed:
             return
         with _cf_access(tag):
-            status = await self.redis.hget(keys.structure_state(tag), "status")
+            status = await self._client_for(tag).hget(keys.structure_state(tag), "status")
         if status == b"ACTIVE":
             self.failed.discard(tag)
             return
@@ -239,6 +315,8 @@ class CFBase:
         lease on every script call); raises ``FencedError`` while it has none (rejoining)."""
         incarnation = self.incarnation
         if incarnation is None:
+            if self.private_incarnation is not None and self.tolerate_cf_loss():
+                return self.private_incarnation  # private work goes on; shared calls answer 2345
             self._fenced("it is rejoining the group")
         return incarnation
 
@@ -252,13 +330,9 @@ class CFBase:
         """Call a fenced script (``call.SCRIPT``) of structure ``tag`` as ``incarnation`` of this
         queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
         variable part), as lua/_fence.lua describes."""
-        if incarnation != self.incarnation:
-            self._fenced("its heartbeat lease lapsed")  # e.g. a get that waited across a rejoin
-        if not self.lease_valid():
-            # In doubt (the event loop was held a moment): go on only once a renewal confirmed
-            # that the lease never lapsed (membership.confirm_lease), else this incarnation is fenced.
-            if self.confirm_lease is None or not await self.confirm_lease() or incarnation != self.incarnation:
-                self._fenced("its heartbeat lease lapsed")
+        if (incarnation != self.incarnation or not self.lease_valid()) \
+                and not await self._lease_confirmed(tag, incarnation):
+            incarnation = self._tolerated(tag, incarnation)
         script = getattr(self.scripts, call.SCRIPT)
         k = [*call.keys(), keys.structure_fence(tag)]
         argv, tail = [*call.argv(), self.qmgr, str(incarnation)], call.tail()
@@ -271,6 +345,17 @@ class CFBase:
             self._fenced("peer recovery fenced its incarnation")
         return reply
 
+    async def _lease_confirmed(self, tag: str, incarnation: int) -> bool:
+        """The lease is in doubt (the event loop was held a moment): True once a late renewal
+        confirmed that it never lapsed (membership.confirm_lease). Not asked for a call begun by an
+        older incarnation, nor for a private queue's call under CFCONLOS(TOLERATE), which goes on
+        without the coupling facility (``_tolerated``)."""
+        if incarnation != self.incarnation or self.confirm_lease is None:
+            return False
+        if keys.is_private(tag) and self.tolerate_cf_loss():
+            return False
+        return await self.confirm_lease() and incarnation == self.incarnation
+
     async def _deadlined(self, tag: str, call: ScriptArgs, send: Callable[[int], Awaitable[T]]) -> T:
         """Run ``send(due)`` (one script call carrying deadline ``due``) and make its answer true:
         a failure before the script was written is MQRC_CF_NOT_AVAILABLE (nothing ran); a reply
@@ -282,8 +367,11 @@ class CFBase:
         CF's clock is off (a group-clock measurement taken while the host was starved), not that
         Redis was slow: the clock is measured again (``clock_check``) and the call, which changed
         nothing, is sent once more with a new deadline."""
+        # A page set is a server on this QM's own host: its deadline is on the local clock.
+        now_ms, error_ms = (deadline.wall_ms, lambda: 0) if keys.is_private(tag) else (self.cf_now_ms,
+                                                                                        self.clock_error_ms)
         for attempt in (1, 2):
-            due = self.cf_now_ms() + self.call_budget_ms
+            due = now_ms() + self.call_budget_ms
             sent = perf_counter()
             try:
                 with _cf_access(tag):
@@ -291,7 +379,7 @@ class CFBase:
             except MQError as exc:
                 if not isinstance(exc.__cause__, SentUnanswered) or not call.changes_state():
                     raise
-                await deadline.wait_past(due + self.clock_error_ms(), self.cf_now_ms)
+                await deadline.wait_past(due + error_ms(), now_ms)
                 log.warning("%s: no reply from the coupling facility (%s) to %s, which may have run: "
                             "answering MQRC_CONNECTION_BROKEN (%s)", self.qmgr, _what(tag), call.SCRIPT,
                             exc.__cause__)
@@ -301,7 +389,7 @@ class CFBase:
             if not _is_late(reply):
                 return reply
             quick = (perf_counter() - sent) * 1000 < self.call_budget_ms / 2
-            if attempt == 1 and quick and self.clock_check is not None:
+            if attempt == 1 and quick and self.clock_check is not None and not keys.is_private(tag):
                 log.warning("%s: %s ran 'after its deadline' though it answered at once: measuring the "
                             "coupling facility's clock again", self.qmgr, call.SCRIPT)
                 await self.clock_check()
@@ -309,6 +397,19 @@ class CFBase:
             break
         raise MQError(MQRC.CF_NOT_AVAILABLE, f"the coupling facility ran the call to {_what(tag)} after "
                                              f"its deadline: nothing was changed (retry)")
+
+    def _tolerated(self, tag: str, incarnation: int) -> int:
+        """A call while this QM has no valid lease: with CFCONLOS(TOLERATE) a private queue's goes
+        on as the incarnation that opened the page set (no peer ever touches it), a shared queue's
+        answers 2345 (nothing done); otherwise, or for a call begun by an older incarnation (e.g.
+        a get that waited across a rejoin), the connection is broken."""
+        if self.private_incarnation is not None and self.tolerate_cf_loss():
+            if keys.is_private(tag):
+                return self.private_incarnation
+            if incarnation == self.private_incarnation and incarnation != self.incarnation:
+                raise MQError(MQRC.CF_NOT_AVAILABLE, f"queue manager {self.qmgr} lost connectivity to the coupling "
+                                                     f"facility (CFCONLOS(TOLERATE)): {_what(tag)} is not available")
+        self._fenced("its heartbeat lease lapsed")
 
     async def _unfenced(self, tag: str, call: ScriptArgs) -> Any:
         """Call an unfenced script (``call.SCRIPT``; its keys in ``tag``'s slot) with the replica
@@ -319,12 +420,13 @@ class CFBase:
 
     async def _evalsha(self, tag: str, script: Any, k: list[str], a: list[Any], changes_state: bool) -> Any:
         """One script call; followed by WAIT on the same connection when it changes state and
-        replica acknowledgement is on."""
-        if self.replica_acks and changes_state:
+        replica acknowledgement is on (the coupling facility's: a page set has no replicas)."""
+        scripts = self._scripts_for(tag)
+        if self.replica_acks and changes_state and scripts is self.scripts:
             reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks, self.replica_timeout_ms)
             self._replicated(tag, acks)
             return reply
-        return await self.scripts.evalsha(script, k, a)
+        return await scripts.evalsha(script, k, a)
 
     def _replicated(self, tag: str, acks: int) -> None:
         """After a call's WAIT: fewer acknowledgements than asked (a replica down, lagging or

@@ -139,6 +139,17 @@ class GroupRecords:
             raw = await self._redis.hget(keys.members_key(self.qsg), qmgr)
         return dict(json.loads(raw)) if raw else {}
 
+    async def record_pageset(self, qmgr: str, url: str) -> None:
+        """Where ``qmgr``'s page set is (its private queues), for the group's definition commands."""
+        with group_access("page sets"):
+            await self._redis.hset(keys.pagesets_key(self.qsg), qmgr, url)
+
+    async def pagesets(self) -> dict[str, str]:
+        """queue manager -> the URL of its page set."""
+        with group_access("page sets"):
+            raw: dict[Any, Any] = await self._redis.hgetall(keys.pagesets_key(self.qsg))
+        return {text(k): text(v) for k, v in raw.items()}
+
     async def members(self) -> list[MemberRecord]:
         """Every queue manager that ever joined (by name), with whether its heartbeat is alive."""
         return await read_members(self._redis, self.qsg)

@@ -38,6 +38,11 @@ def private_tag(qsg: str, qmgr: str) -> str:
     return f"{qsg}.QM.{qmgr}"
 
 
+def is_private(tag: str) -> bool:
+    """True for a queue manager's private tag (its keys live in its page set, not in the CF)."""
+    return ".QM." in tag and ".CF." not in tag
+
+
 def structure_name(tag: str) -> str:
     """The CF structure of a shared tag (``QSG1.CF.APPL1`` or ``QSG1.CF.APPL1@X`` -> ``APPL1``);
     "" for a private tag."""
@@ -251,6 +256,17 @@ def broadcast_ack_key(qsg: str, request_id: str) -> str:
     return f"{group_prefix(qsg)}ack:{request_id}"
 
 
+def pagesets_key(qsg: str) -> str:
+    """Hash: queue manager name -> the URL of its page set (where its private queues live), so
+    that a definition command for another QM's COPY or QMGR queue reaches that QM's page set."""
+    return f"{group_prefix(qsg)}pagesets"
+
+
+def private_owner(tag: str) -> str:
+    """The queue manager of a private tag (``QSG1.QM.QM1`` -> ``QM1``)."""
+    return tag.partition(".QM.")[2]
+
+
 def members_key(qsg: str) -> str:
     """Hash: queue manager name -> JSON of its registration (status, url, started)."""
     return f"{group_prefix(qsg)}members"
@@ -288,8 +304,9 @@ def commit_intent_key(qsg: str, qmgr: str, hconn: str) -> str:
 
 
 def alias_handles_key(qsg: str, qmgr: str, alias: str) -> str:
-    """Set of a QM's handles opened through an alias queue (FORCE and DELETE rules)."""
-    return f"{structure_prefix(private_tag(qsg, qmgr))}alias:{alias}:handles"
+    """Set of a QM's handles opened through an alias queue (FORCE and DELETE rules: any QM of the
+    group may ask, so it is group state in the CF, not in the QM's page set)."""
+    return f"{group_prefix(qsg)}alias:{qmgr}:{alias}:handles"
 
 
 def ltpa_token_key(qsg: str, token_digest: str) -> str:

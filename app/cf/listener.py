@@ -26,8 +26,9 @@ class AvailabilityListener:
     every waiter of that structure is woken, since publishes meanwhile were lost.
     """
 
-    def __init__(self, notices: ShardSubscriber) -> None:
+    def __init__(self, notices: ShardSubscriber, *, private: ShardSubscriber | None = None) -> None:
         self._notices = notices
+        self._private = private or notices  # the page set's: private queues' channels
         self._tags: dict[str, str] = {}  # channel -> structure tag
         self._waiters: dict[QueueLocation, set[asyncio.Event]] = {}
         self._parked: dict[QueueLocation, int] = {}
@@ -46,7 +47,7 @@ class AvailabilityListener:
         if channel in self._tags:
             return False
         self._tags[channel] = tag
-        self._notices.add(channel, self._published, self._resubscribed)
+        self._subscriber(tag).add(channel, self._published, self._resubscribed)
         return True
 
     @property
@@ -128,7 +129,10 @@ class AvailabilityListener:
     @property
     def subscribed(self) -> bool:
         """Whether every followed availability channel is subscribed now."""
-        return all(self._notices.subscribed(c) for c in self._tags)
+        return all(self._subscriber(tag).subscribed(c) for c, tag in self._tags.items())
+
+    def _subscriber(self, tag: str) -> ShardSubscriber:
+        return self._private if keys.is_private(tag) else self._notices
 
     async def wait_subscribed(self, *, after: int = 0) -> None:
         """Return once availability channels were (re)subscribed more than ``after`` times in

@@ -395,7 +395,7 @@ class Messaging(CFBase):
     async def expiry_candidates(self, tag: str) -> list[str]:
         """Queues of a structure worth an expiry scan now: some message's expiry has passed."""
         with _cf_access(tag):
-            found = await self.redis.zrangebyscore(keys.expiry_queues(tag), "-inf", self.clock.now_ms())
+            found = await self._client_for(tag).zrangebyscore(keys.expiry_queues(tag), "-inf", self.clock.now_ms())
         names = cast(list[bytes], found)
         return [_text(n) for n in names]
 
@@ -428,16 +428,18 @@ class Messaging(CFBase):
     async def report_sent(self, tag: str, addressee: str, report: bytes) -> None:
         """The report ``take_report`` gave was put (or dead-lettered, or discarded)."""
         with _cf_access(tag):
-            await self.redis.lrem(keys.expiration_reports_sending(tag, addressee, self.qmgr), 1, cast(Any, report))
+            await self._client_for(tag).lrem(keys.expiration_reports_sending(tag, addressee, self.qmgr), 1,
+                                             cast(Any, report))
 
     async def requeue_reports(self, tag: str, qmgr: str, addressees: Sequence[str]) -> int:
         """Peer recovery: the reports ``qmgr`` was sending from ``tag`` go back to the front of
         their queues, for whoever sends them next. Returns how many."""
         moved = 0
         with _cf_access(tag):
+            client = self._client_for(tag)
             for addressee in addressees:
                 sending = keys.expiration_reports_sending(tag, addressee, qmgr)
-                while await self.redis.lmove(sending, keys.expiration_reports(tag, addressee), "RIGHT", "LEFT"):
+                while await client.lmove(sending, keys.expiration_reports(tag, addressee), "RIGHT", "LEFT"):
                     moved += 1
         return moved
 
@@ -475,7 +477,7 @@ class Messaging(CFBase):
     async def units_of_work(self, tag: str) -> list[tuple[str, str]]:
         """(qmgr, hconn) of every unit of work in progress in structure ``tag``."""
         with _cf_access(tag):
-            members = await self.redis.smembers(keys.uow_registry(tag))
+            members = await self._client_for(tag).smembers(keys.uow_registry(tag))
         out = []
         for m in members:
             qmgr, _, hconn = _text(m).partition(":")

@@ -64,11 +64,12 @@ class Recovery(CFBase):
         gone; RESET CFSTRUCT ACTION(FAIL) and recovery start from nothing). Returns how many."""
         keep = keys.structure_state(tag).encode()
         removed = 0
+        client = self._client_for(tag)
         with _cf_access(tag):
-            async for batch in _batched(scan_tagged(self.redis, keys.structure_prefix(tag) + "*", count=1000)):
+            async for batch in _batched(scan_tagged(client, keys.structure_prefix(tag) + "*", count=1000)):
                 doomed = [k for k in batch if k != keep]
                 if doomed:
-                    removed += await self.redis.unlink(*doomed)
+                    removed += await client.unlink(*doomed)
         return removed
 
     async def backup_chunk(self, loc: QueueLocation, cursor: str, before_ms: int,
@@ -76,7 +77,7 @@ class Recovery(CFBase):
         """One chunk of a queue's committed persistent messages put before ``before_ms``:
         (next cursor, "0" at the end; [(id, meta, MQMD JSON, data)])."""
         with _cf_access(loc.tag):
-            reply = BackupReply.parse(await self.scripts.backup(*BackupArgs(
+            reply = BackupReply.parse(await self._scripts_for(loc.tag).backup(*BackupArgs(
                 keys.uow_registry(loc.tag), QueueKeys(loc).queue_prefix, loc.name, keys.structure_prefix(loc.tag),
                 cursor, str(count), str(before_ms)).call()))
         return reply.cursor, reply.messages
@@ -99,7 +100,7 @@ class Recovery(CFBase):
         """A queue recovery saw in the logs that is not defined now: a later DEFINE continues
         its message ids after ``last_id``."""
         with _cf_access(tag):
-            current = int(await self.redis.hget(keys.structure_last_ids(tag), queue) or 0)
+            current = int(await self._client_for(tag).hget(keys.structure_last_ids(tag), queue) or 0)
             if last_id > current:
-                await self.redis.hset(keys.structure_last_ids(tag), queue, last_id)
+                await self._client_for(tag).hset(keys.structure_last_ids(tag), queue, last_id)
 

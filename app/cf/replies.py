@@ -403,6 +403,24 @@ _register(DeleteReply)
 
 
 @dataclass(slots=True)
+class PurgeReply(ScriptReply):
+    """lua/purge.lua: ``{code}`` or ``{0, discarded, cursor}``."""
+
+    SCRIPT: ClassVar[str] = "purge"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "discarded", "cursor")
+
+    code: int
+    discarded: int = 0
+    cursor: str = "0"
+
+    @classmethod
+    def parse(cls, raw: Any) -> PurgeReply:
+        if len(raw) == 1:
+            return cls(int(raw[0]))
+        return cls(int(raw[0]), int(raw[1]), _text(raw[2]))
+
+
+@dataclass(slots=True)
 class ClearReply(ScriptReply):
     """lua/clear.lua: ``{code}`` or ``{0, removed, seq}``."""
 
@@ -421,6 +439,7 @@ class ClearReply(ScriptReply):
 
 
 _register(ClearReply)
+_register(PurgeReply)
 
 
 @dataclass(slots=True)

@@ -317,6 +317,18 @@ class ClearArgs(ScriptArgs):
     queue_prefix: str
 
 
+@script("purge", keys=2, fenced=True)
+@dataclass(slots=True)
+class PurgeArgs(ScriptArgs):
+    """KEYS and ARGV of lua/purge.lua."""
+
+    ctl: str
+    expiry_queues: str
+    queue_prefix: str
+    queue: str
+    cursor: str
+
+
 @script("status", keys=3)
 @dataclass(slots=True)
 class StatusArgs(ScriptArgs):

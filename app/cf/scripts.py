@@ -67,6 +67,7 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "clear",
     "status",
     "reset_stats",
+    "purge",
     "struct",
     "backup",
     "restore",
@@ -125,6 +126,7 @@ class ScriptRegistry:
     backup: AsyncScript
     restore: AsyncScript
     reset_stats: AsyncScript
+    purge: AsyncScript
     scan: AsyncScript
     fence: AsyncScript
     intent: AsyncScript

@@ -328,9 +328,10 @@ class Membership:
 
     async def fence(self, qmgr: str, lowest: int) -> None:
         """Fence every incarnation of ``qmgr`` below ``lowest``: in the group's records (commit
-        intents), in every CF structure and in its own private queues."""
+        intents) and in every CF structure. Its private queues are in its own page set, which
+        peers never touch (as on z/OS): it fences them itself at restart (``recover_own_private_work``)."""
         await self.cf.fence(None, qmgr, lowest)
-        for tag in [*self.shared_tags(), keys.private_tag(self.qsg, qmgr)]:
+        for tag in self.shared_tags():
             await self.cf.fence(tag, qmgr, lowest)
 
     async def _resolve_units_of_work(self, qmgr: str, tags: list[str]) -> tuple[int, int, int]:

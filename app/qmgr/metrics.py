@@ -69,6 +69,12 @@ class QmgrMetrics:
         self.loop_lag = Histogram("qsg_event_loop_lag_seconds",
                                   "How late a 0.1 s timer of the event loop fired (app/qmgr/looplag.py): time the "
                                   "loop was held by one piece of work", buckets=_LAG_BUCKETS, registry=r)
+        self.cf_losses = Counter("qsg_cf_connectivity_losses", "Times this QM lost its connection to the coupling "
+                                 "facility (its heartbeat lease lapsed)", registry=r)
+        self.cf_reconnections = Counter("qsg_cf_reconnections", "Times this QM connected to the coupling facility "
+                                        "again after a loss (rejoined the group)", registry=r)
+        #: False from a loss of the coupling facility until this QM has rejoined the group.
+        self.cf_connected = True
         r.register(_Snapshot(self))
         self._snapshot: list[Metric] = []
         self._render_lock = asyncio.Lock()
@@ -118,6 +124,14 @@ class QmgrMetrics:
     def observe_loop_lag(self, seconds: float) -> None:
         """One sample of the event loop's lag (``LoopLag``)."""
         self.loop_lag.observe(seconds)
+
+    def cf_connectivity(self, connected: bool) -> None:
+        """The coupling facility was lost (False) or this QM is connected again (True)."""
+        if connected and not self.cf_connected:
+            self.cf_reconnections.inc()
+        elif not connected and self.cf_connected:
+            self.cf_losses.inc()
+        self.cf_connected = connected
 
     def replica_shortfall(self, tag: str) -> None:
         """A CF call's WAIT got fewer replica acknowledgements than asked (``CFBase._replicated``);
@@ -187,6 +201,9 @@ class QmgrMetrics:
         offset = GaugeMetricFamily("qsg_clock_offset_ms",
                                    "Group clock (the coupling facility's time) minus this host's wall clock, ms")
         offset.add_metric((), qm.clock_offset_ms())
+        cf = GaugeMetricFamily("qsg_cf_connected", "1 while this QM is connected to the coupling facility, 0 from a "
+                               "loss until it has rejoined the group (CFCONLOS(TOLERATE): private queues go on)")
+        cf.add_metric((), 1 if self.cf_connected else 0)
         structures = GaugeMetricFamily("qsg_cf_structure_active",
                                        "1 for an ACTIVE CF structure, 0 for a failed one", labels=("structure",))
         for name, active in self._structure_states().items():
@@ -201,7 +218,7 @@ class QmgrMetrics:
                                       "Authentications refused by the failed-login throttle since start")
         throttled.add_metric((), security.throttle.refused)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
-                lag_max, offset, structures, verified, throttled]
+                lag_max, offset, cf, structures, verified, throttled]
 
     async def _queue_statuses(self) -> list[tuple[Any, Any]]:
         """The local queues this QM serves (its private ones and the shared ones) with their

@@ -20,7 +20,7 @@ import orjson
 
 from app.activity import Verb, note, record_batch, recorded, room_for_batch
 from app.cf.engine import BatchMessage, FencedError, GetResult, OutcomeUnknownError
-from app.cf.keys import structure_name
+from app.cf.keys import is_private, structure_name
 from app.core import attributes, groups, selectors
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.convert import convert_message
@@ -348,13 +348,42 @@ class Mqi:
         """New work is refused while the QM quiesces; a call that did not ask FAIL_IF_QUIESCING
         may still finish what its connection started (commit, close, non-quiescing puts)."""
         status = self.qm.status
-        if status == "RUNNING":
-            return
+        if status == "RUNNING" or (status == "REJOINING" and self.qm.tolerates_cf_loss()):
+            return  # CFCONLOS(TOLERATE): private work goes on; shared queues answer 2345 meanwhile
         if status in ("QUIESCING", "STOPPING"):
             if fail_if_quiescing:
                 raise MQError(MQRC.Q_MGR_QUIESCING, f"queue manager {self.qm.name} is quiescing")
             return
         raise MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"queue manager {self.qm.name} is {status.lower()}")
+
+    def break_shared_connections(self) -> list[Connection]:
+        """CFCONLOS(TOLERATE) and the lease lost: the connections that touched shared queues (a
+        unit of work or a handle in a CF structure) end now, as ``break_all_connections`` ends
+        every one - peer recovery resolves their shared work; the caller backs out their private
+        part. Connections that touched only private queues go on. Returns those ended."""
+        now = time.monotonic()
+        ended = [c for c in self.connections.values()
+                 if any(not is_private(t) for t in c.uow_tags)
+                 or any(not is_private(h.resolved.location.tag) for h in c.handles.values())]
+        for conn in ended:
+            self.broken[conn.hconn] = (bool(conn.uow_tags), now)
+            del self.connections[conn.hconn]
+            conn.pending_triggers.clear()
+        self.qm.pubsub.connections_broken([conn.hconn for conn in ended])
+        self._system.uow_tags.clear()
+        self.qm.cf.wake_all_waiters()
+        return ended
+
+    async def end_private_part(self, conn: Connection) -> None:
+        """The private part of a connection ended by ``break_shared_connections``: its unit of
+        work in this QM's page set backed out, its handles on private queues closed."""
+        for tag in [t for t in conn.uow_tags if is_private(t)]:
+            await self.qm.cf.backout(tag, self.qm.name, conn.hconn)
+        conn.uow_tags.clear()
+        for handle in list(conn.handles.values()):
+            if is_private(handle.resolved.location.tag):
+                await self.qm.cf.close_queue(handle.resolved.location, self.qm.name, f"{conn.hconn}:{handle.hobj}")
+        conn.handles.clear()
 
     def break_all_connections(self) -> int:
         """This QM lost its place in the group: every connection ends now, without a word to the

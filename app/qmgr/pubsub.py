@@ -136,7 +136,7 @@ class PubSub:
 
     def __init__(self, qm: Any) -> None:
         self.qm = qm
-        self.store = SubscriptionStore(qm.redis, qm.qsg, qm.name)
+        self.store = SubscriptionStore(qm.cf.pageset, qm.qsg, qm.name)
         self.subs: dict[str, Subscription] = {}
         self._conns: dict[str, _ConnState] = {}
 

@@ -23,12 +23,13 @@ from app.activity import ActivityLog, Verb
 from app.cf.engine import CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
-from app.cf.keys import private_tag
+from app.cf.keys import QueueLocation, private_tag, structure_name
 from app.cmdserver.server import CommandServer
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
 from app.core.objects import ObjectDef
+from app.core.reasons import MQRC
 from app.qmgr.broadcast import Broadcaster
 from app.qmgr.cfstruct import StructureService
 from app.qmgr.definitions import DefinitionCache, queue_location
@@ -68,7 +69,7 @@ class QueueManager:
     """State and services of one running queue manager."""
 
     def __init__(self, settings: Settings, repo: Repository, redis: RedisClient,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, *, pageset: RedisClient | None = None) -> None:
         self.settings = settings
         self.name = settings.qmgr
         self.qsg = settings.qsg
@@ -83,7 +84,8 @@ class QueueManager:
             self.group_clock = GroupClock(lambda: self.cf.group.server_time_us(), name=self.name)
         self.clock: Clock = clock or self.group_clock or SystemClock()
         repo.now = self._now_datetime  # ALTDATE/ALTTIME on the same clock
-        self.cf = CouplingFacility(redis, self.qsg, self.clock)
+        # Its private queues live in its page set (``pageset``; None: in the CF's Redis too).
+        self.cf = CouplingFacility(redis, self.qsg, self.clock, pageset=pageset)
         if self.group_clock is not None:  # script deadlines are on the CF's own clock, never a test's
             self.cf.cf_now_ms = self.group_clock.cf_now_ms
             self.cf.clock_check = self.group_clock.refresh
@@ -127,6 +129,7 @@ class QueueManager:
         self.cf.incarnation = None
         self.cf.lease_valid = self.membership.lease_valid
         self.cf.confirm_lease = self.membership.confirm_lease
+        self.cf.tolerate_cf_loss = self.tolerates_cf_loss
         self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
         # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
@@ -142,6 +145,9 @@ class QueueManager:
         """
         self.loop_lag.start()  # first: a stall during start-up counts too
         previous_failed = await self._join()
+        self.cf.private_incarnation = self.cf.incarnation  # the page set's fence is set below it
+        await self.cf.publish_pageset()  # where its private queues are, for the group's commands
+        await self.cf.know_pagesets()
         await self.activity.start()  # after join: only the one live process of this name uses its spool
         self.attrs = await self.db(self.repo.register_qmgr, self.name, attributes.defaults("QMGR"))
         await self.cf.start()
@@ -182,6 +188,17 @@ class QueueManager:
         if backed_out or committed:
             log.info("%s: restart recovery of private queues: %d unit(s) of work backed out, %d committed",
                      self.name, backed_out, committed)
+        # As z/OS at restart: nonpersistent messages on the queue manager's own queues are gone.
+        own = private_tag(self.qsg, self.name)
+        discarded = 0
+        for name in sorted(await self.cf.queue_names(own)):
+            try:
+                discarded += await self.cf.purge_nonpersistent(QueueLocation(own, name))
+            except MQError as exc:
+                if exc.reason != MQRC.UNKNOWN_OBJECT_NAME:
+                    raise
+        if discarded:
+            log.info("%s: restart: %d nonpersistent message(s) on private queues discarded", self.name, discarded)
 
     async def _serve(self) -> None:
         self.expiry.start()
@@ -194,37 +211,76 @@ class QueueManager:
 
     # ---- losing and regaining the place in the group -------------------------------------
 
+    def tolerates_cf_loss(self) -> bool:
+        """CFCONLOS(TOLERATE): a lost coupling facility leaves private-queue work running. The
+        QMGR's CFCONLOS is for the administration structure (here: the group's records and the
+        heartbeat lease) and each CFSTRUCT's for its structure, ASQMGR following the QMGR's; all
+        live in one coupling facility, so its loss is tolerated only when the QMGR and every
+        structure tolerate it. IBM's TERMINATE is stood in for by ending every connection and
+        rejoining the group (this emulator's behaviour before CFCONLOS was read)."""
+        if str(self.attrs.get("CFCONLOS", "TERMINATE")) != "TOLERATE":
+            return False
+        return all(str(cf.attrs.get("CFCONLOS", "ASQMGR")) != "TERMINATE" for cf in self.cache.all("CFSTRUCT"))
+
     def lease_lost(self, why: str) -> None:
         """This incarnation lost its place in the group (its lease lapsed, or a peer fenced it):
-        stop serving with the old identity at once, then rejoin as a new incarnation."""
+        stop serving with the old identity at once, then rejoin as a new incarnation. With
+        CFCONLOS(TOLERATE) only the connections that touched shared queues end; those that
+        touched only private queues go on, on the page set, while the QM rejoins."""
         if self.status not in ("RUNNING", "QUIESCING") or self._rejoin_task is not None:
             return  # starting (start() fails by itself), stopping, or already rejoining
         self.status = "REJOINING"
         self.cf.incarnation = None  # nothing more reaches the CF as the old incarnation
         self.membership.lost(why)
-        broken = self.mqi.break_all_connections()
-        log.error("%s lost its place in the group (%s): %d connection(s) ended (MQRC_CONNECTION_BROKEN); "
-                  "rejoining as a new incarnation", self.name, why, broken)
-        self._rejoin_task = asyncio.create_task(self._rejoin(), name=f"rejoin-{self.name}")
+        self.metrics.cf_connectivity(False)
+        for tag in self.shared_tags():
+            log.warning("CSQE006I Structure %s connection name %s disconnected", structure_name(tag), self.name)
+        ended: list = []
+        if self.tolerates_cf_loss():
+            ended = self.mqi.break_shared_connections()
+            broken = len(ended)
+            log.error("%s lost its place in the group (%s): CFCONLOS(TOLERATE): %d connection(s) that used shared "
+                      "queues ended (MQRC_CONNECTION_BROKEN), %d on private queues go on; rejoining as a new "
+                      "incarnation", self.name, why, broken, len(self.mqi.connections))
+        else:
+            broken = self.mqi.break_all_connections()
+            log.error("%s lost its place in the group (%s): %d connection(s) ended (MQRC_CONNECTION_BROKEN); "
+                      "rejoining as a new incarnation", self.name, why, broken)
+        self._rejoin_task = asyncio.create_task(self._rejoin(ended), name=f"rejoin-{self.name}")
 
-    async def _rejoin(self) -> None:
+    async def _rejoin(self, ended: list | None = None) -> None:
         """Stop the agents, claim the name again as a new incarnation (waiting while Redis cannot
         be reached or another live process holds the name), recover the old incarnation's work
-        (fencing it), reload what may have been missed, and serve again."""
+        (fencing it), reload what may have been missed, and serve again. With CFCONLOS(TOLERATE)
+        (``ended``: the connections that used shared queues) the private work of the connections
+        that go on is left as it is, and the private part of those ended is backed out here."""
+        tolerated = self.tolerates_cf_loss()
         try:
             for step in (self.cmdserver.stop, self.igq.stop, self.expiry.stop):
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(step(), timeout=5)
             self.igq.forget_unit_of_work()
+            for conn in ended or ():
+                try:
+                    await self.mqi.end_private_part(conn)
+                except MQError as exc:  # its page set did not answer: the next restart backs it out
+                    log.warning("%s: private work of ended connection %s not backed out yet: %s",
+                                self.name, conn.hconn, exc)
             delay = 0.2
             while self.status == "REJOINING":
                 try:
                     previous_failed = await self._join()
                     await self.reload_definitions()
                     await self.structures.connect_all()
-                    await self._recover_previous_incarnation(previous_failed)
-                    # every connection ended: the temporary dynamic queues they made go too
-                    await self.dynamic.purge_temporary()
+                    if tolerated:
+                        # Only the shared work of the old incarnation: its private work belongs
+                        # to connections that went on (or was backed out above).
+                        if previous_failed:
+                            await self.membership.recover_peer(self.name, wait=True)
+                    else:
+                        await self._recover_previous_incarnation(previous_failed)
+                        # every connection ended: the temporary dynamic queues they made go too
+                        await self.dynamic.purge_temporary()
                     await self.reconcile_queue_state()
                     break
                 except _REJOIN_FAILURES as exc:
@@ -235,6 +291,10 @@ class QueueManager:
                     delay = min(delay * 2, 5.0)
             if self.status == "REJOINING":
                 await self._serve()
+                self.metrics.cf_connectivity(True)
+                for tag in self.shared_tags():
+                    log.info("CSQE005I Structure %s connected as %s, version=%s", structure_name(tag), self.name,
+                             self.cf.incarnation)
         finally:
             self._rejoin_task = None
 
@@ -256,7 +316,7 @@ class QueueManager:
         for step in (self.cmdserver.stop, self.igq.stop, self.mqi.stop, self.mqi.end_all_connections, self.expiry.stop,
                      self.membership.leave,
                      self.triggers.stop, self.broadcaster.stop, self.cf.stop, self.structures.stop,
-                     self.loop_lag.stop):
+                     self.cf.close_peers, self.loop_lag.stop):
             try:
                 # A shutdown must end: a step that hangs (Redis gone, a stuck task) is abandoned.
                 await asyncio.wait_for(step(), timeout=5)
@@ -351,6 +411,17 @@ class QueueManager:
 
     # ---- broadcasts --------------------------------------------------------------------
 
+    async def _own_copies(self, queues: list[ObjectDef], invalidate: bool) -> None:
+        """The state of this QM's COPY queues of a changed GROUP object, in its page set: the
+        defining QM writes it when it reaches this page set; this makes sure, before the change
+        is acknowledged (e.g. the page sets are on loopback addresses of different hosts)."""
+        for obj in queues:
+            if obj.objtype == "QLOCAL" and obj.qsgdisp == "COPY" and obj.location == self.name:
+                try:
+                    await self.workflow.sync_queue_state(obj, bump_gen=invalidate)
+                except MQError as exc:
+                    log.warning("%s: state of COPY queue %s not updated: %s", self.name, obj.name, exc)
+
     async def _on_broadcast(self, message: dict) -> None:
         if message.get("kind") == "defs":
             queues: list[ObjectDef] = []
@@ -365,6 +436,7 @@ class QueueManager:
                     tags.add(self.cache.structure_tag(name))
             # A new CF structure (or shared queue) is followed before the broadcast is acknowledged.
             await self.follow_structures(NOTICES_NEW_S, tags=tags | self._shared_queue_tags(queues))
+            await self._own_copies(queues, bool(message.get("invalidate")))
         elif message.get("kind") == "cfstatus":
             await self.structures.refresh(str(message.get("name", "")))
         elif message.get("kind") == SECURITY_CHANGED["kind"]:
@@ -376,6 +448,10 @@ class QueueManager:
         """Fail this QM's open handles on ``name`` with MQRC_OBJECT_CHANGED on their next use."""
         if objclass == "QUEUE":
             self.mqi.invalidate(name)
+
+    def cf_connected(self) -> bool:
+        """False from a loss of the coupling facility until this QM has rejoined the group."""
+        return self.metrics.cf_connected
 
     def info(self) -> dict[str, Any]:
         """GET /v1/qmgr: name, QSG, status and the QMGR attributes."""

@@ -54,9 +54,17 @@ class DefinitionWorkflow:
         attributes into the coupling facility, then the acknowledged broadcast of ``announce``
         ((class, name) pairs). ``bump_gen``/``invalidate``: an ALTER ... FORCE (open handles
         fail with MQRC_OBJECT_CHANGED)."""
+        if any(o.objtype == "QLOCAL" and o.qsgdisp == "COPY" for o in changed):
+            await self.cf.know_pagesets()  # the copies are on every queue manager's page set
         for obj in changed:
             if obj.objtype == "QLOCAL" and obj.location != GROUP_LOCATION:
-                await self.sync_queue_state(obj, bump_gen=bump_gen, set_switches=set_switches)
+                try:
+                    await self.sync_queue_state(obj, bump_gen=bump_gen, set_switches=set_switches)
+                except MQError as exc:
+                    if obj.qsgdisp != "COPY" or obj.location == self.cf.qmgr or exc.reason != MQRC.CF_NOT_AVAILABLE:
+                        raise
+                    # That queue manager is not running (its page set with it): it makes its
+                    # COPY's state when it starts (QueueManager.reconcile_queue_state).
         await self.announce(announce, invalidate=invalidate)
 
     async def apply_mqset(self, obj: ObjectDef, keywords: list[tuple[str, str | None]], *,

@@ -211,7 +211,7 @@ class Cluster:
 
         tag = private_tag(self.qsg, private_of) if private_of else shared_tag(self.qsg, struct)
         key = QueueKeys(QueueLocation(tag, queue)).waiters
-        client = sync_client(self.redis_url)
+        client = sync_client(self.pageset_url(private_of) if private_of else self.redis_url)
         deadline = time.monotonic() + 20
         try:
             while not client.exists(key):
@@ -219,6 +219,12 @@ class Cluster:
                 time.sleep(0.01)
         finally:
             client.close()
+
+    def pageset_url(self, name: str) -> str:
+        """The URL of queue manager ``name``'s page set (its own redis-server, started by it)."""
+        from app.cf.pageset import pageset_folder
+
+        return (pageset_folder(self.workdir / "mqlog", self.qsg, name) / "url").read_text().strip()
 
     def mqsc_failed(self, name: str, script: str) -> dict[str, Any]:
         """The one result of a one-command ``script``, which must have failed."""

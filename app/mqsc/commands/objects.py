@@ -228,6 +228,7 @@ class ObjectCommands(CommandBase):
     async def _delete_copies(self, group_obj: ObjectDef, purge: bool) -> None:
         """The generated DELETE ... QSGDISP(COPY) on every QM; a copy that is open or holds
         messages (without PURGE) stays, with a message saying so."""
+        await self.qm.cf.know_pagesets()  # each copy is on its queue manager's page set
         for copy in await self.qm.db(self.qm.repo.copies_of, group_obj.objclass, group_obj.name):
             try:
                 if copy.objtype == "QLOCAL":

@@ -77,6 +77,9 @@ class QmgrCommands(CommandBase):
                                "CONNS": len(self.qm.mqi.connections),
                                "CMDSERV": getattr(getattr(self.qm, "cmdserver", None), "state", "RUNNING")}
         row.update({k: v for k, v in info.items() if k.startswith("IGQ") and k not in attributes.specs("QMGR")})
+        # This emulator's own: whether the QM is connected to the coupling facility (CONNECTED, or
+        # LOST until it has rejoined the group; with CFCONLOS(TOLERATE) private queues go on).
+        row["CFCONN"] = "CONNECTED" if self.qm.cf_connected() else "LOST"
         return [row]
 
     async def display_cmdserv(self, cmd: Command) -> None:
