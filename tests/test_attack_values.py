@@ -215,12 +215,12 @@ def test_extreme_but_legal_values_are_served_everywhere(group, connect):
 
 
 def store_as_an_older_version_did(group, q: str, **md_fields) -> None:
-    """Rewrite the only message of private queue ``q`` in the coupling facility as a version
+    """Rewrite the only message of private queue ``q`` in QM1's page set as a version
     that did not bound the MQMD left it: these values in its stored MQMD and an expiry time
     beyond 2**64 ms in its metadata (a put of expiry 2**64-1 tenths)."""
     keys = QueueKeys(QueueLocation(private_tag(group.qsg, "QM1"), q))
     prefix = keys.queue_prefix
-    cf = redis.Redis.from_url(group.redis_url)
+    cf = redis.Redis.from_url(group.pageset_url("QM1"))
     try:
         [(ident, stored)] = cf.hgetall(prefix + "md").items()
         cf.hset(prefix + "md", ident, json.dumps({**json.loads(stored), **md_fields}))

@@ -368,8 +368,8 @@ class CFBase:
         Redis was slow: the clock is measured again (``clock_check``) and the call, which changed
         nothing, is sent once more with a new deadline."""
         # A page set is a server on this QM's own host: its deadline is on the local clock.
-        now_ms, error_ms = (deadline.wall_ms, lambda: 0) if keys.is_private(tag) else (self.cf_now_ms,
-                                                                                        self.clock_error_ms)
+        now_ms: deadline.NowMs = deadline.wall_ms if keys.is_private(tag) else self.cf_now_ms
+        error_ms: Callable[[], int] = _no_error if keys.is_private(tag) else self.clock_error_ms
         for attempt in (1, 2):
             due = now_ms() + self.call_budget_ms
             sent = perf_counter()
@@ -456,6 +456,11 @@ class CFBase:
         """The availability channel of the queue's structure (its scripts SPUBLISH the queue's
         name there)."""
         return keys.availability_channel(loc.tag)
+
+
+def _no_error() -> int:
+    """The error of reading the local clock: none."""
+    return 0
 
 
 def _what(tag: str) -> str:
