@@ -65,8 +65,8 @@ def serve(**given: Any) -> None:
     import uvicorn
 
     from app.api.app import create_app
-    from app.keepalive import AnsweringHttpToolsProtocol
-    from app.serverlimits import bounded_protocol
+    from app.api.keepalive import AnsweringHttpToolsProtocol
+    from app.api.serverlimits import bounded_protocol
     from app.startup import StartupError, check_dependencies, check_tls
 
     settings = _settings(**given)
@@ -99,7 +99,7 @@ def serve(**given: Any) -> None:
 
     # log_config=None: uvicorn keeps the one set-up (app/logsetup.py) instead of its own
     # http: uvicorn's httptools protocol that answers a request sent while the process was paused
-    # (app/keepalive.py) instead of closing the kept-alive connection under it
+    # (app/api/keepalive.py) instead of closing the kept-alive connection under it
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
                             log_config=None, timeout_graceful_shutdown=10, ws_max_size=settings.max_frame_bytes,
                             timeout_keep_alive=settings.keep_alive_s,
@@ -124,8 +124,8 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
     """One entry point for the group: connections spread over the QMs, calls follow their hconn."""
     import uvicorn
 
+    from app.api.keepalive import AnsweringHttpToolsProtocol
     from app.gateway import create_gateway, parse_upstreams
-    from app.keepalive import AnsweringHttpToolsProtocol
     from app.tls import TlsError, check_ca_file, check_server_files, peer_ssl_context
 
     try:

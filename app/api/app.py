@@ -38,7 +38,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         if not pageset_url:
             embedded = EmbeddedPageSet(pageset_folder(settings.mqlog_dir, settings.qsg, settings.qmgr),
                                        fsync=settings.pageset_fsync)
-            pageset_url = embedded.start()
+            pageset_url = await embedded.start()
         engine = make_engine(settings.database_url)
         redis = make_redis(settings.redis_url, socket_timeout_s=settings.cf_timeout_s)
         pageset = make_redis(pageset_url, socket_timeout_s=settings.cf_timeout_s)

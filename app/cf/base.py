@@ -79,6 +79,11 @@ class CFBase:
         #: How far ``cf_now_ms`` may be off, in ms (half the round trip of its measurement): a call
         #: without a reply waits that much longer past its deadline (app/cf/deadline.py).
         self.clock_error_ms: Callable[[], int] = lambda: 0
+        #: The page set's clock as this QM reads it, and that reading's error: what a private
+        #: queue's script deadlines are on (the page set's own TIME checks them; the queue manager
+        #: measures its offset like the group clock's). Default: the local wall clock.
+        self.pageset_now_ms: deadline.NowMs = deadline.wall_ms
+        self.pageset_clock_error_ms: Callable[[], int] = _no_error
         #: The queue manager's page set (app/cf/pageset.py): where every key under a private tag
         #: lives. None: the coupling facility's Redis holds them too (engine tests, tools).
         self.pageset = pageset if pageset is not None else redis
@@ -145,6 +150,13 @@ class CFBase:
         self.on_replica_shortfall: Callable[[str], None] | None = None
         # Tags whose latest acknowledged call fell short (the warning is logged once per episode).
         self._short_of_replicas: set[str] = set()
+
+    async def pageset_time_us(self) -> int:
+        """The page set's time (Redis ``TIME``) in microseconds since the epoch: what its scripts
+        check their deadlines against (the queue manager's page-set clock measures it)."""
+        with _cf_access(f"page set of {self.qmgr}"):
+            seconds, micros = await self.pageset.time()
+        return int(seconds) * 1_000_000 + int(micros)
 
     async def ping(self) -> None:
         """Raise MQError MQRC_CF_NOT_AVAILABLE unless the coupling facility answers (readiness)."""
@@ -367,10 +379,12 @@ class CFBase:
         CF's clock is off (a group-clock measurement taken while the host was starved), not that
         Redis was slow: the clock is measured again (``clock_check``) and the call, which changed
         nothing, is sent once more with a new deadline."""
-        # A page set is a server on this QM's own host: its deadline is on the local clock.
-        now_ms: deadline.NowMs = deadline.wall_ms if keys.is_private(tag) else self.cf_now_ms
-        error_ms: Callable[[], int] = _no_error if keys.is_private(tag) else self.clock_error_ms
+        private = keys.is_private(tag)
         for attempt in (1, 2):
+            # A private queue's script runs in the page set: its deadline is on the page set's clock
+            # (read each attempt: ``clock_check`` may have measured the clock again).
+            now_ms = self.pageset_now_ms if private else self.cf_now_ms
+            error_ms = self.pageset_clock_error_ms if private else self.clock_error_ms
             due = now_ms() + self.call_budget_ms
             sent = perf_counter()
             try:
@@ -389,7 +403,7 @@ class CFBase:
             if not _is_late(reply):
                 return reply
             quick = (perf_counter() - sent) * 1000 < self.call_budget_ms / 2
-            if attempt == 1 and quick and self.clock_check is not None and not keys.is_private(tag):
+            if attempt == 1 and quick and self.clock_check is not None and not private:
                 log.warning("%s: %s ran 'after its deadline' though it answered at once: measuring the "
                             "coupling facility's clock again", self.qmgr, call.SCRIPT)
                 await self.clock_check()

@@ -19,10 +19,12 @@ restart waits for a previous one still shutting down (its pid file) before it op
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import ctypes.util
 import os
+import select
 import shutil
 import signal
 import socket
@@ -94,14 +96,14 @@ class EmbeddedPageSet:
     def pidfile(self) -> Path:
         return self.folder / "redis.pid"
 
-    def start(self) -> str:
+    async def start(self) -> str:
         """Start the server (after a previous one of this folder has ended); its URL once it
         answers. Raises RuntimeError when it cannot be started."""
         if not Path(self.binary).exists():
             raise RuntimeError("no redis-server is installed for the page set: install Redis or set "
                                "QSG_PAGESET_URL to a page-set server")
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._previous_ended()
+        await self._previous_ended()
         last = ""
         for _ in range(3):  # a free port can be taken between choosing and binding it
             self.port = _free_port()
@@ -110,18 +112,22 @@ class EmbeddedPageSet:
                  "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "", "--daemonize", "no",
                  "--protected-mode", "yes", "--pidfile", str(self.pidfile.resolve()),
                  "--logfile", str((self.folder / "redis.log").resolve())],
-                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+                # not the QM's LD_PRELOAD: libfaketime (the clock-skew tests) crashes redis-server
+                env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
             deadline = time.monotonic() + START_TIMEOUT_S
             while time.monotonic() < deadline and self.proc.poll() is None:
                 if _answers(self.port):
                     (self.folder / "url").write_text(self.url + "\n")  # for tools and tests
                     return self.url
-                time.sleep(0.02)
+                # asyncio's sleep, not time.sleep: a QM whose clock is skewed by libfaketime (the
+                # clock-skew test) gets EINVAL from an intercepted clock_nanosleep
+                await asyncio.sleep(0.02)
             last = self._tail_log()
             self.stop()
         raise RuntimeError(f"the page set's redis-server in {self.folder} did not start: {last}")
 
-    def _previous_ended(self) -> None:
+    async def _previous_ended(self) -> None:
         """A previous server of this folder (its QM was killed a moment ago and it is still
         writing its AOF) ends before this one opens the same files."""
         try:
@@ -134,7 +140,7 @@ class EmbeddedPageSet:
             os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+            await asyncio.sleep(0.05)
 
     def _tail_log(self) -> str:
         with contextlib.suppress(OSError):
@@ -147,8 +153,11 @@ class EmbeddedPageSet:
         if proc is None or proc.poll() is not None:
             return
         proc.terminate()
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while proc.poll() is None and time.monotonic() < deadline:
+            # select, not time.sleep (nor Popen.wait's timeout, which sleeps): under libfaketime
+            # (the clock-skew tests skew a QM's clock) an intercepted clock_nanosleep gives EINVAL
+            select.select([], [], [], 0.05)
+        if proc.poll() is None:
             proc.kill()
             proc.wait()

@@ -237,9 +237,21 @@ class ScriptRegistry:
 async def _ready(conn: Connection) -> None:
     """Connect ``conn`` and run its periodic health check now, before the script is written: a
     failure of either means the script was certainly not sent (the caller may say so)."""
+    if conn.is_connected and _closed_by_server(conn):
+        await conn.disconnect(nowait=True)  # Redis ended it while it sat in the pool: a new one
     if not conn.is_connected:
         await conn.connect()  # type: ignore[no-untyped-call]
     await conn.check_health()  # type: ignore[no-untyped-call]
+
+
+def _closed_by_server(conn: Connection) -> bool:
+    """True when Redis already closed a pooled connection (its end of stream was read, or its
+    transport is closing): a script written there would get no reply and look 'maybe run' (2009)
+    although it certainly never reached Redis (a killed master, a restarted server)."""
+    reader, writer = getattr(conn, "_reader", None), getattr(conn, "_writer", None)
+    if reader is not None and reader.at_eof():
+        return True
+    return writer is not None and writer.transport.is_closing()
 
 
 def _raise_unanswered(exc: BaseException) -> None:

@@ -80,6 +80,7 @@ class QueueManager:
         # The group clock (the coupling facility's time) unless a test injects its own clock:
         # times compared across queue managers must not depend on the hosts' clocks agreeing.
         self.group_clock: GroupClock | None = None
+        self.pageset_clock: GroupClock | None = None
         if clock is None:
             self.group_clock = GroupClock(lambda: self.cf.group.server_time_us(), name=self.name)
         self.clock: Clock = clock or self.group_clock or SystemClock()
@@ -90,6 +91,11 @@ class QueueManager:
             self.cf.cf_now_ms = self.group_clock.cf_now_ms
             self.cf.clock_check = self.group_clock.refresh
             self.cf.clock_error_ms = self.group_clock.error_ms
+            # the page set is a server of its own, whose clock may differ from the QM's (a
+            # separate host, or a QM whose clock alone is skewed): measured the same way
+            self.pageset_clock = GroupClock(self.cf.pageset_time_us, name=f"{self.name} page set")
+            self.cf.pageset_now_ms = self.pageset_clock.cf_now_ms
+            self.cf.pageset_clock_error_ms = self.pageset_clock.error_ms
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
@@ -123,7 +129,7 @@ class QueueManager:
             self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
             url=settings.advertised_url, interval_s=settings.heartbeat_interval_s,
             ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered,
-            on_lease_lost=self.lease_lost, on_renewed=self.group_clock.refresh if self.group_clock else None)
+            on_lease_lost=self.lease_lost, on_renewed=self._refresh_clocks if self.group_clock else None)
         # Every script runs as this QM's current incarnation (none until it has joined).
         self.cf.qmgr = self.name
         self.cf.incarnation = None
@@ -167,6 +173,12 @@ class QueueManager:
         self.mqi.start()
         await self._serve()
 
+    async def _refresh_clocks(self) -> bool:
+        """Each heartbeat: measure the page set's clock and the group clock again."""
+        if self.pageset_clock is not None:
+            await self.pageset_clock.refresh()
+        return self.group_clock is not None and await self.group_clock.refresh()
+
     async def _join(self) -> bool:
         """Join the group as a new incarnation; True when the previous one failed."""
         if self.group_clock is not None:
@@ -174,6 +186,8 @@ class QueueManager:
                 await self.group_clock.refresh()  # rejoining: a failed measurement keeps the last offset
             else:
                 await self.group_clock.sync()  # before anything is stamped (raises when the CF is away)
+                if self.pageset_clock is not None:
+                    await self.pageset_clock.sync()  # before the first private queue's call
                 self.started_ms = self.clock.now_ms()
         previous_failed = await self.membership.join()
         self.cf.incarnation = self.membership.incarnation

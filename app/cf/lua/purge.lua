@@ -15,15 +15,18 @@
     ARGV[3]  HSCAN cursor of the queue's messages ("0" to start)
     ARGV[4]  caller: queue manager name
     ARGV[5]  caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[6]  caller: deadline, ms since the epoch on the page set's clock (TIME): run later,
+             it changes nothing and returns {2345}
 
   Output:
-    {code}         2085 not defined
+    {code}         2085 not defined, 2009 fenced, 2345 run after its deadline
     {0, discarded, cursor}  messages discarded by this call; cursor "0" once the whole queue was seen
 ]]
 --@include _helpers.lua
 --@include _fence.lua
 
-if fenced(KEYS[3], ARGV[4], ARGV[5]) then return { FENCED } end
+local refused = refusal(KEYS[3], ARGV[4], ARGV[5], ARGV[6])
+if refused then return { refused } end
 
 local ctl = KEYS[1]
 local qp = ARGV[1]

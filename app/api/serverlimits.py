@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from app.api.keepalive import unread_bytes
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 
@@ -37,6 +38,7 @@ def bounded_protocol(base: type[asyncio.Protocol], header_timeout_s: float,
     class BoundedProtocol(base):  # type: ignore[valid-type, misc]
         _header_timer: asyncio.TimerHandle | None = None
         _timed_cycle: Any = None
+        _deferred = 0
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -61,6 +63,7 @@ def bounded_protocol(base: type[asyncio.Protocol], header_timeout_s: float,
 
         def _arm(self) -> None:
             self._timed_cycle = self.cycle
+            self._deferred = 0
             self._header_timer = self.loop.call_later(header_timeout_s, self._headers_too_slow)
 
         def _disarm(self) -> None:
@@ -75,6 +78,12 @@ def bounded_protocol(base: type[asyncio.Protocol], header_timeout_s: float,
                 return  # closed, or upgraded to a WebSocket session
             if self.cycle is not self._timed_cycle and self.cycle is not None and not self.cycle.response_complete:
                 return  # the request's headers arrived: it runs
+            if unread_bytes(transport) and self._deferred < 20:  # bounded: a trickle cannot keep it up
+                # Bytes wait unread: the process was paused (SIGSTOP, a VM stall) and its timers
+                # run before its reads on resuming. Read them first, then judge the headers.
+                self._deferred += 1
+                self._header_timer = self.loop.call_later(0.05, self._headers_too_slow)
+                return
             transport.write(_raw_response("408 Request Timeout", MQRC.CONNECTION_BROKEN,
                                           f"the request headers did not arrive within {header_timeout_s:g}s"))
             transport.close()
