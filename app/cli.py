@@ -125,6 +125,8 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
     import uvicorn
 
     from app.api.keepalive import AnsweringHttpToolsProtocol
+    from app.api.limits import BodyLimit
+    from app.api.serverlimits import bounded_protocol
     from app.gateway import create_gateway, parse_upstreams
     from app.tls import TlsError, check_ca_file, check_server_files, peer_ssl_context
 
@@ -141,8 +143,13 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
         click.echo(f"qsg gateway: {exc}", err=True)
         sys.exit(2)
     configure_logging()
-    uvicorn.run(create_gateway(targets, verify=verify), host=host or "127.0.0.1", port=port, log_level="warning",
-                http=AnsweringHttpToolsProtocol, log_config=None, ssl_certfile=tls_cert or None,
+    # the queue managers' limits (README "Security", Limits) hold at the entry point too
+    limits = _settings()
+    app = BodyLimit(create_gateway(targets, verify=verify), message_bytes=limits.max_message_body_bytes,
+                    other_bytes=limits.max_body_bytes)
+    uvicorn.run(app, host=host or "127.0.0.1", port=port, log_level="warning",
+                http=bounded_protocol(AnsweringHttpToolsProtocol, limits.header_timeout_s, limits.max_connections),
+                timeout_keep_alive=limits.keep_alive_s, log_config=None, ssl_certfile=tls_cert or None,
                 ssl_keyfile=tls_key or None)
 
 

@@ -11,8 +11,11 @@ in its group (same incarnation, lease valid, no peer recovery of it).
 from __future__ import annotations
 
 import base64
+import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -22,6 +25,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
+from tests.support.redis_server import free_port
 from tests.support.security import ADMIN, mqsc_ok, qsg_cli
 from tests.support.waits import wait_until
 
@@ -385,3 +389,32 @@ def test_no_request_of_a_non_admin_holds_the_loop_past_the_bound(group):
         for t in threads:
             t.join(180)
     assert not errors, errors
+
+
+def test_the_entry_point_keeps_the_same_limits(group, tmp_path):
+    """`qsg gateway` (the group's entry point) refuses a body over the limit from its length alone,
+    and closes a socket whose headers never arrive, as the queue managers do."""
+    port = free_port()
+    env = {**os.environ, "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S)}
+    gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
+                                "--upstreams", f"QM1={group.url('QM1')}"], env=env, stdout=subprocess.DEVNULL,
+                               stderr=open(tmp_path / "gateway.log", "wb"))
+    try:
+        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/v1/health").status_code == 200,
+                   what="the gateway up", tolerate=(httpx.HTTPError,))
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(b"POST /v1/connections/QM1-x/objects/h/put HTTP/1.1\r\nHost: q\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (400 * 1024 * 1024))
+            raw = b""
+            while chunk := sock.recv(65536):
+                raw += chunk
+        assert raw.startswith(b"HTTP/1.1 413") and b'"reason":2010' in raw, raw[:300]
+        with socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT_S * 15) as sock:
+            sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: q\r\n")  # headers never finished
+            raw = b""
+            while chunk := sock.recv(4096):
+                raw += chunk
+        assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=20)
