@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -20,6 +19,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from app.cf.pageset import free_port, redis_answers
 
 SAMPLE_MQSC = """\
 DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES) DESCR('Application structure of qsg up')
@@ -30,12 +31,6 @@ DEFINE QLOCAL(SYSTEM.DEAD.LETTER.QUEUE) QSGDISP(GROUP) MAXDEPTH(999999999) DESCR
 # DEADQ is an attribute of each queue manager (ALTER QMGR acts on the QM it is sent to): sent to
 # every QM of the group, naming the dead-letter queue that the GROUP definition gives each a COPY of.
 SAMPLE_QMGR_MQSC = "ALTER QMGR DEADQ(SYSTEM.DEAD.LETTER.QUEUE)\n"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_for(check, timeout_s: float, what: str) -> None:
@@ -52,7 +47,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
     if binary is None:
         raise RuntimeError("no redis-server is installed: install Redis (e.g. apt-get install redis-server) "
                            "or pass --redis-url redis://host:port/0")
-    port = _free_port()
+    port = free_port()
     data = workdir / "redis"
     data.mkdir(parents=True, exist_ok=True)
     # AOF with fsync always: persistent messages on shared queues survive a restart (README).
@@ -61,15 +56,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"redis://127.0.0.1:{port}/0"
 
-    def answers() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-    _wait_for(answers, 10, "redis-server")
+    _wait_for(lambda: redis_answers(port), 10, "redis-server")
     return proc, url
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import redis as redis_sync
 
-from tests.support.mq import MQ, MQFailed
+from tests.support.mq import MQ, MQFailed, connections
 
 #: A short socket timeout keeps each stall short; a long lease keeps the stall from fencing the
 #: queue managers (the fenced case is tests/test_fault_fencing.py's).
@@ -43,20 +43,7 @@ def group(make_cluster):
 
 @pytest.fixture
 def connect(group) -> Iterator[Callable[..., MQ]]:
-    made: list[MQ] = []
-
-    def connect_to(qm: str = "QM1") -> MQ:
-        m = MQ(group.url(qm), "STALLTEST")
-        made.append(m)
-        return m
-
-    yield connect_to
-    for m in made:
-        try:
-            m.disconnect()
-        except MQFailed:
-            pass
-        m.http.close()
+    yield from connections(group, "STALLTEST")
 
 
 def answer(call: Callable[[], Any]) -> int:

@@ -49,13 +49,15 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
             ctypes.CDLL(libc_name, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on the loopback address (taken a moment later: a race the callers retry)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _answers(port: int) -> bool:
+def redis_answers(port: int) -> bool:
+    """True when a redis-server on the loopback ``port`` answers PING."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
             s.sendall(b"PING\r\n")
@@ -106,7 +108,7 @@ class EmbeddedPageSet:
         await self._previous_ended()
         last = ""
         for _ in range(3):  # a free port can be taken between choosing and binding it
-            self.port = _free_port()
+            self.port = free_port()
             self.proc = subprocess.Popen(
                 [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder.resolve()),
                  "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "", "--daemonize", "no",
@@ -117,7 +119,7 @@ class EmbeddedPageSet:
                 env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
             deadline = time.monotonic() + START_TIMEOUT_S
             while time.monotonic() < deadline and self.proc.poll() is None:
-                if _answers(self.port):
+                if redis_answers(self.port):
                     (self.folder / "url").write_text(self.url + "\n")  # for tools and tests
                     return self.url
                 # asyncio's sleep, not time.sleep: a QM whose clock is skewed by libfaketime (the
