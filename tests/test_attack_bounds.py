@@ -193,6 +193,14 @@ def test_a_megabyte_of_mqsc_from_a_non_admin_does_not_hold_the_loop(group):
 # ---- item 3: body limit, frames, slow sockets -------------------------------------------------
 
 
+def read_to_close(sock: socket.socket) -> bytes:
+    """Everything the server sends on ``sock`` until it closes the connection."""
+    raw = b""
+    while chunk := sock.recv(65536):
+        raw += chunk
+    return raw
+
+
 def raw_request(group, qm: str, head: str, body: bytes = b"", timeout_s: float = 30) -> tuple[int, dict, bytes]:
     """Send ``head`` (request line and headers) and ``body`` on a raw socket; (status, JSON body,
     raw answer). The answer is read until the server closes the connection."""
@@ -298,12 +306,7 @@ def test_slow_header_sockets_are_closed_and_idle_ones_too(group):
             s = socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT_S * 15)
             s.sendall(b"POST /v1/connections HTTP/1.1\r\nHost: q\r\n")  # headers never finished
             socks.append(s)
-        answers = []
-        for s in socks:
-            raw = b""
-            while chunk := s.recv(4096):
-                raw += chunk
-            answers.append(raw)
+        answers = [read_to_close(s) for s in socks]
         assert all(a.startswith(b"HTTP/1.1 408") and b'"reason":2009' in a for a in answers), answers[:2]
     finally:
         for s in socks:
@@ -311,9 +314,7 @@ def test_slow_header_sockets_are_closed_and_idle_ones_too(group):
     # a kept-alive connection that goes idle is closed too (QSG_KEEP_ALIVE_S=1)
     with socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT_S * 15) as s:
         s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: q\r\n\r\n")
-        raw = b""
-        while chunk := s.recv(4096):
-            raw += chunk
+        raw = read_to_close(s)
         assert raw.startswith(b"HTTP/1.1 200")
 
 
@@ -322,12 +323,7 @@ def test_connections_past_the_limit_are_answered_2025(group):
     socks = [socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT_S * 15)
              for _ in range(MAX_CONNECTIONS + 5)]
     try:
-        answers = []
-        for s in socks:
-            raw = b""
-            while chunk := s.recv(4096):
-                raw += chunk
-            answers.append(raw)
+        answers = [read_to_close(s) for s in socks]
     finally:
         for s in socks:
             s.close()
@@ -405,15 +401,11 @@ def test_the_entry_point_keeps_the_same_limits(group, tmp_path):
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
             sock.sendall(b"POST /v1/connections/QM1-x/objects/h/put HTTP/1.1\r\nHost: q\r\n"
                          b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (400 * 1024 * 1024))
-            raw = b""
-            while chunk := sock.recv(65536):
-                raw += chunk
+            raw = read_to_close(sock)
         assert raw.startswith(b"HTTP/1.1 413") and b'"reason":2010' in raw, raw[:300]
         with socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT_S * 15) as sock:
             sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: q\r\n")  # headers never finished
-            raw = b""
-            while chunk := sock.recv(4096):
-                raw += chunk
+            raw = read_to_close(sock)
         assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
     finally:
         gateway.terminate()

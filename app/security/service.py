@@ -364,10 +364,7 @@ class Security:
             self.check_qmgr(principal, "ALTUSR")
         if not user_id:
             raise MQError(MQRC.NOT_AUTHORIZED, "ALTERNATE_USER_AUTHORITY with a blank alternate_user_id")
-        entry = await self._cached(self._users, user_id, self.store.user)
-        if entry.value is None:
-            raise MQError(MQRC.NOT_AUTHORIZED, f"alternate user '{user_id}' is not defined")
-        return Principal(entry.value.name, entry.value.groups, entry.value.admin, "alternate")
+        return await self._known_user(user_id, "alternate")
 
     async def principal_of(self, user_id: str) -> Principal | None:
         """The principal a message's UserIdentifier names, for work the queue manager does on
@@ -377,10 +374,16 @@ class Security:
             return None
         if not user_id:
             raise MQError(MQRC.NOT_AUTHORIZED, "the request message carries no UserIdentifier")
+        return await self._known_user(user_id, "cmdserver")
+
+    async def _known_user(self, user_id: str, source: str) -> Principal:
+        """The principal of user ``user_id`` from the security cache, as ``source`` names it
+        (an alternate user, the command server's requester); MQRC_NOT_AUTHORIZED when unknown."""
         entry = await self._cached(self._users, user_id, self.store.user)
         if entry.value is None:
-            raise MQError(MQRC.NOT_AUTHORIZED, f"user '{user_id}' is not defined")
-        return Principal(entry.value.name, entry.value.groups, entry.value.admin, "cmdserver")
+            raise MQError(MQRC.NOT_AUTHORIZED, f"{'alternate ' if source == 'alternate' else ''}user '{user_id}' "
+                                               "is not defined")
+        return Principal(entry.value.name, entry.value.groups, entry.value.admin, source)
 
     async def check_igq_put(self, queue: str, user_identifier: str) -> None:
         """The IGQ agent's check before it puts a message to ``queue``: the PUT right of the
