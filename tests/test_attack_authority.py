@@ -212,6 +212,24 @@ def test_cross_origin_state_changes_are_refused_and_cookies_need_the_csrf_header
     assert not any(o for r in rows for o in r.get("objects", [])), rows
 
 
+def test_a_rebound_host_name_is_not_the_queue_managers_own_origin(group):
+    """DNS rebinding: a page's own name, pointed at 127.0.0.1 by its owner, sends Origin and Host
+    of that name: same-origin by the Host header alone. Only an address or localhost counts so."""
+    port = group.qms["QM1"].port
+    rebound = {"Origin": f"http://rebind.evil.example:{port}", "Host": f"rebind.evil.example:{port}"}
+    r = httpx.post(f"{group.url('QM1')}/v1/admin/mqsc", json={"script": "DEFINE QLOCAL(EVIL.REBOUND)"}, auth=ADMIN,
+                   headers=rebound)
+    assert_2035(r, 403)
+    with pytest.raises(InvalidStatus) as refused:
+        open_session(group, {**basic(*ADMIN), **rebound})
+    assert refused.value.response.status_code == 403
+    same = {"Origin": f"http://localhost:{port}", "Host": f"localhost:{port}"}  # the address itself: its own
+    r = httpx.post(f"{group.url('QM1')}/v1/admin/mqsc", json={"script": "DISPLAY QMGR"}, auth=ADMIN, headers=same)
+    assert r.status_code == 200, r.text
+    rows = mqsc(group, "QM1", "DISPLAY QLOCAL(EVIL.*)")
+    assert not any(o for r in rows for o in r.get("objects", [])), rows
+
+
 ATTACK_PAGE = """<!doctype html><title>pending</title><script>
 const ws = new WebSocket("%s");
 ws.onopen = () => ws.send(JSON.stringify({id: 1, method: "POST", path: "/v1/admin/mqsc",
@@ -543,9 +561,14 @@ def test_origins_are_compared_normalized():
         headers = {"host": "127.0.0.1:9441", "origin": origin}
         assert origin_allowed(scope, headers, settings) is allowed, origin
     assert origin_allowed(scope, {"host": "127.0.0.1:9441"}, settings)  # no Origin: not a web page
-    through = {"host": "qm1:9441", "x-forwarded-host": "gw:9440", "x-forwarded-proto": "http"}
-    assert origin_allowed(scope, through | {"origin": "http://gw:9440"}, settings)  # the entry point's page
-    assert not origin_allowed(scope, through | {"origin": "http://gw:9999"}, settings)
+    through = {"host": "qm1:9441", "x-forwarded-host": "127.0.0.1:9440", "x-forwarded-proto": "http"}
+    assert origin_allowed(scope, through | {"origin": "http://127.0.0.1:9440"}, settings)  # the entry point's page
+    assert not origin_allowed(scope, through | {"origin": "http://127.0.0.1:9999"}, settings)
+    # a Host (or forwarded host) that is a name is no proof of origin: DNS rebinding points any name at
+    # 127.0.0.1; names count only as the advertised URL or QSG_ALLOWED_ORIGINS list them
+    named = {"host": "gw:9440", "x-forwarded-host": "gw:9440"}
+    assert not origin_allowed(scope, named | {"origin": "http://gw:9440"}, settings)
+    assert origin_allowed(scope, {"host": "qm1:9441", "origin": "http://qm1:9441"}, settings)  # advertised
 
 
 def test_the_throttle_counts_within_its_window_per_user_and_client():

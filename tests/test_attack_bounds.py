@@ -286,6 +286,19 @@ def test_mqsc_of_a_non_admin_on_a_session_does_not_hold_the_loop(group):
         assert got["status"] == 200 and {r["reason"] for r in got["body"]["results"]} == {2035}
 
 
+def test_a_frame_of_too_many_values_is_refused_before_it_is_parsed(group):
+    url = group.url("QM1").replace("http://", "ws://") + "/v1/session"
+    values = "[" + "[]," * 87_000 + "[]]"  # under this group's frame limit, over the values a frame may hold
+    with Stays(group), ws_connect(url, additional_headers={"Authorization": basic(MALLORY)}, compression=None,
+                                  max_size=None) as ws:
+        ws.send(f'{{"id": 1, "method": "POST", "path": "/v1/connections", "body": {{"x": {values}}}}}')
+        got = orjson.loads(ws.recv(timeout=60))
+        assert got["status"] == 400 and got["body"]["error"]["reason"] == 2046, got
+        assert "JSON values" in got["body"]["error"]["message"]
+        ws.send(orjson.dumps({"id": 2, "method": "GET", "path": "/v1/qmgr"}).decode())  # the session goes on
+        assert orjson.loads(ws.recv(timeout=60))["status"] == 200
+
+
 def test_a_session_backlog_is_bounded_and_still_answered(group):
     """More frames pipelined than a session holds in flight (QSG_SESSION_MAX_IN_FLIGHT): the
     server stops reading, and answers every one in the end."""

@@ -27,6 +27,7 @@ authenticates with the login cookie must also carry IBM's ``ibm-mq-rest-csrf-tok
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 from http.cookies import CookieError, SimpleCookie
@@ -84,6 +85,20 @@ def normalize_origin(origin: str) -> str:
     return f"{scheme}://{host}" if host else ""
 
 
+def _unbindable(origin: str) -> str:
+    """``origin`` when its host is an IP address or ``localhost`` (no DNS name an attacker could
+    rebind), else ""."""
+    hostport = origin.partition("://")[2]
+    host = hostport[1:hostport.find("]")] if hostport.startswith("[") else hostport.rsplit(":", 1)[0]
+    if host == "localhost":
+        return origin
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return ""
+    return origin
+
+
 def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
     """Whether the request comes from no web page (no ``Origin``) or from an allowed one: this
     queue manager's own origin (as the ``Host`` header and the advertised URL name it, and the
@@ -95,13 +110,16 @@ def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
     if not origin:
         return False
     scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
-    allowed = {normalize_origin(f"{scheme}://{headers.get('host', '')}")}
+    # The origin the Host header names is this QM's own only where it is an address or localhost:
+    # a name can be rebound by its owner to 127.0.0.1 (DNS rebinding), making a hostile page
+    # "same-origin" by its own Host header. Names go in the advertised URL or QSG_ALLOWED_ORIGINS.
+    allowed = {_unbindable(normalize_origin(f"{scheme}://{headers.get('host', '')}"))}
     forwarded = headers.get("x-forwarded-host")
     if forwarded:
         # The entry point's origin, which it names (app/gateway.py). A web page cannot make a
         # browser send this header to another origin: not on a WebSocket, not in a form, and a
         # script's fetch would need a CORS preflight, which no queue manager approves.
-        allowed.add(normalize_origin(f"{headers.get('x-forwarded-proto', 'http')}://{forwarded}"))
+        allowed.add(_unbindable(normalize_origin(f"{headers.get('x-forwarded-proto', 'http')}://{forwarded}")))
     if settings is not None:
         allowed.add(normalize_origin(settings.advertised_url))
         allowed.update(normalize_origin(o) for o in settings.allowed_origins.split(",") if o.strip())

@@ -48,8 +48,10 @@ from starlette.responses import Response
 from starlette.types import Message
 
 from app.api.auth import CREDENTIALS, SESSION_FRAME
+from app.api.body import values_within
 from app.api.errors import error_response, json_response
 from app.api.hotpath import call_hot, hot_route
+from app.api.routes_mqi import PUT_BATCH_VALUES
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.connection import connection_owner
@@ -63,6 +65,9 @@ router = APIRouter(tags=["Session"])
 #: How long the end of a session waits for the calls still running (a waiting get is woken by the
 #: end of its connection; anything else is one coupling facility call) before it goes on.
 END_WAIT_S = 30.0
+#: The most JSON values a frame may hold (a put-batch body's budget and the frame around it):
+#: a frame of millions of tiny values would hold the event loop for seconds while it is parsed.
+FRAME_VALUES = PUT_BATCH_VALUES + 64
 #: The WebSocket close code of a session whose credentials were revoked (RFC 6455: policy violation).
 CLOSE_REVOKED = 1008
 _CONNECTIONS = "/v1/connections/"
@@ -213,6 +218,8 @@ class Session:
                 raw = message.get("bytes") or b""
             await self.slots.acquire()
             try:
+                if not await values_within(raw, FRAME_VALUES):  # before parsing, as an HTTP body
+                    raise MalformedFrame(b"null", f"malformed frame: more than {FRAME_VALUES} JSON values")
                 frame = parse_frame(raw)
             except MalformedFrame as exc:
                 await self._send(answer(exc.id_json, 400, error_body(MQRC.OPTIONS_ERROR, str(exc))))
