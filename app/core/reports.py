@@ -153,7 +153,7 @@ def remaining_expiry(original: dict[str, Any], now_ms: int) -> int:
             .replace(tzinfo=UTC).timestamp() * 1000
     except (KeyError, ValueError):
         return expiry
-    return max(1, math.ceil((put_ms + expiry * 100 - now_ms) / 100))
+    return min(expiry, max(1, math.ceil((put_ms + expiry * 100 - now_ms) / 100)))
 
 
 def report_data(report: list[str], feedback: int, data: bytes) -> bytes:

@@ -26,7 +26,7 @@ from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.convert import convert_message
 from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
-from app.core.expiry import expiry_at, remaining_tenths
+from app.core.expiry import UNLIMITED, expiry_at, remaining_tenths
 from app.core.igq import IGQ_XMITQ, transmission_message
 from app.core.mqmd import (
     APPL_TYPE_CLIENT,
@@ -1489,7 +1489,9 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
         stored = {}
     md = MQMD.from_dict(stored)
     md.backout_count = result.backout_count
-    md.expiry = remaining_tenths(result.expiry_at_ms, now_ms)
+    left = remaining_tenths(result.expiry_at_ms, now_ms)
+    # Never more than was put: another QM's estimate of the group clock may run a little behind.
+    md.expiry = left if md.expiry == UNLIMITED or left == UNLIMITED else min(md.expiry, left)
     return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length,
                       f"{result.msg_seq:032X}")
 
