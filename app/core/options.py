@@ -43,7 +43,7 @@ PUT_OPTIONS = frozenset({"SYNCPOINT", "NO_SYNCPOINT", "NEW_MSG_ID", "NEW_CORREL_
 PUT_OPTIONS |= {"LOGICAL_ORDER"}  # message groups (docs/api.md "Message groups")
 PUT_OPTIONS |= {"WARN_IF_NO_SUBS_MATCHED"}  # publications (app/qmgr/pubsub.py)
 # Put response types (MQPMO_ASYNC_RESPONSE and its kin): every put completes synchronously here;
-# one the application asked to be asynchronous is counted for MQSTAT (app/qmgr/mqi.py).
+# one the application asked to be asynchronous is counted for MQSTAT (app/qmgr/mqi/stat.py).
 PUT_OPTIONS |= {"ASYNC_RESPONSE", "SYNC_RESPONSE", "RESPONSE_AS_Q_DEF"}
 GET_OPTIONS = frozenset({
     "WAIT", "NO_WAIT", "SYNCPOINT", "NO_SYNCPOINT", "SYNCPOINT_IF_PERSISTENT", "BROWSE_FIRST",

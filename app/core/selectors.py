@@ -10,7 +10,7 @@ IBM MQ reference (MQINQ, MQSET; reason codes 2065, 2067, 2068):
   answer MQIAV_NOT_APPLICABLE (-1) and character attributes a string of asterisks;
 * 2065 MQRC_SELECTOR_COUNT_ERROR: more than 256 selectors.
 
-Pure: no I/O; the MQI service (app/qmgr/mqi.py) applies it to what it displays.
+Pure: no I/O; the MQI service (app/qmgr/mqi/attributes.py) applies it to what it displays.
 """
 
 from __future__ import annotations
