@@ -81,9 +81,9 @@ class Admin(CFBase):
                        self.channel(loc)),
             loc.tag, self.caller()))
         _check(reply.code, loc)
-        if self.log is not None and self.log.wanted(loc.tag):
-            self.log.removed_all(loc.tag, loc.name, reply.seq, deleted=True)
-            await self.log.force()
+        if self.recovery_log is not None and self.recovery_log.wanted(loc.tag):
+            self.recovery_log.removed_all(loc.tag, loc.name, reply.seq, deleted=True)
+            await self.recovery_log.force()
         return reply.purged
 
     async def clear_queue(self, loc: QueueLocation) -> int:
@@ -93,9 +93,9 @@ class Admin(CFBase):
         await self.usable(loc.tag)
         reply = ClearReply.parse(await self._script(ClearArgs(qk.ctl, qk.queue_prefix), loc.tag, self.caller()))
         _check(reply.code, loc)
-        if self.log is not None and self.log.wanted(loc.tag):
-            self.log.removed_all(loc.tag, loc.name, reply.seq, deleted=False)
-            await self.log.force()
+        if self.recovery_log is not None and self.recovery_log.wanted(loc.tag):
+            self.recovery_log.removed_all(loc.tag, loc.name, reply.seq, deleted=False)
+            await self.recovery_log.force()
         return reply.removed
 
     async def purge_nonpersistent(self, loc: QueueLocation) -> int:

@@ -1,5 +1,5 @@
 """What every part of the engine shares: who calls (incarnation, lease), how a script is called
-(fenced, CF failures mapped), structure usability, and the hooks the queue manager sets."""
+(fenced, CF failures mapped), structure usability, and the hooks the queue manager gives it (app/cf/hooks.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from time import perf_counter
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from redis.asyncio import Redis
 
@@ -17,6 +17,7 @@ from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import is_fenced as _is_fenced
 from app.cf.errors import is_late as _is_late
 from app.cf.group import Broadcasts, GroupRecords
+from app.cf.hooks import CFHooks, PersistentLog
 from app.cf.keys import QueueLocation
 from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
@@ -38,21 +39,6 @@ TriggerCountsHandler = Callable[[str, bytes], Awaitable[None]]
 TriggerSubscribedHandler = Callable[[str, int], Awaitable[None]]
 
 
-class PersistentLog(Protocol):
-    """Where the engine reports committed persistent changes to recoverable structures
-    (``app.qmgr.mqlog.MessageLog``): what RECOVER CFSTRUCT replays after a structure is lost."""
-
-    def wanted(self, tag: str) -> bool: ...
-    def put(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int,
-            meta: str, md: bytes, data: bytes) -> None: ...
-    def got(self, tag: str, qmgr: str, hconn: str, syncpoint: bool, queue: str, ident: int) -> None: ...
-    def removed_all(self, tag: str, queue: str, upto: int, *, deleted: bool) -> None: ...
-    def committed(self, qmgr: str, hconn: str, tag: str) -> None: ...
-    def backed_out(self, qmgr: str, hconn: str, tag: str) -> None: ...
-    async def force(self) -> None: ...
-
-
-
 class CFBase:
     """State and calling conventions shared by the engine's parts (``CouplingFacility`` is the facade).
 
@@ -64,26 +50,28 @@ class CFBase:
 
     def __init__(self, redis: Redis, qsg: str, clock: Clock, *,
                  listener_redis: Redis | None = None, recheck_s: float = 5.0,
-                 pageset: Redis | None = None) -> None:
+                 pageset: Redis | None = None, hooks: CFHooks | None = None) -> None:
+        hooks = hooks or CFHooks()
+        self.hooks = hooks
         self.redis = redis
         self.qsg = qsg
         self.clock = clock
         self.scripts = ScriptRegistry(redis)
         #: The coupling facility's clock as this QM reads it (the group clock's offset, not an
         #: injected test clock): what state-changing scripts' deadlines are measured on.
-        self.cf_now_ms: deadline.NowMs = deadline.wall_ms
+        self.cf_now_ms: deadline.NowMs = hooks.cf_now_ms
         #: How long after it is sent a state-changing script may still run (app/cf/deadline.py).
         self.call_budget_ms = deadline.budget_ms(socket_timeout_of(redis))
         #: Measures the CF's clock again (the group clock's ``refresh``); None: nothing to measure.
-        self.clock_check: Callable[[], Awaitable[object]] | None = None
+        self.clock_check: Callable[[], Awaitable[object]] | None = hooks.clock_check
         #: How far ``cf_now_ms`` may be off, in ms (half the round trip of its measurement): a call
         #: without a reply waits that much longer past its deadline (app/cf/deadline.py).
-        self.clock_error_ms: Callable[[], int] = lambda: 0
+        self.clock_error_ms: Callable[[], int] = hooks.clock_error_ms
         #: The page set's clock as this QM reads it, and that reading's error: what a private
         #: queue's script deadlines are on (the page set's own TIME checks them; the queue manager
         #: measures its offset like the group clock's). Default: the local wall clock.
-        self.pageset_now_ms: deadline.NowMs = deadline.wall_ms
-        self.pageset_clock_error_ms: Callable[[], int] = _no_error
+        self.pageset_now_ms: deadline.NowMs = hooks.pageset_now_ms
+        self.pageset_clock_error_ms: Callable[[], int] = hooks.pageset_clock_error_ms
         #: The queue manager's page set (app/cf/pageset.py): where every key under a private tag
         #: lives. None: the coupling facility's Redis holds them too (engine tests, tools).
         self.pageset = pageset if pageset is not None else redis
@@ -93,7 +81,7 @@ class CFBase:
         self._peer_urls: dict[str, str] = {}
         self._peers: dict[str, tuple[Redis, ScriptRegistry]] = {}
         #: Told each fenced script's name and round trip in seconds (the QM's metrics).
-        self.observe_call: Callable[[str, float], None] | None = None
+        self.observe_call: Callable[[str, float], None] | None = hooks.observe_call
         #: The per-structure notices (availability, trigger counts): shard channels, each
         #: subscribed on the node of its structure's slot.
         self.notices = ShardSubscriber(listener_redis or redis, name=f"structure notices of {qsg}")
@@ -114,40 +102,40 @@ class CFBase:
         self.tokens = TokenStore(redis, qsg)
         self.recheck_s = recheck_s
         # Called with a structure's tag when a call queued expiration reports there.
-        self.on_reports: Callable[[str], None] | None = None
+        self.on_reports: Callable[[str], None] | None = hooks.on_reports
         # Called when a put/get/scan fired a performance event (the queue, its reason code).
-        self.on_event: Callable[[QueueLocation, int], None] | None = None
+        self.on_event: Callable[[QueueLocation, int], None] | None = hooks.on_event
         # Called when a get or browse discarded expired messages (the queue, how many).
-        self.on_expired: Callable[[QueueLocation, int], None] | None = None
+        self.on_expired: Callable[[QueueLocation, int], None] | None = hooks.on_expired
         # Whether this QM has PERFMEV(ENABLED): its private queues switch event flags only then.
-        self.perfmev_enabled: Callable[[], bool] = lambda: False
+        self.perfmev_enabled: Callable[[], bool] = hooks.perfmev_enabled
         # The log of persistent changes to RECOVER(YES) structures (None: nothing is logged).
-        self.log: PersistentLog | None = None
+        self.recovery_log: PersistentLog | None = hooks.recovery_log
         # Tags of structures that failed or are being recovered: their queues answer 2373.
         self.failed: set[str] = set()
         # Called when a queue's state is missing: True when that is because its structure was
         # lost (now handled: failed, reallocated, rebuilt), so the call is worth one retry.
-        self.structure_lost: Callable[[str], Awaitable[bool]] | None = None
+        self.structure_lost: Callable[[str], Awaitable[bool]] | None = hooks.structure_lost
         # Who calls the scripts: this queue manager and its incarnation (0 before it joined;
         # None while it has no valid incarnation, e.g. rejoining after its lease lapsed).
-        self.qmgr = ""
+        self.qmgr = hooks.qmgr
         self.incarnation: int | None = 0
         # False once this process's heartbeat lease may have lapsed (membership keeps it).
-        self.lease_valid: Callable[[], bool] = lambda: True
+        self.lease_valid: Callable[[], bool] = hooks.lease_valid
         # When the lease is in doubt: True once a late renewal confirmed it never lapsed.
-        self.confirm_lease: Callable[[], Awaitable[bool]] | None = None
+        self.confirm_lease: Callable[[], Awaitable[bool]] | None = hooks.confirm_lease
         # QMGR CFCONLOS(TOLERATE): private-queue work goes on while the CF is lost, as the
         # incarnation that opened the page set at start (its fence: recover_own_private_work).
-        self.tolerate_cf_loss: Callable[[], bool] = lambda: False
+        self.tolerate_cf_loss: Callable[[], bool] = hooks.tolerate_cf_loss
         self.private_incarnation: int | None = None
         # Called when a call found this incarnation fenced or its lease lapsed.
-        self.on_fenced: Callable[[str], None] | None = None
+        self.on_fenced: Callable[[str], None] | None = hooks.on_fenced
         # Replica acknowledgement (QSG_CF_REPLICA_ACKS / QSG_CF_REPLICA_TIMEOUT_MS): after every
         # state-changing script, WAIT for this many replicas of its master (0: do not wait).
-        self.replica_acks = 0
-        self.replica_timeout_ms = 500
+        self.replica_acks = hooks.replica_acks
+        self.replica_timeout_ms = hooks.replica_timeout_ms
         # Told the tag of a structure (or group records) whose call got fewer acknowledgements.
-        self.on_replica_shortfall: Callable[[str], None] | None = None
+        self.on_replica_shortfall: Callable[[str], None] | None = hooks.on_replica_shortfall
         # Tags whose latest acknowledged call fell short (the warning is logged once per episode).
         self._short_of_replicas: set[str] = set()
 
@@ -464,17 +452,12 @@ class CFBase:
                         self.replica_timeout_ms)
 
     def _logs(self, tag: str, persistent: bool) -> bool:
-        return persistent and self.log is not None and self.log.wanted(tag)
+        return persistent and self.recovery_log is not None and self.recovery_log.wanted(tag)
 
     def channel(self, loc: QueueLocation) -> str:
         """The availability channel of the queue's structure (its scripts SPUBLISH the queue's
         name there)."""
         return keys.availability_channel(loc.tag)
-
-
-def _no_error() -> int:
-    """The error of reading the local clock: none."""
-    return 0
 
 
 def _what(tag: str) -> str:

@@ -27,8 +27,8 @@ wait intervals are measured on the event loop's monotonic clock.
 from __future__ import annotations
 
 from app.cf.admin import Admin
-from app.cf.base import PersistentLog
 from app.cf.errors import FencedError, OutcomeUnknownError, TruncatedMessageError, mq_error
+from app.cf.hooks import CFHooks, PersistentLog
 from app.cf.listener import AvailabilityListener
 from app.cf.messaging import Messaging
 from app.cf.placement import Placement
@@ -65,7 +65,7 @@ class CouplingFacility(Messaging, Admin, Recovery, Placement):
 
 
 __all__ = [
-    "AvailabilityListener", "BatchMessage", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
+    "AvailabilityListener", "BatchMessage", "CFHooks", "CloseResult", "CouplingFacility", "FencedError", "GetMode",
     "GetResult", "InputMode", "OFFLOAD_THRESHOLD", "OpenResult", "OutcomeUnknownError", "PersistentLog",
     "PutBatchResult", "PutResult",
     "QueueStatistics", "QueueStatus", "StructureState", "Syncpoint", "TruncatedMessageError", "UowQueueResult",

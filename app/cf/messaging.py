@@ -108,9 +108,9 @@ class Messaging(CFBase):
         """A message put (by put or put_batch): its events fired, its record written to the
         recovery log when the script returned one (a logged persistent message), its result."""
         self._fired(loc, reply.depth_event, reply.service_event)
-        if reply.meta and self.log is not None:
+        if reply.meta and self.recovery_log is not None:
             md = md_json if isinstance(md_json, bytes) else md_json.encode()
-            self.log.put(loc.tag, qmgr, hconn, syncpoint, loc.name, reply.seq, _text(reply.meta), md, body)
+            self.recovery_log.put(loc.tag, qmgr, hconn, syncpoint, loc.name, reply.seq, _text(reply.meta), md, body)
         return PutResult(
             reply.seq, reply.depth_after, reply.depth_before, reply.available_after,
             reply.visible, reply.ipprocs, reply.opprocs,
@@ -145,8 +145,8 @@ class Messaging(CFBase):
         done = await self._once_more_if_lost(loc.tag, call)
         if report >= _COA_UNIT and not syncpoint:
             self._reports_queued(loc.tag, 1)  # the put queued its COA report
-        if self.log is not None and not syncpoint and self._logs(loc.tag, persistent):
-            await self.log.force()
+        if self.recovery_log is not None and not syncpoint and self._logs(loc.tag, persistent):
+            await self.recovery_log.force()
         return done
 
     # -- MQGET --
@@ -177,10 +177,10 @@ class Messaging(CFBase):
             buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
             should_stop=should_stop, select=select))
         if not result.browse and self._logs(loc.tag, result.persistent):
-            assert self.log is not None
-            self.log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
+            assert self.recovery_log is not None
+            self.recovery_log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
             if not result.syncpoint:
-                await self.log.force()
+                await self.recovery_log.force()
         return result
 
     async def _get(self, loc: QueueLocation, incarnation: int, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
@@ -304,8 +304,8 @@ class Messaging(CFBase):
             if reply.full_event:
                 self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
             error = _mq_error(reply.code, loc)
-        if self.log is not None and not syncpoint and logged and puts:
-            await self.log.force()
+        if self.recovery_log is not None and not syncpoint and logged and puts:
+            await self.recovery_log.force()
         return PutBatchResult(puts, error)
 
     async def get_batch(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, max_messages: int,
@@ -369,12 +369,12 @@ class Messaging(CFBase):
         force = False
         for result in results:
             if not result.browse and self._logs(loc.tag, result.persistent):
-                assert self.log is not None
-                self.log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
+                assert self.recovery_log is not None
+                self.recovery_log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
                 force = force or not result.syncpoint
         if force:
-            assert self.log is not None
-            await self.log.force()
+            assert self.recovery_log is not None
+            await self.recovery_log.force()
         return [*logged, *results]
 
     async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int) -> list[GetResult]:
@@ -459,9 +459,9 @@ class Messaging(CFBase):
         """MQCMIT of the connection's work in structure ``tag`` (atomic, idempotent)."""
         done = await self._resolve(CommitArgs, tag, qmgr, hconn)
         self._reports_queued(tag, sum(q.reports for q in done))  # COA / COD made by the commit
-        if self.log is not None:
-            self.log.committed(qmgr, hconn, tag)
-            await self.log.force()
+        if self.recovery_log is not None:
+            self.recovery_log.committed(qmgr, hconn, tag)
+            await self.recovery_log.force()
         return done
 
     async def backout(self, tag: str, qmgr: str, hconn: str, *, keep_marked: bool = False) -> list[UowQueueResult]:
@@ -470,8 +470,8 @@ class Messaging(CFBase):
         an application's MQBACK, which leaves a get marked MQGMO_MARK_SKIP_BACKOUT got, as
         the one operation of a new unit of work (z/OS)."""
         done = await self._resolve(BackoutArgs, tag, qmgr, hconn, keep_marked)
-        if self.log is not None:
-            self.log.backed_out(qmgr, hconn, tag)
+        if self.recovery_log is not None:
+            self.recovery_log.backed_out(qmgr, hconn, tag)
         return done
 
     async def units_of_work(self, tag: str) -> list[tuple[str, str]]:

@@ -49,10 +49,8 @@ class StructureService:
     def __init__(self, qm: StructuresHost) -> None:
         self.qm = qm
         self.store = StructureStore(qm.repo.engine, qm.qsg)
-        self.log = MessageLog(qm.settings.mqlog_dir, qm.qsg, qm.name, sync=qm.settings.mqlog_sync == "commit",
+        self.recovery_log = MessageLog(qm.settings.mqlog_dir, qm.qsg, qm.name, sync=qm.settings.mqlog_sync == "commit",
                               structure_of=self._recoverable, now_ns=self._now_ns)
-        qm.cf.log = self.log
-        qm.cf.structure_lost = self._lost
         self._tasks: set[asyncio.Task] = set()
         # One check of a structure at a time: a stale answer must not overwrite a newer one.
         self._locks: dict[str, asyncio.Lock] = {}
@@ -83,7 +81,7 @@ class StructureService:
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
-        self.log.close()
+        self.recovery_log.close()
 
     # ---- connecting: allocation and failure detection -------------------------------------
 
@@ -92,7 +90,7 @@ class StructureService:
         for cf in self.qm.cache.all("CFSTRUCT"):
             await self.connect(cf.name)
 
-    async def _lost(self, tag: str) -> bool:
+    async def structure_lost(self, tag: str) -> bool:
         """A queue's state is missing: True when its structure was lost (and is now failed or
         reallocated), not merely the queue undefined. This QM's own private queues ("page
         sets") get their state back at once."""
@@ -321,7 +319,7 @@ class StructureService:
                     if cursor == "0":
                         break
             path, size = await asyncio.to_thread(
-                self.log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
+                self.recovery_log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
             record = BackupRecord(name, self.qm.name, start_ns, start_ns - exclint_s * 10**9, self._now_ns(),
                                   str(path), len(messages), size)
             await self.qm.db(self.store.add_backup, record)
@@ -346,7 +344,7 @@ class StructureService:
             oldest = start if oldest is None else min(oldest, start)
         if oldest is None:
             return 0
-        return await asyncio.to_thread(self.log.prune, oldest - 2 * LOG_MARGIN_NS)
+        return await asyncio.to_thread(self.recovery_log.prune, oldest - 2 * LOG_MARGIN_NS)
 
     # ---- RECOVER CFSTRUCT -----------------------------------------------------------------
 
@@ -360,11 +358,12 @@ class StructureService:
                               f"CFSTRUCT({name}) is RECOVER(NO): it is reallocated empty when it fails")
             # Recovery reads every queue manager's log: one it cannot see would be left out
             # silently (QSG_MQLOG_DIR not on storage every queue manager reaches).
-            missing = self.log.missing_logs([m.name for m in await self.qm.membership.members()])
+            missing = self.recovery_log.missing_logs([m.name for m in await self.qm.membership.members()])
             if missing:
                 raise MQError(MQRC.MQRCCF_CF_STRUC_ERROR,
                               f"Unable to recover structure {name}: the recovery log of {', '.join(missing)} is not "
-                              f"under {self.log.group_dir} (the log folder must be one every queue manager reaches)")
+                              f"under {self.recovery_log.group_dir} (the log folder must be one every queue manager "
+                              "reaches)")
             await self.connect(name, auto=False)
             tag = self._tag(name)
             state = await self.qm.cf.structure_state(tag, "RECOVER", self.qm.name)
@@ -395,14 +394,14 @@ class StructureService:
         backup = await self.qm.db(self.store.latest_backup, name)
         structure = await self.qm.db(self.store.structure, name)
         since = backup.log_from_ns if backup else (structure.alloc_ns if structure else 0)
-        saved = await asyncio.to_thread(self.log.read_backup, backup.path) if backup and backup.path else []
-        records, puts = await asyncio.to_thread(self.log.read, name, since - LOG_MARGIN_NS)
+        saved = await asyncio.to_thread(self.recovery_log.read_backup, backup.path) if backup and backup.path else []
+        records, puts = await asyncio.to_thread(self.recovery_log.read, name, since - LOG_MARGIN_NS)
         recovered = replay(saved, records, puts)
         if purge:
             # Every message so far is gone for good: a CLEAR record per queue says so to any
             # later recovery, and the queues' ids continue after the highest one seen.
             for queue, last_id in recovered.last_ids.items():
-                self.log.removed_all(tag, queue, last_id, deleted=False)
+                self.recovery_log.removed_all(tag, queue, last_id, deleted=False)
             recovered = RecoveredStructure(last_ids=recovered.last_ids)
             source = "TYPE(PURGE): recovered empty"
         else:

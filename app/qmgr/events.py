@@ -40,10 +40,9 @@ class EventService:
     def __init__(self, qm: EventsHost) -> None:
         self.qm = qm
         self._pending: set[asyncio.Task] = set()
-        qm.cf.on_event = self._fired
-        qm.cf.perfmev_enabled = self.enabled
 
     def enabled(self) -> bool:
+        """PERFMEV(ENABLED) on this queue manager (the coupling facility's ``perfmev_enabled``)."""
         return self.qm.attrs.get("PERFMEV") == "ENABLED"
 
     async def ensure_event_queue(self) -> None:
@@ -57,7 +56,7 @@ class EventService:
             pass  # defined meanwhile
         await self.qm.reload_definitions()
 
-    def _fired(self, loc: QueueLocation, reason: int) -> None:
+    def fired(self, loc: QueueLocation, reason: int) -> None:
         if loc.name == EVENT_QUEUE:
             return
         # Off the caller's path: the MQPUT/MQGET that fired the event returns at once.

@@ -73,10 +73,15 @@ class ExpiryService:
         self._last_scan = 0.0
         self._lease = scanner_lease(qm.qsg)
         self.is_shared_scanner = False
-        qm.cf.on_reports = lambda _tag: self._reports_due.set()
-        # Expired messages a get or browse met on its way are discarded there: recorded too.
-        qm.cf.on_expired = lambda loc, n: qm.activity.emit(Verb.EXPIRY, object=loc.name, count=n,
-                                                           detail="discarded by a get or browse")
+
+    def reports_queued(self, _tag: str) -> None:
+        """A call queued expiration reports in a structure (the coupling facility's ``on_reports``)."""
+        self._reports_due.set()
+
+    def expired_on_get(self, loc: keys.QueueLocation, count: int) -> None:
+        """Expired messages a get or browse met on its way are discarded there: recorded too
+        (the coupling facility's ``on_expired``)."""
+        self.qm.activity.emit(Verb.EXPIRY, object=loc.name, count=count, detail="discarded by a get or browse")
 
     def start(self) -> None:
         self._stopping = asyncio.Event()  # started again after a rejoin

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.activity import ActivityLog, Verb
-from app.cf.engine import CouplingFacility
+from app.cf.engine import CFHooks, CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
 from app.cf.keys import QueueLocation, private_tag, structure_name
@@ -85,17 +86,17 @@ class QueueManager:
             self.group_clock = GroupClock(lambda: self.cf.group.server_time_us(), name=self.name)
         self.clock: Clock = clock or self.group_clock or SystemClock()
         repo.now = self._now_datetime  # ALTDATE/ALTTIME on the same clock
-        # Its private queues live in its page set (``pageset``; None: in the CF's Redis too).
-        self.cf = CouplingFacility(redis, self.qsg, self.clock, pageset=pageset)
-        if self.group_clock is not None:  # script deadlines are on the CF's own clock, never a test's
-            self.cf.cf_now_ms = self.group_clock.cf_now_ms
-            self.cf.clock_check = self.group_clock.refresh
-            self.cf.clock_error_ms = self.group_clock.error_ms
+        if self.group_clock is not None:
             # the page set is a server of its own, whose clock may differ from the QM's (a
             # separate host, or a QM whose clock alone is skewed): measured the same way
-            self.pageset_clock = GroupClock(self.cf.pageset_time_us, name=f"{self.name} page set")
-            self.cf.pageset_now_ms = self.pageset_clock.cf_now_ms
-            self.cf.pageset_clock_error_ms = self.pageset_clock.error_ms
+            self.pageset_clock = GroupClock(lambda: self.cf.pageset_time_us(), name=f"{self.name} page set")
+        # The services the coupling facility reports to exist before it: it is given them once.
+        self.events = EventService(self)
+        self.expiry = ExpiryService(self)
+        self.structures = StructureService(self)
+        # Its private queues live in its page set (``pageset``; None: in the CF's Redis too).
+        self.cf: CouplingFacility = CouplingFacility(redis, self.qsg, self.clock, pageset=pageset,
+                                                     hooks=self._cf_hooks(settings))
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
@@ -110,20 +111,13 @@ class QueueManager:
         self.mqi = Mqi(self)
         self.dynamic = DynamicQueues(self)
         self.pubsub = PubSub(self)
-        self.expiry = ExpiryService(self)
-        self.events = EventService(self)
         self.triggers = TriggerService(self)
         self.igq = IgqAgent(self)
         self.cmdserver = CommandServer(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
         self.security = Security(self)
-        self.structures = StructureService(self)
         self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
         self.activity.observer = self.metrics.observe
         self.loop_lag = LoopLag(self.name, settings.loop_lag_warn_s, self.metrics.observe_loop_lag)
-        self.cf.observe_call = self.metrics.observe_cf_call
-        self.cf.replica_acks = settings.cf_replica_acks
-        self.cf.replica_timeout_ms = settings.cf_replica_timeout_ms
-        self.cf.on_replica_shortfall = self.metrics.replica_shortfall
         self.started_ms = self.clock.now_ms()
         self.membership = Membership(
             self.cf, self.clock, qsg=self.qsg, qmgr=self.name,
@@ -131,15 +125,37 @@ class QueueManager:
             ttl_s=settings.heartbeat_ttl_s, shared_tags=self.shared_tags, on_recovered=self._peer_recovered,
             on_lease_lost=self.lease_lost, on_renewed=self._refresh_clocks if self.group_clock else None)
         # Every script runs as this QM's current incarnation (none until it has joined).
-        self.cf.qmgr = self.name
         self.cf.incarnation = None
-        self.cf.lease_valid = self.membership.lease_valid
-        self.cf.confirm_lease = self.membership.confirm_lease
-        self.cf.tolerate_cf_loss = self.tolerates_cf_loss
-        self.cf.on_fenced = self.lease_lost
         self._rejoin_task: asyncio.Task | None = None
         # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
         self.peer_tls = peer_ssl_context(settings.tls_ca, settings.tls_cert)
+
+    def _cf_hooks(self, settings: Settings) -> CFHooks:
+        """What this queue manager tells its coupling facility (app/cf/hooks.py), given once at
+        its construction. Services made after it (membership, metrics) are reached when called."""
+        hooks = CFHooks(
+            qmgr=self.name,
+            lease_valid=lambda: self.membership.lease_valid(),
+            confirm_lease=lambda: self.membership.confirm_lease(),
+            on_fenced=self.lease_lost,
+            tolerate_cf_loss=self.tolerates_cf_loss,
+            replica_acks=settings.cf_replica_acks,
+            replica_timeout_ms=settings.cf_replica_timeout_ms,
+            on_replica_shortfall=lambda tag: self.metrics.replica_shortfall(tag),
+            observe_call=lambda script, seconds: self.metrics.observe_cf_call(script, seconds),
+            on_reports=self.expiry.reports_queued,
+            on_event=self.events.fired,
+            on_expired=self.expiry.expired_on_get,
+            perfmev_enabled=self.events.enabled,
+            recovery_log=self.structures.recovery_log,
+            structure_lost=self.structures.structure_lost)
+        clock, pageset = self.group_clock, self.pageset_clock
+        if clock is None or pageset is None:
+            return hooks  # a test's clock: script deadlines on the wall clock
+        # script deadlines are on the CF's own clock (and the page set's), never a test's
+        return dataclasses.replace(
+            hooks, cf_now_ms=clock.cf_now_ms, clock_check=clock.refresh, clock_error_ms=clock.error_ms,
+            pageset_now_ms=pageset.cf_now_ms, pageset_clock_error_ms=pageset.error_ms)
 
     # ---- life cycle ---------------------------------------------------------------------
 
