@@ -22,8 +22,7 @@ IBM's rules (DefinitionType, MQOPEN, MQCLOSE; z/OS) as followed here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from app.core import attributes
 from app.core.dynamic import DynamicNames
@@ -35,7 +34,6 @@ from app.qmgr.ports import QmgrContext
 
 if TYPE_CHECKING:
     from app.cf.keys import QueueLocation
-    from app.repository.store import Repository
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,20 +46,16 @@ _QSGDISP_OF = {"TEMPDYN": "QMGR", "PERMDYN": "QMGR", "SHAREDYN": "SHARED"}
 class DefinitionAnnouncer(Protocol):
     """The definition workflow (app.qmgr.workflow) as this service uses it."""
 
-    async def change_definitions(self, changed: list[ObjectDef], announce: list[tuple[str, str]]) -> None: ...
+    async def define(self, new: ObjectDef) -> ObjectDef: ...
 
-    async def announce(self, changed: list[tuple[str, str]]) -> int: ...
+    async def delete_dynamic(self, obj: ObjectDef) -> None: ...
 
 
 class DynamicHost(QmgrContext, Protocol):
     """What the dynamic queue service uses of its queue manager."""
 
     @property
-    def repo(self) -> Repository: ...
-    @property
     def workflow(self) -> DefinitionAnnouncer: ...
-
-    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 
 
 def deftype(obj: ObjectDef) -> str:
@@ -98,13 +92,11 @@ class DynamicQueues:
                     continue
                 raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"queue {name} already exists")
             try:
-                saved = await self.host.db(self.host.repo.insert, ObjectDef("QLOCAL", name, qsgdisp, location, attrs))
+                return await self.host.workflow.define(ObjectDef("QLOCAL", name, qsgdisp, location, attrs))
             except MQError as exc:
                 if generated and exc.reason == MQRC.OBJECT_ALREADY_EXISTS:
                     continue
                 raise
-            await self.host.workflow.change_definitions([saved], [(saved.objclass, saved.name)])
-            return saved
         raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"no unused name could be made from '{dynamic_q_name}'")
 
     async def check_deletable(self, obj: ObjectDef, *, purge: bool) -> None:
@@ -121,10 +113,7 @@ class DynamicQueues:
         """Delete a dynamic queue with whatever it holds: its definition at once (no new open
         finds it), its coupling-facility state now, or at the last close of a handle on it
         (logically deleted meanwhile). True when the state went now."""
-        found = await self.host.db(self.host.repo.find, obj.objclass, obj.name, obj.location)
-        if found is not None:
-            await self.host.db(self.host.repo.delete, found)
-            await self.host.workflow.announce([(obj.objclass, obj.name)])
+        await self.host.workflow.delete_dynamic(obj)
         return await self.remove_state(queue_location(self.host.cache, obj))
 
     async def remove_state(self, loc: QueueLocation) -> bool:

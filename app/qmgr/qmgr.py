@@ -3,10 +3,10 @@
 The QueueManager creates the services and wires them: each is given this object typed as the
 small Protocol of what it uses (app/qmgr/ports.py), so no service imports this module.
 
-Every definition change, whether MQSC or MQSET, goes through ``DefinitionWorkflow`` in
-app/qmgr/workflow.py (``change_definitions``, ``apply_mqset``): repository first, then the
-queue's runtime attributes in the coupling facility, then the acknowledged broadcast that
-refreshes every QM's cache.
+Every definition change, whether MQSC, a dynamic queue or MQSET, goes through
+``DefinitionWorkflow`` in app/qmgr/workflow.py (``define``, ``alter``, ``delete``,
+``apply_mqset``): its checks, the repository, then the queue's runtime attributes in the
+coupling facility, then the acknowledged broadcast that refreshes every QM's cache.
 """
 
 from __future__ import annotations
@@ -97,6 +97,8 @@ class QueueManager:
         # Its private queues live in its page set (``pageset``; None: in the CF's Redis too).
         self.cf: CouplingFacility = CouplingFacility(redis, self.qsg, self.clock, pageset=pageset,
                                                      hooks=self._cf_hooks(settings))
+        # The coupling facility as MQSC reads it (app/mqsc/commands/base.py QueueStates)
+        self.queue_states = self.cf
         self.cache = DefinitionCache(self.qsg, self.name)
         self.attrs: dict[str, Any] = {}
         self.status = "STARTING"
@@ -106,8 +108,8 @@ class QueueManager:
                                        timeout_ms=settings.broadcast_timeout_ms)
         # The services; each sees this object through the Protocol of what it uses (ports.py).
         self.workflow = DefinitionWorkflow(
-            qsg=self.qsg, repo=repo, db=self.db, cf=self.cf, cache=self.cache, clock=self.clock,
-            broadcaster=self.broadcaster, retrigger=self._definition_changed)
+            qsg=self.qsg, qmgr=self.name, repo=repo, db=self.db, cf=self.cf, cache=self.cache, clock=self.clock,
+            broadcaster=self.broadcaster, retrigger=self._definition_changed, structures=self.structures)
         self.mqi = Mqi(self)
         self.dynamic = DynamicQueues(self)
         self.pubsub = PubSub(self)

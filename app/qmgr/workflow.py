@@ -1,13 +1,18 @@
 """The one workflow through which definitions change, whether by an MQSC command (DEFINE, ALTER,
-DELETE) or by MQSET (an application's, or the queue manager's own after a DEPTH trigger):
+DELETE: ``define``, ``alter``, ``delete``), by MQOPEN of a model queue or the end of a dynamic
+queue (app/qmgr/dynamic.py: ``define``, ``delete_dynamic``) or by MQSET (an application's, or
+the queue manager's own after a DEPTH trigger: ``apply_mqset``). The caller validates the
+definition; the order is this module's:
 
-1. the shared repository first (the caller's write, or ``apply_mqset`` here);
-2. then each changed local queue's runtime attributes in the coupling facility
+1. the checks that need the group (FORCE, a structure's move, DELETE's: app/qmgr/defsteps.py);
+2. the shared repository (and the COPY objects a QSGDISP(GROUP) definition generates);
+3. then each changed local queue's runtime attributes in the coupling facility
    (``sync_queue_state``);
-3. then the acknowledged broadcast that refreshes every QM's definition cache (``announce``);
-4. and last the re-trigger conditions of a changed trigger definition (``definition_changed``).
+4. then the acknowledged broadcast that refreshes every QM's definition cache (``announce``);
+5. and last the re-trigger conditions of a changed trigger definition (``definition_changed``)
+   and, for a CFSTRUCT, its connection (a later loss is noticed).
 
-``change_definitions`` does steps 2 and 3 for what a command wrote in step 1.
+``change_definitions`` does steps 3 and 4 for what step 2 wrote.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from app.core.errors import MQError
 from app.core.objects import GROUP_LOCATION, ObjectDef
 from app.core.reasons import MQRC
 from app.qmgr.definitions import queue_location, runtime_attrs, switches_to_set
+from app.qmgr.defsteps import DefinitionSteps, StructureChanges, open_handles
 
 if TYPE_CHECKING:
     from app.cf.engine import CouplingFacility
@@ -33,19 +39,101 @@ if TYPE_CHECKING:
 Retrigger = Callable[[ObjectDef, ObjectDef], Awaitable[None]]
 
 
-class DefinitionWorkflow:
+class DefinitionWorkflow(DefinitionSteps):
     """Definition changes of one queue manager: repository, coupling facility, broadcast."""
 
-    def __init__(self, *, qsg: str, repo: Repository, db: Callable[..., Awaitable[Any]], cf: CouplingFacility,
-                 cache: DefinitionCache, clock: Clock, broadcaster: Publisher, retrigger: Retrigger) -> None:
-        self.qsg = qsg
-        self.repo = repo
-        self.db = db
-        self.cf = cf
-        self.cache = cache
+    def __init__(self, *, qsg: str, qmgr: str, repo: Repository, db: Callable[..., Awaitable[Any]],
+                 cf: CouplingFacility, cache: DefinitionCache, clock: Clock, broadcaster: Publisher,
+                 retrigger: Retrigger, structures: StructureChanges) -> None:
+        super().__init__(qsg=qsg, qmgr=qmgr, repo=repo, db=db, cf=cf, cache=cache, structures=structures)
         self.clock = clock
         self.broadcaster = broadcaster
         self.retrigger = retrigger
+
+    async def find(self, objclass: str, name: str, location: str) -> ObjectDef | None:
+        """The stored definition of ``name`` at ``location`` (None: there is none)."""
+        return await self.db(self.repo.find, objclass, name, location)
+
+    async def visible_to(self, qmgr: str, objclass: str) -> list[ObjectDef]:
+        """The stored definitions of ``objclass`` queue manager ``qmgr`` sees (DISPLAY)."""
+        return await self.db(self.repo.visible_to, qmgr, objclass)
+
+    async def alter_qmgr(self, qmgr: str, keywords: list[tuple[str, str | None]]) -> dict[str, Any]:
+        """ALTER QMGR: the keywords applied to the stored attributes; returns them as stored."""
+        return await self.db(self.repo.alter_qmgr, qmgr, lambda cur: attributes.apply_keywords(
+            "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+
+    async def define(self, new: ObjectDef, existing: ObjectDef | None = None,
+                     messages: list[str] | None = None) -> ObjectDef:
+        """DEFINE (``existing``: DEFINE ... REPLACE of it) of a definition its caller validated,
+        also of a dynamic queue. ``messages`` receives what the command reports (COPY objects
+        not made). Returns the stored definition."""
+        async with await self._structure_move(existing, new.attrs) as move:
+            if existing:
+                await self._check_force(existing, new.attrs, force=False)
+                saved = await self.db(self.repo.update, new, lambda _cur: new.attrs)
+            else:
+                saved = await self.db(self.repo.insert, new)
+            move.stored = True
+            changed = [saved]
+            if new.qsgdisp == "GROUP" and new.objtype != "CFSTRUCT":
+                changed += await self._make_copies(saved, messages if messages is not None else [])
+            # DEFINE ... REPLACE sets the event switches as given; a new queue gets them anyway
+            await self.change_definitions(changed, [(saved.objclass, saved.name)], set_switches=existing is not None)
+        if new.objtype == "CFSTRUCT":
+            await self.structures.connect(new.name)  # allocated now: a later loss is noticed
+        return saved
+
+    async def alter(self, existing: ObjectDef, new_attrs: dict[str, Any], keywords: list[tuple[str, str | None]],
+                    *, force: bool, switches: Collection[str], messages: list[str]) -> ObjectDef:
+        """ALTER of ``existing`` by ``keywords`` (``new_attrs``: their result, as its command
+        validated it; the keywords are applied again to the stored definition, which another
+        change may have altered meanwhile). ``switches``: the event switches the command named."""
+        objtype = existing.objtype
+        if objtype == "QLOCAL" and existing.qsgdisp == "SHARED" and \
+                new_attrs["CFSTRUCT"] != existing.attrs.get("CFSTRUCT"):
+            status = await self.cf.queue_status(queue_location(self.cache, existing))
+            if status.depth or open_handles(status):
+                raise MQError(MQRC.OBJECT_IN_USE,
+                              "CFSTRUCT of a shared queue can change only while it is empty and closed")
+        forced = await self._check_force(existing, new_attrs, force=force)
+        async with await self._structure_move(existing, new_attrs) as move:
+            saved = await self.db(self.repo.update, existing, lambda cur: attributes.apply_keywords(
+                objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
+            move.stored = True
+            changed = [saved]
+            if existing.qsgdisp == "GROUP" and objtype != "CFSTRUCT":
+                changed += await self._make_copies(saved, messages)
+            await self.change_definitions(changed, [(saved.objclass, saved.name)], bump_gen=forced,
+                                          set_switches=switches, invalidate=forced)
+        # condition 13 is evaluated by this QM for the definition it uses (a GROUP object's COPY)
+        used = next((d for d in changed if d.location in (self.qmgr, "@SHARED")), None)
+        if used is not None:
+            await self.definition_changed(existing, used)
+        if objtype == "CFSTRUCT":
+            # a failed structure altered to RECAUTO(YES) is recovered now (app/qmgr/cfstruct.py)
+            await self.structures.connect(existing.name)
+        return saved
+
+    async def delete(self, existing: ObjectDef, *, purge: bool, messages: list[str]) -> None:
+        """DELETE of ``existing``: its checks and a local queue's state first (app/qmgr/defsteps.py),
+        then the repository (a GROUP object's copies, a CFSTRUCT's bookkeeping), then the broadcast."""
+        await self._check_deletable(existing, purge=purge)
+        await self.db(self.repo.delete, existing)
+        if existing.qsgdisp == "GROUP" and existing.objtype != "CFSTRUCT":
+            await self._delete_copies(existing, purge, messages)
+        if existing.objtype == "CFSTRUCT":
+            await self.db(self.structures.store.forget, existing.name)
+        await self.announce([(existing.objclass, existing.name)])
+
+    async def delete_dynamic(self, obj: ObjectDef) -> None:
+        """A dynamic queue's definition goes at once (no new MQOPEN finds it; one gone already
+        is no error) and every QM is told; its coupling-facility state is the caller's to
+        remove, now or at the last close (app/qmgr/dynamic.py)."""
+        found = await self.db(self.repo.find, obj.objclass, obj.name, obj.location)
+        if found is not None:
+            await self.db(self.repo.delete, found)
+            await self.announce([(obj.objclass, obj.name)])
 
     async def change_definitions(self, changed: list[ObjectDef], announce: list[tuple[str, str]], *,
                                  bump_gen: bool = False, set_switches: bool | Collection[str] = False,
@@ -61,7 +149,7 @@ class DefinitionWorkflow:
                 try:
                     await self.sync_queue_state(obj, bump_gen=bump_gen, set_switches=set_switches)
                 except MQError as exc:
-                    if obj.qsgdisp != "COPY" or obj.location == self.cf.qmgr or exc.reason != MQRC.CF_NOT_AVAILABLE:
+                    if obj.qsgdisp != "COPY" or obj.location == self.qmgr or exc.reason != MQRC.CF_NOT_AVAILABLE:
                         raise
                     # That queue manager is not running (its page set with it): it makes its
                     # COPY's state when it starts (QueueManager.reconcile_queue_state).

@@ -14,14 +14,14 @@ from app.core.reasons import MQRC
 from app.mqsc.parser import Command
 
 if TYPE_CHECKING:
-    from app.cf.engine import CouplingFacility, QueueStatus
+    from app.cf.engine import QueueStatistics, QueueStatus
+    from app.cf.keys import QueueLocation
     from app.core.clock import Clock
     from app.qmgr.definitions import DefinitionCache
     from app.qmgr.pubsub import PubSub
     from app.qmgr.workflow import DefinitionWorkflow
     from app.repository.cfstore import StructureStore
     from app.repository.security import SecurityStore
-    from app.repository.store import Repository
 
 T = TypeVar("T")
 
@@ -73,6 +73,21 @@ class StructureAdmin(Protocol):
     async def status(self, name: str, kind: str) -> dict[str, object]: ...
 
 
+class QueueStates(Protocol):
+    """The coupling facility as MQSC reads it (DISPLAY, RESET QSTATS, CLEAR QLOCAL): a port, so
+    the command processor never holds the engine itself (the queue manager's ``queue_states``)."""
+
+    failed: set[str]  # tags of structures failed or being recovered: their queues have no counts
+
+    async def queue_status(self, loc: QueueLocation) -> QueueStatus: ...
+
+    async def clear_queue(self, loc: QueueLocation) -> int: ...
+
+    async def reset_stats(self, loc: QueueLocation, qmgr: str) -> QueueStatistics: ...
+
+    async def structure_node(self, tag: str) -> str: ...
+
+
 class ExpiryAdmin(Protocol):
     async def refresh(self, pattern: str) -> tuple[int, int]: ...
 
@@ -99,11 +114,9 @@ class MqscHost(Protocol):
     @property
     def clock(self) -> Clock: ...
     @property
-    def cf(self) -> CouplingFacility: ...
+    def queue_states(self) -> QueueStates: ...
     @property
     def cache(self) -> DefinitionCache: ...
-    @property
-    def repo(self) -> Repository: ...
     @property
     def workflow(self) -> DefinitionWorkflow: ...
     @property
@@ -163,7 +176,7 @@ class CommandBase:
                           f"CMDSCOPE({kw.value}) is not supported: issue the command to that queue manager's URL")
 
     async def _find(self, objtype: str, name: str, location: str) -> ObjectDef | None:
-        return await self.qm.db(self.qm.repo.find, OBJECT_CLASS[objtype], name, location)
+        return await self.qm.workflow.find(OBJECT_CLASS[objtype], name, location)
 
 
 # Keywords of DISPLAY commands that filter rather than name an attribute to show.
@@ -192,7 +205,3 @@ def select_attributes(cmd: Command, rows: list[dict[str, Any]]) -> list[dict[str
         out.append({k: v for k, v in row.items() if k == first or k in wanted})
     return out
 
-
-def open_handles(status: QueueStatus) -> int:
-    """Handles open on a queue, summed over the queue managers of the group."""
-    return sum(int(c.get("handles", 0)) for c in status.opens.values())

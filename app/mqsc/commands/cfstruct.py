@@ -72,5 +72,6 @@ class StructureCommands(CommandBase):
             # Not an IBM attribute: which Redis node holds the structure (a Redis Cluster spreads
             # structures over its masters by their hash tags; a single Redis holds them all).
             for row in rows:
-                row["CFNODE"] = await self.qm.cf.structure_node(self.qm.cache.structure_tag(str(row["CFSTATUS"])))
+                tag = self.qm.cache.structure_tag(str(row["CFSTATUS"]))
+                row["CFNODE"] = await self.qm.queue_states.structure_node(tag)
         return rows

@@ -34,7 +34,7 @@ class DisplayCommands(CommandBase):
                               f"TYPE({wanted}) is not QLOCAL, QALIAS, QREMOTE, QMODEL or ALL")
             types = queue_types if wanted == "ALL" else {wanted}
         dispositions = self._display_dispositions(cmd, objtype)
-        defs = await self.qm.db(self.qm.repo.visible_to, self.qm.name, objclass)
+        defs = await self.qm.workflow.visible_to(self.qm.name, objclass)
         where = _parse_where(cmd)
         out = []
         for d in defs:
@@ -44,8 +44,8 @@ class DisplayCommands(CommandBase):
                 continue
             row = display_object(d)
             loc = queue_location(self.qm.cache, d) if d.objtype == "QLOCAL" and d.location != GROUP_LOCATION else None
-            if loc is not None and loc.tag not in self.qm.cf.failed:  # a failed structure has no counts
-                row.update(live_counts(await self.qm.cf.queue_status(loc), self.qm.name))
+            if loc is not None and loc.tag not in self.qm.queue_states.failed:  # a failed structure has no counts
+                row.update(live_counts(await self.qm.queue_states.queue_status(loc), self.qm.name))
             if where is None or where(row):
                 out.append(row)
         if not out and "*" not in pattern:
@@ -75,13 +75,13 @@ class DisplayCommands(CommandBase):
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
-            if queue_location(self.qm.cache, d).tag in self.qm.cf.failed and "*" in pattern:
+            if queue_location(self.qm.cache, d).tag in self.qm.queue_states.failed and "*" in pattern:
                 continue  # a generic DISPLAY shows what it can; a named queue answers 2373
             found = True
             if kind == "HANDLE":
                 out += self._handle_rows(d, cmd.value("OPENTYPE").upper() or "ALL")
                 continue
-            status = await self.qm.cf.queue_status(queue_location(self.qm.cache, d))
+            status = await self.qm.queue_states.queue_status(queue_location(self.qm.cache, d))
             per_qm = status.opens
             holders = [q for q, c in per_qm.items() if int(c.get("handles", 0))] or [self.qm.name]
             for qmgr in sorted(holders):

@@ -23,8 +23,7 @@ class QmgrCommands(CommandBase):
         keywords = [(k.name, k.value) for k in cmd.keywords if k.name != "CMDSCOPE"]
         attributes.apply_keywords("QMGR", {**attributes.defaults("QMGR"), **self.qm.attrs}, keywords)  # validate first
         igq_before = self.qm.attrs.get("IGQ")
-        self.qm.attrs = await self.qm.db(self.qm.repo.alter_qmgr, self.qm.name, lambda cur: attributes.apply_keywords(
-            "QMGR", {**attributes.defaults("QMGR"), **cur}, keywords))
+        self.qm.attrs = await self.qm.workflow.alter_qmgr(self.qm.name, keywords)
         if self.qm.attrs.get("IGQ") != igq_before:
             self.qm.mqi.invalidate_igq()  # handles resolved through the group: MQRC_OBJECT_CHANGED
 
@@ -36,7 +35,7 @@ class QmgrCommands(CommandBase):
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
-            stats = await self.qm.cf.reset_stats(queue_location(self.qm.cache, d), self.qm.name)
+            stats = await self.qm.queue_states.reset_stats(queue_location(self.qm.cache, d), self.qm.name)
             since = stats.reset_ms or self.qm.started_ms
             out.append({"QSTATS": d.name, "QSGDISP": d.qsgdisp, "MSGIN": stats.enq, "MSGOUT": stats.deq,
                         "HIQDEPTH": stats.hiq,
