@@ -10,12 +10,16 @@ Usage in ``app.qmgr.mqi``::
     # inside, after the coupling facility answered:
     note(conn.hconn, resolved=resolved, depth=done.depth, size=len(data))
 
-Describing a call never fails it: a describer that raises only leaves fields out.
+Describers read the call's arguments by name (``MqiCall``, bound from the verb's signature)
+and its outcome. Describing a call never fails it: a describer that raises only leaves fields
+out, and is logged as the bug it is.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -24,7 +28,7 @@ from time import perf_counter_ns
 from typing import Any, TypeVar
 
 from app.activity.schema import Verb
-from app.core.calls import GotMessage, PutOutcome
+from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
@@ -55,13 +59,59 @@ def note(hconn: str, *, resolved: Any = None, **fields: Any) -> None:
     record.update(fields)
 
 
+# ---- the call as described: its arguments by name ------------------------------------------
+
+
+class MqiCall:
+    """One MQI call as the activity log sees it: the ``Mqi`` verb's arguments by parameter name
+    (bound once per call from the verb's signature, never read by position), typed where the
+    record needs them."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self.args = args
+
+    @property
+    def hconn(self) -> Any:
+        return self.args.get("hconn")
+
+    @property
+    def hobj(self) -> Any:
+        return self.args.get("hobj")
+
+    @property
+    def put(self) -> PutCall | None:
+        """The MQPUT or MQPUT1's message and options (a put-batch's: each message's)."""
+        value = self.args.get("call")
+        return value if isinstance(value, PutCall) else None
+
+    @property
+    def get(self) -> GetCall | None:
+        """The MQGET's options and match fields (a get-batch's: the batch's)."""
+        value = self.args.get("call")
+        return value if isinstance(value, GetCall) else None
+
+
+def _binder(fn: Callable[..., Any]) -> Callable[[tuple, dict], MqiCall]:
+    """How to name a call's arguments: the parameters of ``fn`` after ``self``, in order."""
+    names = tuple(itertools.islice(inspect.signature(fn).parameters, 1, None))
+
+    def bind(args: tuple, kwargs: dict) -> MqiCall:
+        named = dict(zip(names, args, strict=False))
+        named.update(kwargs)
+        return MqiCall(named)
+
+    return bind
+
+
 # ---- describers: fields from the arguments (before) and from the result (after) -----------
 
-Describer = Callable[[Any, dict[str, Any], tuple, dict, Any], None]
+Describer = Callable[[Any, dict[str, Any], MqiCall, Any], None]
 
 
-def _connection(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict) -> Any:
-    hconn = args[0] if args else kwargs.get("hconn")
+def _connection(mqi: Any, rec: dict[str, Any], call: MqiCall) -> Any:
+    hconn = call.hconn
     rec["hconn"] = hconn
     conn = mqi.connections.get(hconn) if isinstance(hconn, str) else None
     if conn is not None:
@@ -76,64 +126,70 @@ def _queue(rec: dict[str, Any], resolved: Any) -> None:
         rec["alias"] = resolved.opened.name
 
 
-def _handle(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict) -> Any:
-    conn = _connection(mqi, rec, args, kwargs)
-    hobj = args[1] if len(args) > 1 else kwargs.get("hobj")
-    handle = conn.handles.get(hobj) if conn is not None else None
+def _handle(mqi: Any, rec: dict[str, Any], call: MqiCall) -> Any:
+    conn = _connection(mqi, rec, call)
+    handle = conn.handles.get(call.hobj) if conn is not None else None
     if handle is not None:
         _queue(rec, handle.resolved)
     return handle
 
 
-def _before_conn(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    appl = args[0] if args else kwargs.get("appl_name")
+def _before_conn(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    appl = call.args.get("appl_name")
     if isinstance(appl, str):
         rec["appl"] = appl.strip()[:28]
 
 
-def _after_conn(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, conn: Any) -> None:
+def _after_conn(mqi: Any, rec: dict[str, Any], call: MqiCall, conn: Any) -> None:
     rec["hconn"] = conn.hconn
     rec["appl"] = conn.appl_name
 
 
-def _before_disc(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _connection(mqi, rec, args, kwargs)
-    if kwargs.get("commit") is False:
+def _before_disc(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    _connection(mqi, rec, call)
+    if call.args.get("commit") is False:
         rec["detail"] = "ended abnormally: unit of work backed out"
 
 
-def _before_hconn(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _connection(mqi, rec, args, kwargs)
+def _before_hconn(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    _connection(mqi, rec, call)
 
 
-def _before_handle(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _handle(mqi, rec, args, kwargs)
+def _before_handle(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    _handle(mqi, rec, call)
 
 
-def _before_open(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _connection(mqi, rec, args, kwargs)
-    if len(args) > 1 and isinstance(args[1], str):
-        rec["object"] = args[1]
-    if len(args) > 3 and isinstance(args[3], list):
-        rec["detail"] = ",".join(str(o) for o in args[3])
+def _before_open(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    _connection(mqi, rec, call)
+    object_name, options = call.args.get("object_name"), call.args.get("options")
+    if isinstance(object_name, str):
+        rec["object"] = object_name
+    if isinstance(options, list):
+        rec["detail"] = ",".join(str(o) for o in options)
 
 
-def _after_open(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, handle: Any) -> None:
+def _after_open(mqi: Any, rec: dict[str, Any], call: MqiCall, handle: Any) -> None:
     _queue(rec, handle.resolved)
 
 
-def _before_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _handle(mqi, rec, args, kwargs)  # put(hconn, hobj, call)
-    rec["syncpoint"] = args[2].pmo.syncpoint
+def _before_put(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    _handle(mqi, rec, call)
+    put = call.put
+    if put is not None:
+        rec["syncpoint"] = put.pmo.syncpoint
 
 
-def _before_put1(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    _connection(mqi, rec, args, kwargs)  # put1(hconn, object_name, object_qmgr, call)
-    rec["object"] = args[1]  # replaced by the resolved queue once known (note)
-    rec["syncpoint"] = args[3].pmo.syncpoint
+def _before_put1(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    _connection(mqi, rec, call)
+    object_name = call.args.get("object_name")
+    if isinstance(object_name, str):
+        rec["object"] = object_name  # replaced by the resolved queue once known (note)
+    put = call.put
+    if put is not None:
+        rec["syncpoint"] = put.pmo.syncpoint
 
 
-def _after_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, outcome: PutOutcome) -> None:
+def _after_put(mqi: Any, rec: dict[str, Any], call: MqiCall, outcome: PutOutcome) -> None:
     md = outcome.md
     rec["msg_id"] = md.msg_id
     rec["correl_id"] = md.correl_id
@@ -144,11 +200,14 @@ def _after_put(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, outcome
         rec["rc"] = int(outcome.warnings[0][0])
 
 
-def _before_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any) -> None:
-    handle = _handle(mqi, rec, args, kwargs)  # get(hconn, hobj, call)
+def _before_get(mqi: Any, rec: dict[str, Any], call: MqiCall, _: Any) -> None:
+    handle = _handle(mqi, rec, call)
     if handle is not None:
         rec["bothresh"] = int(handle.resolved.base.attrs.get("BOTHRESH", 0) or 0)
-    gmo = args[2].gmo
+    get = call.get
+    if get is None:
+        return
+    gmo = get.gmo
     if gmo.browse:
         rec["verb"] = Verb.BROWSE.value
         rec["syncpoint"] = False
@@ -158,7 +217,7 @@ def _before_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, _: Any
         rec["syncpoint"] = None  # decided by the message's persistence (after)
 
 
-def _after_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, got: GotMessage) -> None:
+def _after_get(mqi: Any, rec: dict[str, Any], call: MqiCall, got: GotMessage) -> None:
     md = got.md
     rec["msg_id"] = md.msg_id
     rec["correl_id"] = md.correl_id
@@ -175,7 +234,7 @@ def _after_get(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, got: Go
         rec["rc"] = int(MQRC.TRUNCATED_MSG_ACCEPTED)
 
 
-def _nothing(mqi: Any, rec: dict[str, Any], args: tuple, kwargs: dict, result: Any) -> None:
+def _nothing(mqi: Any, rec: dict[str, Any], call: MqiCall, result: Any) -> None:
     return None
 
 
@@ -200,6 +259,8 @@ def recorded(verb: Verb) -> Callable[[F], F]:
     before, after = _DESCRIBERS[verb]
 
     def decorate(fn: F) -> F:
+        bind = _binder(fn)
+
         @functools.wraps(fn)
         async def call(mqi: Any, *args: Any, **kwargs: Any) -> Any:
             activity = getattr(mqi.qm, "activity", None)
@@ -208,10 +269,11 @@ def recorded(verb: Verb) -> Callable[[F], F]:
             if activity.full:
                 await activity.room()  # policy wait: a slow disk slows calls, memory stays bounded
             rec = activity.new_record(verb.value)
+            described = bind(args, kwargs)
             try:
-                before(mqi, rec, args, kwargs, None)
-            except Exception:  # describing never fails a call (bad arguments fail it below)
-                log.debug("activity: describing %s failed", verb, exc_info=True)
+                before(mqi, rec, described, None)
+            except Exception:  # describing never fails a call; a describer that raises is a bug
+                log.warning("activity: describing %s failed", verb, exc_info=True)
             token = _CURRENT.set(rec)
             started = perf_counter_ns()
             try:
@@ -228,9 +290,9 @@ def recorded(verb: Verb) -> Callable[[F], F]:
                 rec["cc"] = 0
                 rec["rc"] = 0
                 try:
-                    after(mqi, rec, args, kwargs, result)
+                    after(mqi, rec, described, result)
                 except Exception:
-                    log.debug("activity: describing the result of %s failed", verb, exc_info=True)
+                    log.warning("activity: describing the result of %s failed", verb, exc_info=True)
                 return result
             finally:
                 rec["latency_us"] = (perf_counter_ns() - started) // 1000
@@ -272,10 +334,11 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
     # batch's, the same for every message: described once, copied into each message's record.
     common = activity.new_record(verb.value)
     first = done[0][0] if done else (failed[0] if failed is not None else None)
+    hconn, hobj = args
     try:
-        before(mqi, common, (*args, first), {}, None)
-    except Exception:  # describing never fails a call
-        log.debug("activity: describing %s failed", verb, exc_info=True)
+        before(mqi, common, MqiCall({"hconn": hconn, "hobj": hobj, "call": first}), None)
+    except Exception:  # describing never fails a call; a describer that raises is a bug
+        log.warning("activity: describing %s failed", verb, exc_info=True)
     common["latency_us"] = latency_us
     common["ts"] = activity.clock.now_ms()
 
@@ -291,9 +354,9 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
         else:
             rec["cc"], rec["rc"] = 0, 0
             try:
-                after(mqi, rec, (*args, arg), {}, result)
+                after(mqi, rec, MqiCall({"hconn": hconn, "hobj": hobj, "call": arg}), result)
             except Exception:
-                log.debug("activity: describing the result of %s failed", verb, exc_info=True)
+                log.warning("activity: describing the result of %s failed", verb, exc_info=True)
         if rec.get("syncpoint", False) is None:
             del rec["syncpoint"]
         activity.submit(rec)
