@@ -4,6 +4,9 @@ Redis fixtures (this block is self-contained; add other fixtures below it):
 ``redis_server`` - one real redis-server per test session (tests.support.redis_server.RedisServer);
 ``redis_url`` - its URL, with the server FLUSHALLed before each test.
 Fault tests that stop, kill or restart Redis start their own ``RedisServer`` instead.
+
+The ``fast`` marker (``pytest -m fast``: the edit-test loop, no server) is given here to every
+test that starts nothing: see ``pytest_collection_modifyitems``.
 """
 
 from __future__ import annotations
@@ -192,3 +195,30 @@ def spark():
     })
     yield session
     session.stop()
+
+
+# ---- the fast tests: no server -------------------------------------------------------------
+
+#: Fixtures that start a server (Redis, a queue manager, a group, Spark), directly or not.
+_SERVER_FIXTURES = frozenset({"redis_server", "redis_url", "qm", "make_cluster", "make_fresh_cluster",
+                              "cf_backend", "spark"})
+#: Words of a test module that starts something itself (a server, a process, a network proxy):
+#: none of its tests is fast.
+_STARTS_SOMETHING = ("RedisServer", "redis_server", "subprocess", "uvicorn", "make_redis", "spark", "docker",
+                     "tests.support.cluster", "tests.support.inproc", "tests.support.redis_cluster",
+                     "tests.support.pymqi_group", "tests.support.netproxy", "local_cluster", "pageset")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``fast`` each test that uses no server fixture, in a module that starts nothing (a
+    module the words mislead can say ``pytestmark = pytest.mark.fast`` itself)."""
+    quiet: dict[Path, bool] = {}
+    for item in items:
+        if item.get_closest_marker("fast") is not None:
+            continue
+        path = item.path
+        if path not in quiet:
+            text = path.read_text(errors="replace")
+            quiet[path] = not any(word in text for word in _STARTS_SOMETHING)
+        if quiet[path] and not _SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.fast)

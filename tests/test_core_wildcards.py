@@ -127,7 +127,7 @@ def test_topic_strings_are_bounded_in_bytes():
 def test_authority_profile_qualifiers_match_as_their_regex_did():
     """SET AUTHREC profiles use the same character wildcards inside a qualifier (app/security/
     rights.py): same answers as the regex they had, without its backtracking."""
-    from app.security.rights import profile_matches
+    from app.core.rights import profile_matches
 
     def reference(profile: str, name: str) -> bool:
         p, n = profile.split("."), name.split(".")

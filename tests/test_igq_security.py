@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from app.core.igq import IGQ_XMITQ
-from app.security.rights import igq_checked_users
+from app.core.rights import igq_checked_users
 from tests.support.cluster import FAST
 from tests.support.mq import MQ, MQFailed
 from tests.support.security import ADMIN, ALICE, mqsc_ok, qsg_cli

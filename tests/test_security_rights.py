@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import MQError
-from app.security.passwords import hash_secret, new_api_key, split_api_key, verify_secret
-from app.security.rights import AuthRec, Principal, parse_rights, profile_matches, rights_of
+from app.core.rights import AuthRec, Principal, parse_rights, profile_matches, rights_of
+from app.repository.passwords import hash_secret, new_api_key, split_api_key, verify_secret
 from app.settings import Settings
 
 

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import routes_admin, routes_ibm, routes_mqi, routes_pubsub, routes_qmgr, session
+from app.api import routes_admin, routes_console, routes_ibm, routes_mqi, routes_pubsub, routes_qmgr, session
 from app.api.auth import AuthenticationMiddleware
 from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
@@ -17,7 +17,6 @@ from app.api.hotpath import HotPath
 from app.api.limits import BodyLimit
 from app.cf.pageset import EmbeddedPageSet, pageset_folder
 from app.cf.redisconn import make_redis
-from app.console import routes as routes_console
 from app.core.clock import Clock
 from app.qmgr.qmgr import QueueManager
 from app.reports import routes as routes_reports

@@ -1,5 +1,5 @@
 """Authentication of every request (issue 11), as a pure ASGI middleware so that the caller is
-known (``app.security.rights.current_principal``) inside every endpoint, the MQI and MQSC.
+known (``app.core.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
 Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs`` and its
 assets, ``/openapi.json``), the console's page and script (its data needs credentials) and IBM's
@@ -37,8 +37,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.errors import json_response
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.ibmrest import errors as ibm_errors
-from app.security.rights import current_principal
 from app.security.service import AuthenticationFailed
 
 log = logging.getLogger(__name__)

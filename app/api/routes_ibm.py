@@ -194,7 +194,7 @@ def _admin_read_routes(version: str) -> None:
 def _login_routes(version: str) -> None:
     """IBM's token login: POST sets the LtpaToken2 cookie (valid on every QM of the group, until
     QSG_LTPA_EXPIRY_S or logout), DELETE logs out, GET tells who is logged in."""
-    from app.security.rights import current_principal
+    from app.core.rights import current_principal
     from app.security.service import LTPA_COOKIE, AuthenticationFailed
 
     async def login(request: Request) -> Response:

@@ -8,8 +8,8 @@ from starlette.responses import Response
 from app.api.errors import error_response, json_response
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.qmgr.metrics import CONTENT_TYPE
-from app.security.rights import current_principal
 
 router = APIRouter(prefix="/v1", tags=["queue manager"])
 

@@ -54,8 +54,8 @@ from app.api.hotpath import call_hot, hot_route
 from app.api.routes_mqi import PUT_BATCH_VALUES
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.qmgr.connection import connection_owner
-from app.security.rights import current_principal
 from app.security.service import AuthenticationFailed
 
 log = logging.getLogger(__name__)

@@ -37,10 +37,10 @@ from app.core.calls import GetCall, GotMessage
 from app.core.errors import MQError
 from app.core.options import parse_get_options
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.mqsc.executor import run_script
 from app.qmgr.connection import connection_owner
 from app.qmgr.tasks import stop_task
-from app.security.rights import current_principal
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import MQError
+from app.core.rights import current_principal
 from app.mqsc.executor import run_script
-from app.security.rights import current_principal
 
 QUEUE_COLUMNS = ("QUEUE", "QSGDISP", "CURDEPTH", "MAXDEPTH", "IPPROCS", "OPPROCS", "CFSTRUCT", "DESCR")
 

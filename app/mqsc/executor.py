@@ -20,6 +20,7 @@ import httpx
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.mqsc.commands.base import DEFINABLE, MqscHost, select_attributes
 from app.mqsc.commands.cfstruct import StructureCommands
 from app.mqsc.commands.display import DisplayCommands
@@ -28,7 +29,6 @@ from app.mqsc.commands.pubsub import PubSubCommands
 from app.mqsc.commands.qmgr import QmgrCommands
 from app.mqsc.commands.security import SecurityCommands
 from app.mqsc.parser import Command, ParseFailure, iter_commands, parse_command
-from app.security.rights import current_principal
 
 #: The longest MQSC script one call takes (README "Security", Limits).
 MAX_SCRIPT_CHARS = 1_000_000

@@ -82,7 +82,7 @@ class Connection:
     hconn: str
     appl_name: str
     user_id: str = ""  # the authenticated user (MQMD UserIdentifier); empty with QSG_AUTH=off
-    principal: Any = None  # app.security.rights.Principal, checked at MQOPEN/MQPUT1
+    principal: Any = None  # app.core.rights.Principal, checked at MQOPEN/MQPUT1
     owner: object | None = None  # the session that made it (``connection_owner``); None: plain HTTP
     handles: dict[str, Handle] = field(default_factory=dict)
     uow_tags: set[str] = field(default_factory=set)  # structures holding this UOW's operations

@@ -11,9 +11,9 @@ from sqlalchemy.orm import sessionmaker
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import AuthRec
 from app.repository.models import ApiKeyRow, AuthRecRow, QSGRow, UserRow, utcnow
-from app.security.passwords import hash_secret, new_api_key
-from app.security.rights import AuthRec
+from app.repository.passwords import hash_secret, new_api_key
 
 
 @dataclass(frozen=True)

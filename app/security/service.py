@@ -32,9 +32,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.repository.security import KeyRecord, SecurityStore, UserRecord
-from app.security.passwords import split_api_key, verify_off_loop
-from app.security.rights import (
+from app.core.rights import (
     RIGHT_FOR_OPEN_OPTION,
     AuthRec,
     Principal,
@@ -44,6 +42,8 @@ from app.security.rights import (
     not_authorized,
     rights_of,
 )
+from app.repository.passwords import split_api_key, verify_off_loop
+from app.repository.security import KeyRecord, SecurityStore, UserRecord
 
 if TYPE_CHECKING:
     from app.cf.engine import CouplingFacility

@@ -1,5 +1,5 @@
 """Security commands: authority records as IBM MQ's SET / DELETE / DISPLAY AUTHREC on
-Multiplatforms (IBM's authority names, OBJTYPEs and generic profiles; app/security/rights.py),
+Multiplatforms (IBM's authority names, OBJTYPEs and generic profiles; app/core/rights.py),
 and REFRESH SECURITY."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import AUTHORITIES_BY_OBJTYPE, AuthRec, authlist, check_profile, parse_rights, profile_matches
 from app.mqsc.commands.base import CommandBase
 from app.mqsc.parser import Command
-from app.security.rights import AUTHORITIES_BY_OBJTYPE, AuthRec, authlist, check_profile, parse_rights, profile_matches
 
 
 class SecurityCommands(CommandBase):

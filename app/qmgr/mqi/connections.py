@@ -13,9 +13,9 @@ from app.cf.engine import FencedError
 from app.cf.keys import is_private
 from app.core.errors import MQError
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.qmgr.connection import Connection, connection_owner
 from app.qmgr.mqi.handles import Handles
-from app.security.rights import current_principal
 
 log = logging.getLogger(__name__)
 

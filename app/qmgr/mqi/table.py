@@ -13,8 +13,8 @@ from app.cf.engine import OutcomeUnknownError
 from app.core.errors import MQError
 from app.core.mqmd import MsgIdGenerator
 from app.core.reasons import MQRC
+from app.core.rights import current_principal
 from app.qmgr.connection import Connection, Handle
-from app.security.rights import current_principal
 
 if TYPE_CHECKING:
     from app.qmgr.ports import MqiHost

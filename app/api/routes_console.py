@@ -20,7 +20,7 @@ from app.mqsc.executor import run_script
 from app.mqsc.text import format_result
 
 router = APIRouter(prefix="/console", tags=["console"])
-STATIC = Path(__file__).with_name("static")
+STATIC = Path(__file__).parents[1] / "console" / "static"
 #: How often the event stream reads the state again, and how often it says it is alive.
 POLL_S = 1.0
 KEEPALIVE_S = 15.0
