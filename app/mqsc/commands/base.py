@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from app.qmgr.definitions import DefinitionCache
     from app.qmgr.pubsub import PubSub
     from app.qmgr.workflow import DefinitionWorkflow
-    from app.repository.cfstore import StructureStore
     from app.repository.security import SecurityStore
 
 T = TypeVar("T")
@@ -53,16 +52,6 @@ class SecurityAdmin(Protocol):
 
 class StructureAdmin(Protocol):
     """CF structure administration (app.qmgr.cfstruct.StructureService)."""
-
-    store: StructureStore
-
-    async def connect(self, name: str) -> Any: ...
-
-    async def prepare_move(self, name: str, old_hashtag: str, new_hashtag: str) -> tuple[str, str]: ...
-
-    async def finish_move(self, name: str, old_tag: str, new_tag: str) -> None: ...
-
-    async def abandon_move(self, new_tag: str) -> None: ...
 
     async def backup(self, name: str, exclint_s: int) -> list[str]: ...
 
