@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from app.qmgr.ports import MqiHost
 
 
-class ConnectionTable:
+class MqiTable:
     """Connection and handle table of one queue manager, with the checks every verb makes."""
 
     def __init__(self, qm: MqiHost) -> None:

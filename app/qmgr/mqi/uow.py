@@ -13,12 +13,12 @@ from app.cf.keys import structure_name
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection
-from app.qmgr.mqi.table import ConnectionTable
+from app.qmgr.mqi.table import MqiTable
 
 log = logging.getLogger(__name__)
 
 
-class UnitsOfWork(ConnectionTable):
+class UnitsOfWork(MqiTable):
     """MQCMIT, MQBACK and the commit or backout of a connection's unit of work."""
 
     @recorded(Verb.CMIT)
