@@ -93,11 +93,11 @@ class MqiCall:
         return value if isinstance(value, GetCall) else None
 
 
-def _binder(fn: Callable[..., Any]) -> Callable[[tuple, dict], MqiCall]:
+def _binder(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], MqiCall]:
     """How to name a call's arguments: the parameters of ``fn`` after ``self``, in order."""
     names = tuple(itertools.islice(inspect.signature(fn).parameters, 1, None))
 
-    def bind(args: tuple, kwargs: dict) -> MqiCall:
+    def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> MqiCall:
         named = dict(zip(names, args, strict=False))
         named.update(kwargs)
         return MqiCall(named)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from app.core.errors import MQError
 from app.core.objects import GROUP_LOCATION, ObjectDef
@@ -19,6 +19,15 @@ if TYPE_CHECKING:
     from app.qmgr.definitions import DefinitionCache
     from app.repository.cfstore import StructureStore
     from app.repository.store import Repository
+
+
+T = TypeVar("T")
+
+
+class Db(Protocol):
+    """The queue manager's ``db``: a repository call run off the event loop."""
+
+    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]: ...
 
 
 class StructureChanges(Protocol):
@@ -43,7 +52,7 @@ def open_handles(status: QueueStatus) -> int:
 class DefinitionSteps:
     """What the workflow's steps need: the repository, the coupling facility, the structures."""
 
-    def __init__(self, *, qsg: str, qmgr: str, repo: Repository, db: Callable[..., Awaitable[Any]],
+    def __init__(self, *, qsg: str, qmgr: str, repo: Repository, db: Db,
                  cf: CouplingFacility, cache: DefinitionCache, structures: StructureChanges) -> None:
         self.qsg = qsg
         self.qmgr = qmgr
@@ -80,7 +89,7 @@ class DefinitionSteps:
         return StructureMove(self.structures, existing.name,
                              await self.structures.prepare_move(existing.name, old, new))
 
-    async def _check_force(self, existing: ObjectDef, new_attrs: dict, *, force: bool) -> bool:
+    async def _check_force(self, existing: ObjectDef, new_attrs: dict[str, Any], *, force: bool) -> bool:
         """IBM's FORCE rules; returns True when open handles must be invalidated.
 
         QLOCAL: changing USAGE, or NOSHARE while more than one handle has it open for input.

@@ -25,7 +25,7 @@ from app.core.errors import MQError
 from app.core.objects import GROUP_LOCATION, ObjectDef
 from app.core.reasons import MQRC
 from app.qmgr.definitions import queue_location, runtime_attrs, switches_to_set
-from app.qmgr.defsteps import DefinitionSteps, StructureChanges, open_handles
+from app.qmgr.defsteps import Db, DefinitionSteps, StructureChanges, open_handles
 
 if TYPE_CHECKING:
     from app.cf.engine import CouplingFacility
@@ -42,7 +42,7 @@ Retrigger = Callable[[ObjectDef, ObjectDef], Awaitable[None]]
 class DefinitionWorkflow(DefinitionSteps):
     """Definition changes of one queue manager: repository, coupling facility, broadcast."""
 
-    def __init__(self, *, qsg: str, qmgr: str, repo: Repository, db: Callable[..., Awaitable[Any]],
+    def __init__(self, *, qsg: str, qmgr: str, repo: Repository, db: Db,
                  cf: CouplingFacility, cache: DefinitionCache, clock: Clock, broadcaster: Publisher,
                  retrigger: Retrigger, structures: StructureChanges) -> None:
         super().__init__(qsg=qsg, qmgr=qmgr, repo=repo, db=db, cf=cf, cache=cache, structures=structures)

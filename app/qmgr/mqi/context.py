@@ -49,7 +49,8 @@ class PutContext(Connections):
         if source.saved_context is None:
             raise MQError(MQRC.CONTEXT_NOT_AVAILABLE, f"no message has been got on handle {call.context} since it "
                                                       "was opened (or its last get was a browse): no context to pass")
-        return source.saved_context
+        saved: MQMD = source.saved_context
+        return saved
 
     def _fill_put_md(self, conn: Connection, resolved: ResolvedQueue, opened: Any, md: MQMD,
                      pmo: PutOptions, *, passed: MQMD | None = None, user_id: str | None = None) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.activity import Verb, recorded
 from app.core import groups
@@ -10,6 +10,9 @@ from app.core.calls import PutCall, PutOutcome
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.qmgr.mqi.stat import AsyncPuts, _asynchronous
+
+if TYPE_CHECKING:
+    from app.qmgr.pubsub import TopicHandle
 
 
 class Puts(AsyncPuts):
@@ -66,11 +69,12 @@ class Puts(AsyncPuts):
         passed = None if pmo.context == "DEFAULT" else self._put_context(conn, None, call)
         return await put(conn, resolved, call, gen=None, passed=passed, user_id=user_id or None)
 
-    async def open_topic(self, hconn: str, object_name: Any, object_string: Any, options: Any):
+    async def open_topic(self, hconn: str, object_name: Any, object_string: Any, options: Any) -> TopicHandle:
         """MQOPEN of a topic (MQOD ObjectType MQOT_TOPIC) for publishing (app/qmgr/pubsub.py)."""
         conn = self.connection(hconn)
         await self._current_authority(conn)
-        return self.qm.pubsub.open_topic(conn, object_name, object_string, options)
+        topic: TopicHandle = self.qm.pubsub.open_topic(conn, object_name, object_string, options)
+        return topic
 
     @recorded(Verb.PUT1)
     async def put1_topic(self, hconn: str, object_name: str, object_string: str, call: PutCall) -> PutOutcome:

@@ -15,6 +15,7 @@ from app.core.errors import MQError
 from app.core.expiry import expiry_at
 from app.core.igq import transmission_message
 from app.core.mqmd import MQMD, message_length, validate_put_md
+from app.core.objects import ObjectDef
 from app.core.options import parse_put_options
 from app.core.reasons import MQRC
 from app.core.reports import report_code
@@ -43,7 +44,8 @@ class PutCore(PutContext):
         resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self.resolve_target(queue, qmgr)
         return await self._put(conn or self._system, resolved, call, gen=None)
 
-    async def _evaluate_trigger(self, base, before: int, after: int, conn: Connection, syncpoint: bool) -> None:
+    async def _evaluate_trigger(self, base: ObjectDef, before: int, after: int, conn: Connection,
+                                syncpoint: bool) -> None:
         try:
             await self.qm.triggers.counts_changed(self._current(base), before, after, 1, conn, syncpoint)
         except MQError as exc:  # a trigger that cannot be made must not fail the put

@@ -46,7 +46,7 @@ class Resolution(UnitsOfWork):
                 return ResolvedQueue(named, remote.base, remote.location, remote=remote.remote)
         return self.qm.cache.resolve_queue(object_name)
 
-    async def _resolve_remote_definition(self, remote) -> ResolvedQueue:
+    async def _resolve_remote_definition(self, remote: ObjectDef) -> ResolvedQueue:
         """A local definition of a remote queue: RNAME at RQMNAME, reached through the group
         (the only transmission this emulator has is intra-group queuing)."""
         rname = str(remote.attrs.get("RNAME", "")).strip()

@@ -38,7 +38,7 @@ class AsyncPuts(PutCore):
         _note_async(conn, resolved, self.qm, 1 if first else 0, int(first))
         return PutOutcome(outcome.md, [])
 
-    def _note_async_batch(self, hconn: str, hobj: str, calls: Sequence[PutCall], done: list,
+    def _note_async_batch(self, hconn: str, hobj: str, calls: Sequence[PutCall], done: list[Any],
                           failed: MQError | None) -> None:
         """Count a put-batch's asynchronous puts for MQSTAT: each message put, and the one refused."""
         conn = self.connections.get(hconn)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from app.cf.engine import OutcomeUnknownError
 from app.core.errors import MQError
 from app.core.mqmd import MsgIdGenerator
+from app.core.objects import ObjectDef
 from app.core.reasons import MQRC
 from app.core.rights import current_principal
 from app.qmgr.connection import Connection, Handle
@@ -32,7 +34,7 @@ class MqiTable:
         self.broken: dict[str, tuple[bool, float]] = {}
         self.msg_ids = MsgIdGenerator(qm.name)
         self._system = Connection(f"{qm.name}-SYSTEM", qm.name)  # not in the table: never reaped
-        self._reaper: asyncio.Task | None = None
+        self._reaper: asyncio.Task[None] | None = None
 
     def connection(self, hconn: str) -> Connection:
         if hconn in self.broken:
@@ -67,7 +69,7 @@ class MqiTable:
         self.handle(self.connection(hconn), hobj)
 
     @contextlib.contextmanager
-    def _in_call(self, conn: Connection):
+    def _in_call(self, conn: Connection) -> Iterator[None]:
         """Mark a call in progress on ``conn`` (MQDISC and the idle timeout wait for it)."""
         conn.busy += 1
         try:
@@ -84,7 +86,7 @@ class MqiTable:
             if conn.busy == 0:
                 conn.calls_done.set()
 
-    def _current(self, opened):
+    def _current(self, opened: ObjectDef) -> ObjectDef:
         """The opened object's definition now: attributes changed since MQOPEN (PUT/GET
         inhibit of an alias, DEFPRTY, DEFPSIST) apply to open handles at once, as on z/OS."""
         try:
