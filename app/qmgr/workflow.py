@@ -84,11 +84,13 @@ class DefinitionWorkflow(DefinitionSteps):
             await self.structures.connect(new.name)  # allocated now: a later loss is noticed
         return saved
 
-    async def alter(self, existing: ObjectDef, new_attrs: dict[str, Any], keywords: list[tuple[str, str | None]],
-                    *, force: bool, switches: Collection[str], messages: list[str]) -> ObjectDef:
-        """ALTER of ``existing`` by ``keywords`` (``new_attrs``: their result, as its command
-        validated it; the keywords are applied again to the stored definition, which another
-        change may have altered meanwhile). ``switches``: the event switches the command named."""
+    async def alter(self, existing: ObjectDef, new_attrs: dict[str, Any],
+                    change: Callable[[dict[str, Any]], dict[str, Any]], *, force: bool, switches: Collection[str],
+                    messages: list[str]) -> ObjectDef:
+        """ALTER of ``existing``: ``change`` makes the new attributes from the stored ones
+        (``new_attrs``: its result on ``existing``, as its command validated it; it is applied
+        again to the stored definition, which another change may have altered meanwhile).
+        ``switches``: the event switches the command named."""
         objtype = existing.objtype
         if objtype == "QLOCAL" and existing.qsgdisp == "SHARED" and \
                 new_attrs["CFSTRUCT"] != existing.attrs.get("CFSTRUCT"):
@@ -98,8 +100,7 @@ class DefinitionWorkflow(DefinitionSteps):
                               "CFSTRUCT of a shared queue can change only while it is empty and closed")
         forced = await self._check_force(existing, new_attrs, force=force)
         async with await self._structure_move(existing, new_attrs) as move:
-            saved = await self.db(self.repo.update, existing, lambda cur: attributes.apply_keywords(
-                objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
+            saved = await self.db(self.repo.update, existing, lambda cur: change(cur.attrs))
             move.stored = True
             changed = [saved]
             if existing.qsgdisp == "GROUP" and objtype != "CFSTRUCT":

@@ -87,8 +87,10 @@ class ObjectCommands(CommandBase):
         if objtype == "TOPIC" and new_attrs.get("TOPICSTR") != existing.attrs.get("TOPICSTR"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPICSTR of TOPIC({name}) cannot be altered")
         switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
-        await self.qm.workflow.alter(existing, new_attrs, keywords, force=cmd.has("FORCE"), switches=switches,
-                                     messages=self.messages)
+        await self.qm.workflow.alter(
+            existing, new_attrs, lambda attrs: attributes.apply_keywords(
+                objtype, {**attributes.defaults(objtype), **attrs}, keywords),
+            force=cmd.has("FORCE"), switches=switches, messages=self.messages)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:
         location = location_of(qsgdisp, self.qm.name)
