@@ -34,6 +34,7 @@ LAG_BOUND_S = 1.0
 MALLORY = ("mallory", "mallory-secret")
 FRAME_LIMIT = 256 * 1024  # QSG_MAX_FRAME_BYTES of this group
 HEADER_TIMEOUT_S = 1.0
+BODY_TIMEOUT_S = 1.0
 MAX_CONNECTIONS = 60
 #: QM3's heartbeat: a lease of 20 s renewed every 0.2 s, so a stall of STALL_S passes the 18 s it
 #: counts on locally (LEASE_MARGIN 0.9) but not the lease in the coupling facility (a margin of
@@ -45,6 +46,7 @@ STALL_S = 18.5
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env={
         "QSG_AUTH": "on", "QSG_MAX_FRAME_BYTES": str(FRAME_LIMIT), "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
+        "QSG_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
         "QSG_KEEP_ALIVE_S": "1", "QSG_MAX_CONNECTIONS": str(MAX_CONNECTIONS)},
         qm_env={"QM3": {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "20"}})
     qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
@@ -331,6 +333,49 @@ def test_slow_header_sockets_are_closed_and_idle_ones_too(group):
         assert raw.startswith(b"HTTP/1.1 200")
 
 
+def trickle(port: int, head: bytes, length: int) -> tuple[bytes, int]:
+    """Send ``head`` announcing a body of ``length`` bytes, then the body a byte every 0.2 s
+    (slowloris on the body) until the server answers and closes; (its answer, bytes sent)."""
+    raw, sent = b"", 0
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head + b"Content-Length: %d\r\n\r\n" % length)
+        sock.settimeout(0.2)  # the attacker's pace, not a wait for the server
+        while sent < length:
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                try:
+                    sock.sendall(b" ")
+                except OSError:
+                    break  # closed under the attacker
+                sent += 1
+                continue
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            raw += chunk
+        sock.settimeout(30)
+        if sent == length:  # the whole body went: read the answer to it
+            raw += read_to_close(sock)
+    return raw, sent
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_cut_off(group):
+    """Headers in time, then the body a byte every 0.2 s: answered 408 (2009) and closed once
+    QSG_BODY_TIMEOUT_S (plus the time its few bytes earn) has passed, not when the client pleases."""
+    port = int(group.url("QM2").rsplit(":", 1)[1])
+    head = (f"POST /v1/connections/QM2-x/objects/h/put HTTP/1.1\r\nHost: q\r\nContent-Type: application/json\r\n"
+            f"Authorization: {basic(MALLORY)}\r\n").encode()
+    raw, sent = trickle(port, head, 150)  # all of it would take 30 s
+    assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
+    assert sent < 150
+    # a body that keeps coming at a fair rate is read whole (one second per QSG_BODY_MIN_RATE bytes)
+    big = b'{"data":"' + b"z" * 3_000_000 + b'"}'
+    r = httpx.post(f"{group.url('QM2')}/v1/connections/QM2-x/objects/h/put", content=big, auth=MALLORY, timeout=60)
+    assert r.json()["error"]["reason"] == 2018
+
+
 def test_connections_past_the_limit_are_answered_2025(group):
     port = int(group.url("QM2").rsplit(":", 1)[1])
     socks = [socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT_S * 15)
@@ -404,7 +449,7 @@ def test_the_entry_point_keeps_the_same_limits(group, tmp_path):
     """`qsg gateway` (the group's entry point) refuses a body over the limit from its length alone,
     and closes a socket whose headers never arrive, as the queue managers do."""
     port = free_port()
-    env = {**os.environ, "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S)}
+    env = {**os.environ, "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S), "QSG_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S)}
     gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
                                 "--upstreams", f"QM1={group.url('QM1')}"], env=env, stdout=subprocess.DEVNULL,
                                stderr=open(tmp_path / "gateway.log", "wb"))
@@ -420,6 +465,8 @@ def test_the_entry_point_keeps_the_same_limits(group, tmp_path):
             sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: q\r\n")  # headers never finished
             raw = read_to_close(sock)
         assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
+        raw, sent = trickle(port, b"POST /v1/connections/QM1-x/put1 HTTP/1.1\r\nHost: q\r\n", 150)
+        assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw and sent < 150, raw[:300]
     finally:
         gateway.terminate()
         gateway.wait(timeout=20)
