@@ -139,6 +139,9 @@ class Settings(BaseSettings):
     max_connections: int = Field(
         2000, gt=0, description="Open HTTP and WebSocket connections at most; one more is answered 503 "
                                 "(MQRC_MAX_CONNS_LIMIT_REACHED 2025) and closed")
+    max_conns_per_user: int = Field(
+        1000, gt=0, description="MQI connections (hconns) one authenticated user may hold on a queue manager at "
+                                "once; one more MQCONN fails with MQRC_MAX_CONNS_LIMIT_REACHED (2025)")
     loop_lag_warn_s: float = Field(
         0.5, gt=0, description="Event-loop lag that is logged (QSGE301W) and counted; the lag itself is the "
                                "metric qsg_event_loop_lag_seconds")

@@ -55,7 +55,7 @@ from app.core.options import (
 )
 from app.core.reasons import MQRC, CompCode
 from app.core.reports import report_code
-from app.qmgr.connection import AsyncPutStatus, Connection, Handle, QmgrHandle, connection_owner
+from app.qmgr.connection import AsyncPutStatus, Connection, ConnectionTable, Handle, QmgrHandle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
 from app.qmgr.display import display_object, live_counts
 from app.qmgr.dynamic import PREDEFINED, deftype
@@ -77,7 +77,7 @@ class Mqi:
 
     def __init__(self, qm: MqiHost) -> None:
         self.qm = qm
-        self.connections: dict[str, Connection] = {}
+        self.connections = ConnectionTable(qm.settings.max_conns_per_user)  # counted per user (2025)
         # Connections ended because this QM lost its place in the group: hconn -> (whether a unit
         # of work was in progress, when it ended). Their next MQCMIT answers MQRC_BACKED_OUT
         # (peer recovery backed the work out), every other call MQRC_CONNECTION_BROKEN.
@@ -105,6 +105,7 @@ class Mqi:
         principal = current_principal.get()
         security = self.qm.security
         security.check_qmgr(principal, "CONNECT")
+        self.connections.admit(principal.name if principal else "")
         appl = (appl_name or "").strip() or "REST CLIENT"
         if principal is not None and not security.may_set_context(principal):
             appl = principal.name[:28]  # PutApplName cannot be chosen without the context right
