@@ -179,6 +179,62 @@ def test_a_deleted_admins_console_stream_ends(group):
     assert_2035(httpx.get(f"{group.url('QM2')}/console/state", auth=user), 401)
 
 
+# ---- a get that waits follows revoke and delete ----------------------------------------------------
+
+def get_waiting(group, q: str, auth: httpx.Auth | tuple[str, str] | None = None,
+                headers: dict[str, str] | None = None) -> tuple[threading.Thread, list[httpx.Response]]:
+    """MQCONN, MQOPEN and an MQGET that waits up to 30 s on ``q`` of QM1, the get in a thread; it
+    returns once the queue manager shows the get in progress (the handle's HSTATE ACTIVE)."""
+    with httpx.Client(base_url=group.url("QM1"), auth=auth, headers=headers, timeout=60) as client:
+        hconn = client.post("/v1/connections").json()["hconn"]
+        hobj = client.post(f"/v1/connections/{hconn}/objects", json={"object_name": q, "options": ["INPUT_SHARED"]}
+                           ).json()["hobj"]
+    answers: list[httpx.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(httpx.post(
+        f"{group.url('QM1')}/v1/connections/{hconn}/objects/{hobj}/get", auth=auth, headers=headers, timeout=60,
+        json={"options": ["WAIT", "NO_SYNCPOINT"], "wait_ms": 30_000})))
+    thread.start()
+    wait_until(lambda: [o.get("HSTATE") for r in mqsc(group, "QM1", f"DISPLAY QSTATUS({q}) TYPE(HANDLE) ALL")
+                        for o in r.get("objects", [])] == ["ACTIVE"], ANSWER_S, "the get waiting")
+    return thread, answers
+
+
+def depth(group, q: str) -> int:
+    [row] = mqsc(group, "QM1", f"DISPLAY QLOCAL({q}) CURDEPTH")[0]["objects"]
+    return int(row["CURDEPTH"])
+
+
+@pytest.mark.parametrize("change", ["delete", "revoke"])
+def test_a_waiting_get_ends_when_its_callers_credentials_stop_holding(group, change):
+    """A user's MQGET waits; the user is deleted (or the API key it called with revoked): the get
+    ends with MQRC_NOT_AUTHORIZED - what the same call answers if made now - and a message put
+    afterwards stays on the queue instead of going to a caller who may no longer take it."""
+    name, q = f"waiter{change}", f"WAIT.{change.upper()}.Q"
+    user = add_user(group, name)
+    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) REPLACE\n"
+                          f"SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{name}') AUTHADD(CONNECT)\n"
+                          f"SET AUTHREC PROFILE('{q}') OBJTYPE(QUEUE) PRINCIPAL('{name}') AUTHADD(GET)")
+    if change == "delete":
+        thread, answers = get_waiting(group, q, auth=user)
+        qsg_cli(group, "user", "delete", name)  # returns once every QM applied it
+    else:
+        key = qsg_cli(group, "user", "key", name).stdout.strip()
+        thread, answers = get_waiting(group, q, headers={"X-API-Key": key})
+        qsg_cli(group, "user", "revoke", name)
+    with httpx.Client(base_url=group.url("QM1"), auth=ADMIN, timeout=60) as admin:
+        hconn = admin.post("/v1/connections").json()["hconn"]
+        r = admin.post(f"/v1/connections/{hconn}/put1", json={"object_name": q, "data": "not for the revoked",
+                                                               "options": ["NO_SYNCPOINT"]})
+        assert r.status_code == 201, r.text
+    thread.join(ANSWER_S * 2)
+    assert not thread.is_alive()
+    [answer] = answers
+    assert_2035(answer)
+    assert "no longer hold" in answer.json()["error"]["message"]
+    assert depth(group, q) == 1
+
+
+# ---- 6. cross-origin pages -------------------------------------------------------------------------
 # ---- 6. cross-origin pages -------------------------------------------------------------------------
 
 def test_a_cross_origin_upgrade_is_refused_whatever_the_credentials(group):

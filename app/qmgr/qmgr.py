@@ -116,6 +116,8 @@ class QueueManager:
         self.igq = IgqAgent(self)
         self.cmdserver = CommandServer(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
         self.security = Security(self)
+        # a waiting get checks its caller again after a security change (Security.waiting_check)
+        self.security.on_change(self.cf.wake_all_waiters)
         self.structures = StructureService(self)
         self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
         self.activity.observer = self.metrics.observe

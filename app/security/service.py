@@ -39,6 +39,7 @@ from app.security.rights import (
     AuthRec,
     Principal,
     context_right_needed,
+    current_credentials,
     has_context_right,
     igq_checked_users,
     not_authorized,
@@ -171,6 +172,36 @@ class Security:
                 listener()
             except Exception:  # noqa: BLE001 - one listener must not keep the others uninformed
                 log.exception("a security change listener failed")
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every security change applied here."""
+        return self._generation
+
+    def waiting_check(self) -> Callable[[], Awaitable[None]] | None:
+        """For a call that waits (MQGET with a wait interval): a check it makes before each try
+        to take a message, so that a message that arrives after the caller's credentials stopped
+        holding (``qsg user revoke`` / ``delete``, a replaced password, a logged-out token) is
+        not given to it: MQRC_NOT_AUTHORIZED, the answer the same call gets if made now. Free
+        (one integer compared) until a security change comes; then the credentials are checked
+        again, from the caches (the verified-credential cache spares argon2). None when there is
+        nothing to check (authentication off, the queue manager's own work)."""
+        credentials = current_credentials.get()
+        if not self.enabled or credentials is None:
+            return None
+        headers, cookies, client, seen = credentials
+
+        async def still_valid() -> None:
+            nonlocal seen
+            if seen == self._generation:
+                return
+            seen = self._generation
+            try:
+                await self.authenticate(headers, cookies, client)
+            except AuthenticationFailed as exc:
+                raise MQError(MQRC.NOT_AUTHORIZED, f"the caller's credentials no longer hold: {exc}") from None
+
+        return still_valid
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after every security change applied here (REFRESH SECURITY, SET or
