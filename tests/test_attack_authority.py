@@ -648,3 +648,57 @@ def test_the_throttle_counts_within_its_window_per_user_and_client():
         timed.check("eve", "10.0.0.1")
     now[0] += 60.5  # the window has passed
     timed.check("eve", "10.0.0.1")
+
+
+def test_checks_under_way_count_against_the_throttle():
+    """A burst sent all at once passes no more checks than the limit: each check under way counts
+    as a failure until it ends (then a failure stays one, a success does not)."""
+    from app.security.service import AuthenticationFailed, Throttle
+
+    throttle = Throttle(limit_user=10, limit_client=2, window_s=3600)
+    for name in ("a", "b"):
+        throttle.check(name, "10.0.0.9")
+        throttle.started(name, "10.0.0.9")
+    with pytest.raises(AuthenticationFailed):
+        throttle.check("c", "10.0.0.9")  # two under way from this address, none ended yet
+    throttle.check("c", "10.0.0.8")  # another address is not held up
+    throttle.ended("a", "10.0.0.9")  # a succeeded
+    throttle.check("c", "10.0.0.9")
+    throttle.started("c", "10.0.0.9")
+    throttle.ended("b", "10.0.0.9")
+    throttle.failed("b", "10.0.0.9")  # b failed: it stays counted
+    with pytest.raises(AuthenticationFailed):
+        throttle.check("d", "10.0.0.9")
+
+
+def test_a_storm_of_wrong_passwords_from_one_address_does_not_hold_up_other_users(make_cluster):
+    """Thirty-two wrong passwords sent at once from one address (127.0.0.2) run argon2 at most
+    QSG_AUTH_FAIL_LIMIT_CLIENT times - the rest are refused without it - so the queue manager's
+    CPU and its argon2 pool stay free: during the storm a verified user's calls and another
+    user's first login (from 127.0.0.1) all answer."""
+    limit = 4
+    g = make_cluster(["QM1"], env={"QSG_AUTH": "on", "QSG_AUTH_FAIL_LIMIT_CLIENT": str(limit)})
+    qsg_cli(g, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    worker, late = add_user(g, "worker"), add_user(g, "latecomer")
+    url = g.url("QM1")
+    assert httpx.get(f"{url}/v1/qmgr", auth=worker, timeout=60).status_code == 200  # verified before
+    before = checks(g)
+    start = threading.Barrier(33)
+
+    def storm(i: int) -> int:
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2"), timeout=120) as attacker:
+            start.wait(60)
+            return attacker.get(f"{url}/v1/qmgr", auth=(f"guess{i % 8}", "wrong")).status_code
+
+    with ThreadPoolExecutor(32) as pool:
+        storming = [pool.submit(storm, i) for i in range(32)]
+        start.wait(60)
+        answered = [httpx.get(f"{url}/v1/qmgr", auth=worker, timeout=120).status_code for _ in range(10)]
+        first_login = httpx.get(f"{url}/v1/qmgr", auth=late, timeout=120).status_code
+        storm_codes = [f.result(180) for f in storming]
+    after = checks(g)
+    assert storm_codes == [401] * 32
+    assert answered == [200] * 10 and first_login == 200
+    runs = after["known"] + after["unknown"] - before["known"] - before["unknown"]
+    assert runs <= limit + 1, runs  # the storm's (at most the limit) and the latecomer's
+    assert after["throttled"] - before["throttled"] >= 32 - limit

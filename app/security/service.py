@@ -72,7 +72,14 @@ class Throttle:
     past the limit, a credential that would need an argon2 check is refused at once (MQRC 2035,
     no argon2 run) until the window has passed. A credential verified before (its digest kept)
     still passes: the throttle bounds the work wrong guesses cause, it does not lock anyone out
-    who already proved who they are."""
+    who already proved who they are.
+
+    Checks still running count as failures until they end (``started`` / ``ended``): a burst of
+    wrong passwords sent all at once from one address would otherwise pass the check together,
+    before the first of them has failed, and queue an argon2 run each on the shared argon2 pool
+    - the CPU of the queue manager, and the first login of every other user waiting behind
+    them. So one user name or address has at most its limit of argon2 runs under way and
+    recently failed together, and a new check of anyone else waits behind that many at most."""
 
     def __init__(self, limit_user: int, limit_client: int, window_s: float,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -80,6 +87,7 @@ class Throttle:
         self.window_s = window_s
         self.clock = clock
         self._fails: dict[tuple[str, str], deque[float]] = {}
+        self._running: dict[tuple[str, str], int] = {}  # argon2 checks under way
         self.refused = 0
 
     def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
@@ -95,10 +103,26 @@ class Throttle:
     def check(self, user: str, client: str) -> None:
         now = self.clock()
         for kind, who in (("user", user), ("client", client)):
-            if who and len(self._recent((kind, who), now)) >= self.limits[kind]:
+            key = (kind, who)
+            if who and len(self._recent(key, now)) + self._running.get(key, 0) >= self.limits[kind]:
                 self.refused += 1
                 raise AuthenticationFailed(f"too many failed attempts ({kind} {who!r}): try again in "
                                            f"{self.window_s:.0f} s")
+
+    def started(self, user: str, client: str) -> None:
+        """An argon2 check of ``user`` from ``client`` passed ``check`` and runs: it counts as a
+        failure until ``ended``."""
+        for key in (("user", user), ("client", client)):
+            if key[1]:
+                self._running[key] = self._running.get(key, 0) + 1
+
+    def ended(self, user: str, client: str) -> None:
+        for key in (("user", user), ("client", client)):
+            left = self._running.get(key, 0) - 1
+            if left > 0:
+                self._running[key] = left
+            else:
+                self._running.pop(key, None)
 
     def failed(self, user: str, client: str) -> None:
         now = self.clock()
@@ -239,6 +263,7 @@ class Security:
         pending = self._verifying.get(key) if stored_hash else None
         if pending is None:
             self.throttle.check(user, client)
+            self.throttle.started(user, client)  # ended by _argon2, however it ends
             pending = asyncio.ensure_future(self._argon2(key, stored_hash, secret, user, client))
             if stored_hash:
                 self._verifying[key] = pending
@@ -257,6 +282,7 @@ class Security:
                 self.throttle.failed(user, client)
             return ok
         finally:
+            self.throttle.ended(user, client)
             self._verifying.pop(key, None)
 
     async def _principal(self, name: str, method: str) -> Principal:
