@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from app.core.errors import MQError
@@ -81,7 +81,8 @@ class IgqSwitch(Protocol):
     """The MQI layer as MQSC uses it: IGQ invalidation, and the connection table that DISPLAY
     CONN and DISPLAY QSTATUS TYPE(HANDLE) show (hconn -> app.qmgr.connection.Connection)."""
 
-    connections: dict[str, Any]
+    @property
+    def connections(self) -> Mapping[str, Any]: ...
 
     def invalidate_igq(self) -> None: ...
 
