@@ -224,6 +224,9 @@ class Security:
                 await self.authenticate(headers, cookies, client)
             except AuthenticationFailed as exc:
                 raise MQError(MQRC.NOT_AUTHORIZED, f"the caller's credentials no longer hold: {exc}") from None
+            except Exception:  # noqa: BLE001 - cannot tell (the repository away): refuse rather than trust
+                log.exception("checking a waiting caller's credentials again failed")
+                raise MQError(MQRC.NOT_AUTHORIZED, "the caller's credentials could not be checked again") from None
 
         return still_valid
 
