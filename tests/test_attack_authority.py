@@ -9,8 +9,10 @@ WebSocket (and a real headless Chromium for the cross-origin page):
 7. a new MQOPEN / MQPUT1 of an existing connection is checked against the current authority
    (handles already open keep theirs, as IBM);
 8. MQCO_DELETE_PURGE of another user's permanent dynamic queue needs DLT on it;
-and: an unknown user costs the same argon2 check as a wrong password (counted by /metrics), a
-burst of checks of one credential runs argon2 once, failed logins are throttled, an
+and: a get that waits ends (2035, the message left on the queue) when its caller's credentials
+stop holding; an unknown user costs the same argon2 check as a wrong password (counted by
+/metrics), a burst of checks of one credential runs argon2 once, failed logins are throttled (a
+burst of wrong passwords sent at once runs argon2 no more than the limit), an
 unauthenticated upgrade is refused cleanly, /metrics hides queue names from non-administrators
 when told (QSG_METRICS_ACCESS=summary)."""
 
