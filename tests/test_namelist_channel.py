@@ -108,7 +108,7 @@ def test_what_needs_the_channel_initiator_answers_as_zos_without_one(group, comm
 #: IBM's DISPLAY QMSTATUS attributes (IBM MQ on Multiplatforms; z/OS has no such command)
 IBM_QMSTATUS = {"QMNAME", "STATUS", "STARTDA", "STARTTI", "CONNS", "CMDSERV", "CHINIT", "STANDBY", "INSTDESC",
                 "INSTNAME", "INSTPATH", "LOG", "CURRLOG", "ARCHLOG", "ARCHSZ", "RECLOG", "REUSESZ", "LOGINUSE",
-                "LOGPATH", "LOGUTIL", "MEDIALOG", "REUSESZ", "LDAPCONN", "HASTATUS", "AUTOCLUS", "QMFSSIZE",
+                "LOGPATH", "LOGUTIL", "MEDIALOG", "LDAPCONN", "HASTATUS", "AUTOCLUS", "QMFSSIZE",
                 "QMFSINUSE", "QMFSUSED", "STARTSTAT", "STARTTMS"}
 
 

@@ -577,7 +577,8 @@ def specs(objtype: str) -> dict[str, AttrSpec]:
 
 def defaults(objtype: str) -> dict[str, object]:
     """A fresh dict of every attribute's IBM z/OS default (flags as bool, ints as int, enums/strings as str)."""
-    return {name: spec.default for name, spec in _table_for(objtype).items()}
+    return {name: list(spec.default) if spec.kind == "list" else spec.default  # type: ignore[call-overload]
+            for name, spec in _table_for(objtype).items()}
 
 
 def apply_keywords(
