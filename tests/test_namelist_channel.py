@@ -164,3 +164,32 @@ def test_namelists_and_channels_by_pcf(group, connect):
     err = reason_of(lambda: pcf.MQCMD_INQUIRE_CHANNEL({CMQCFC.MQCACH_CHANNEL_NAME: chl}))
     assert err.reason == CMQCFC.MQRCCF_CHANNEL_NOT_FOUND
     pcf.disconnect()
+
+
+def test_mqinq_of_an_opened_namelist(group):
+    """MQOPEN with ObjectType MQOT_NAMELIST (inquire only, as IBM allows) and MQINQ of its
+    names, by MQSC name or IBM's selectors; an ALTER since the open is seen."""
+    nl = uniq("INQNL")
+    group.mqsc_ok("QM1", f"DEFINE NAMELIST({nl}) NAMES(A.Q, B.Q) NLTYPE(QUEUE) DESCR('queues')")
+    base = group.url("QM1")
+    with httpx.Client(base_url=base, timeout=10) as http:
+        hconn = http.post("/v1/connections", json={"appl_name": "NLINQ"}).json()["hconn"]
+        opened = http.post(f"/v1/connections/{hconn}/objects",
+                           json={"object_name": nl, "object_type": "NAMELIST", "options": ["INQUIRE"]})
+        assert opened.status_code == 201 and opened.json()["object_type"] == "NAMELIST", opened.text
+        hobj = opened.json()["hobj"]
+        got = http.get(f"/v1/connections/{hconn}/objects/{hobj}/attributes",
+                       params={"selectors": "MQCA_NAMES,MQIA_NAME_COUNT,NLTYPE"}).json()
+        assert got == {"NAMES": ["A.Q", "B.Q"], "NAMCOUNT": 2, "NLTYPE": "QUEUE"}
+        group.mqsc_ok("QM1", f"ALTER NAMELIST({nl}) NAMES(C.Q)")
+        got = http.get(f"/v1/connections/{hconn}/objects/{hobj}/attributes", params={"selectors": "2020"}).json()
+        assert got == {"NAMES": ["C.Q"]}
+        # a queue selector is not a namelist's; a namelist opens for inquire only; one not defined
+        bad = http.get(f"/v1/connections/{hconn}/objects/{hobj}/attributes", params={"selectors": "CURDEPTH"})
+        assert bad.json()["error"]["reason"] == 2067
+        for options, name, reason in ((["OUTPUT"], nl, 2045), (["INQUIRE"], "NO.SUCH.NL", 2085)):
+            r = http.post(f"/v1/connections/{hconn}/objects",
+                          json={"object_name": name, "object_type": 2, "options": options})
+            assert r.json()["error"]["reason"] == reason
+        http.delete(f"/v1/connections/{hconn}/objects/{hobj}")
+        http.delete(f"/v1/connections/{hconn}")
