@@ -5,6 +5,8 @@ and DISPLAY QMSTATUS holding IBM's attributes only."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -117,6 +119,13 @@ def test_display_qmstatus_has_only_ibm_attributes_and_the_agent_state_is_elsewhe
         for row in result["objects"]:
             assert set(row) - {"QMNAME"} <= IBM_QMSTATUS, set(row) - IBM_QMSTATUS
             assert row["CHINIT"] == "STOPPED" and row["CMDSERV"] == "RUNNING"
+    # the text reply a strict admin library parses (IBM REST runCommand): every KEY(VALUE) is IBM's
+    r = httpx.post(f"{group.url('QM1')}/ibmmq/rest/v2/admin/action/qmgr/QM1/mqsc", timeout=10,
+                   json={"type": "runCommand", "parameters": {"command": "DISPLAY QMSTATUS ALL"}},
+                   headers={"ibm-mq-rest-csrf-token": "token"})
+    (item,) = r.json()["commandResponse"]
+    keys = {m.group(1) for line in item["text"] for m in re.finditer(r"\b([A-Z]+)\(", line)}
+    assert "STATUS" in keys and keys - {"QMSTATUS"} <= IBM_QMSTATUS, keys - IBM_QMSTATUS
     # the emulator's own state: GET /v1/qmgr and /metrics (IGQ is DISABLED here: the agent is STOPPED)
     status = httpx.get(f"{group.url('QM1')}/v1/qmgr", timeout=10).json()
     assert status["IGQAGENT"] == "STOPPED" and status["CFCONN"] == "CONNECTED"

@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from app.core import channels
+from app.core import attributes, channels
 from app.core.errors import MQError
 from app.core.names import matches
 from app.core.objects import GROUP_LOCATION
@@ -167,7 +167,7 @@ def _type_filter(cmd: Command, objtype: str):
     """DISPLAY CHANNEL(...) TYPE(chltype) and DISPLAY NAMELIST(...) NLTYPE(type): only the objects
     of that type (ALL, or the keyword absent: every one)."""
     keyword, attr, words = {"CHANNEL": ("TYPE", "CHLTYPE", channels.CHANNEL_TYPES),
-                            "NAMELIST": ("NLTYPE", "NLTYPE", ("NONE", "QUEUE", "CLUSTER", "AUTHINFO"))}.get(
+                            "NAMELIST": ("NLTYPE", "NLTYPE", attributes.specs("NAMELIST")["NLTYPE"].choices)}.get(
         objtype, ("", "", ()))
     given = cmd.get(keyword) if keyword else None
     if given is None or given.value is None:
