@@ -1,6 +1,7 @@
 """Catalogue of MQSC object attributes, with IBM MQ for z/OS defaults and validation rules.
 
-One table of :class:`AttrSpec` per object type (QLOCAL, QALIAS, PROCESS, CFSTRUCT, QMGR) lists
+One table of :class:`AttrSpec` per object type (QLOCAL, QALIAS, PROCESS, CFSTRUCT, QMGR, TOPIC,
+NAMELIST, CHANNEL) lists
 every keyword that the z/OS forms of DEFINE/ALTER accept for that type, with the default that
 IBM documents for z/OS and the range, length or words it allows.  Keywords IBM documents as
 "not valid on z/OS" (for example STATQ, NPMCLASS, DISTL, SCOPE, IMGRCOVQ, MAXFSIZE on queues;
@@ -11,7 +12,8 @@ below.
 Conventions
 -----------
 * Values are stored as Python values: ``int`` for integer attributes, ``bool`` for flag
-  attributes (``TRIGGER``/``NOTRIGGER``), ``str`` for string and enumerated attributes.
+  attributes (``TRIGGER``/``NOTRIGGER``), ``str`` for string and enumerated attributes, a
+  ``list`` of ``str`` for a list of names (a namelist's ``NAMES``).
 * Enumerated values are stored upper case.  String values keep their case; trailing blanks are
   dropped, because MQ character attributes are blank-padded fields in which trailing blanks
   are not significant.  A blank value (IBM's ``' '``) is therefore stored as ``""``.
@@ -767,7 +769,7 @@ def _convert_list(spec: AttrSpec, keyword: str, value: object) -> list[str]:
     raw = value.split(",") if isinstance(value, str) else value
     if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
         raise _value_error(f"{keyword}({value!r}) is not a list of names; allowed: {_allowed(spec)}")
-    items = [v.strip().rstrip(" ") for v in raw if v.strip()]
+    items = [v.strip() for v in raw if v.strip()]
     if spec.max is not None and len(items) > spec.max:
         raise _value_error(f"{keyword} has {len(items)} names; allowed: {_allowed(spec)}")
     for item in items:
