@@ -53,11 +53,13 @@ class Handle:
 
 @dataclass
 class QmgrHandle:
-    """An object handle of the queue manager object (MQOPEN with ObjectType MQOT_Q_MGR): for
-    MQINQ only (IBM allows no other open option for it)."""
+    """An object handle of the queue manager object (MQOPEN with ObjectType MQOT_Q_MGR), or of a
+    namelist (MQOT_NAMELIST: ``namelist`` names it): for MQINQ only (IBM allows no other open
+    option for them)."""
 
     hobj: str
     options: OpenOptions
+    namelist: str = ""
 
 
 @dataclass

@@ -474,6 +474,9 @@ class QueueManager:
         shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))
                  for spec in attributes.specs("QMGR").values()}
         return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown, **self.igq.info(),
+                # the emulator's own state, kept out of IBM's DISPLAY QMSTATUS: CONNECTED, or LOST
+                # until the QM has rejoined the group (with CFCONLOS(TOLERATE) private queues go on)
+                "CFCONN": "CONNECTED" if self.cf_connected() else "LOST",
                 "clock_offset_ms": self.clock_offset_ms()}
 
     def _now_datetime(self) -> datetime:

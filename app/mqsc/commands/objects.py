@@ -14,6 +14,7 @@ from app.core.names import check_object_name
 from app.core.objects import GROUP_LOCATION, OBJECT_CLASS, ObjectDef, location_of
 from app.core.reasons import MQRC
 from app.mqsc.commands.base import QSGDISP_FOR, CommandBase, open_handles
+from app.mqsc.commands.channel import channel_attrs, check_same_type
 from app.mqsc.commands.pubsub import check_topic_define
 from app.mqsc.parser import Command
 from app.qmgr.definitions import EVENT_SWITCHES, queue_location
@@ -41,7 +42,9 @@ class ObjectCommands(CommandBase):
         qsgdisp = "GROUP" if objtype == "CFSTRUCT" else self._qsgdisp(cmd, "QMGR", QSGDISP_FOR[objtype])
         location = location_of(qsgdisp, self.qm.name)
         base = await self._like_attrs(cmd, objtype, qsgdisp, name)
-        attrs = attributes.apply_keywords(objtype, base, self._attribute_keywords(cmd))
+        if objtype == "CHANNEL" and not cmd.has("LIKE") and qsgdisp != "COPY":
+            base = {}  # the type's own defaults (channel.channel_attrs)
+        attrs = self._apply(cmd, objtype, base, self._attribute_keywords(cmd))
         attributes.validate_cross(objtype, attrs)
         self._check_shared_queue(objtype, qsgdisp, attrs)
         if objtype == "TOPIC":
@@ -53,6 +56,8 @@ class ObjectCommands(CommandBase):
                           f"{name} already exists as a {existing.objtype} with QSGDISP({qsgdisp})")
         if existing and not cmd.has("REPLACE"):
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({name}) QSGDISP({qsgdisp}) already exists")
+        if existing and objtype == "CHANNEL":
+            check_same_type(existing, str(attrs["CHLTYPE"]))
         async with await self._structure_move(existing, attrs) as move:
             if existing:
                 await self._check_force(existing, attrs, force=False)
@@ -68,6 +73,13 @@ class ObjectCommands(CommandBase):
                                                       set_switches=existing is not None)
         if objtype == "CFSTRUCT":
             await self.qm.structures.connect(name)  # allocated now: a later loss is noticed
+
+    def _apply(self, cmd: Command, objtype: str, base: dict[str, Any], keywords: list[tuple[str, Any]],
+               existing: ObjectDef | None = None) -> dict[str, Any]:
+        """The attributes after the command's keywords: a channel's by its CHLTYPE's rules."""
+        if objtype == "CHANNEL":
+            return channel_attrs(cmd, base, keywords, existing)
+        return attributes.apply_keywords(objtype, base, keywords)
 
     async def _like_attrs(self, cmd: Command, objtype: str, qsgdisp: str, name: str) -> dict[str, Any]:
         """Starting attributes: IBM defaults, the LIKE object's, or (QSGDISP COPY) the group object's."""
@@ -111,7 +123,7 @@ class ObjectCommands(CommandBase):
         qsgdisp = "GROUP" if objtype == "CFSTRUCT" else self._qsgdisp(cmd, "QMGR", QSGDISP_FOR[objtype])
         existing = await self._require(objtype, name, qsgdisp)
         keywords = self._attribute_keywords(cmd)
-        new_attrs = attributes.apply_keywords(objtype, {**attributes.defaults(objtype), **existing.attrs}, keywords)
+        new_attrs = self._apply(cmd, objtype, {**attributes.defaults(objtype), **existing.attrs}, keywords, existing)
         attributes.validate_cross(objtype, new_attrs)
         self._check_shared_queue(objtype, qsgdisp, new_attrs)
         if objtype == "TOPIC" and new_attrs.get("TOPICSTR") != existing.attrs.get("TOPICSTR"):
@@ -123,8 +135,8 @@ class ObjectCommands(CommandBase):
                               "CFSTRUCT of a shared queue can change only while it is empty and closed")
         forced = await self._check_force(existing, new_attrs, force=cmd.has("FORCE"))
         async with await self._structure_move(existing, new_attrs) as move:
-            saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: attributes.apply_keywords(
-                objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords))
+            saved = await self.qm.db(self.qm.repo.update, existing, lambda cur: self._apply(
+                cmd, objtype, {**attributes.defaults(objtype), **cur.attrs}, keywords, existing))
             move.stored = True
             changed = [saved]
             if qsgdisp == "GROUP" and objtype != "CFSTRUCT":
