@@ -104,7 +104,8 @@ def serve(**given: Any) -> None:
                             log_config=None, timeout_graceful_shutdown=10, ws_max_size=settings.max_frame_bytes,
                             timeout_keep_alive=settings.keep_alive_s,
                             http=bounded_protocol(AnsweringHttpToolsProtocol, settings.header_timeout_s,
-                                                  settings.max_connections),
+                                                  settings.max_connections, settings.body_timeout_s,
+                                                  settings.body_min_rate),
                             ssl_certfile=settings.tls_cert or None, ssl_keyfile=settings.tls_key or None)
     QueueManagerServer(config).run()
 
@@ -148,7 +149,8 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
     app = BodyLimit(create_gateway(targets, verify=verify), message_bytes=limits.max_message_body_bytes,
                     other_bytes=limits.max_body_bytes)
     uvicorn.run(app, host=host or "127.0.0.1", port=port, log_level="warning",
-                http=bounded_protocol(AnsweringHttpToolsProtocol, limits.header_timeout_s, limits.max_connections),
+                http=bounded_protocol(AnsweringHttpToolsProtocol, limits.header_timeout_s, limits.max_connections,
+                                      limits.body_timeout_s, limits.body_min_rate),
                 timeout_keep_alive=limits.keep_alive_s, log_config=None, ssl_certfile=tls_cert or None,
                 ssl_keyfile=tls_key or None)
 

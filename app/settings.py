@@ -127,11 +127,21 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(
         10.0, gt=0, description="A connection must send a request's complete headers within this many seconds "
                                 "of connecting or of starting the request, else it is closed (408)")
+    body_timeout_s: float = Field(
+        20.0, gt=0, description="A request's body must arrive within this many seconds of its headers, plus one "
+                                "second for each body_min_rate bytes of it received, else the connection is closed "
+                                "(408, MQRC_CONNECTION_BROKEN 2009)")
+    body_min_rate: int = Field(
+        65536, gt=0, description="Bytes per second a body slower than body_timeout_s must keep up to go on being "
+                                 "read")
     keep_alive_s: int = Field(5, gt=0, description="An idle keep-alive HTTP connection is closed after this many "
                                                   "seconds")
     max_connections: int = Field(
         2000, gt=0, description="Open HTTP and WebSocket connections at most; one more is answered 503 "
                                 "(MQRC_MAX_CONNS_LIMIT_REACHED 2025) and closed")
+    max_conns_per_user: int = Field(
+        1000, gt=0, description="MQI connections (hconns) one authenticated user may hold on a queue manager at "
+                                "once; one more MQCONN fails with MQRC_MAX_CONNS_LIMIT_REACHED (2025)")
     loop_lag_warn_s: float = Field(
         0.5, gt=0, description="Event-loop lag that is logged (QSGE301W) and counted; the lag itself is the "
                                "metric qsg_event_loop_lag_seconds")

@@ -9,8 +9,10 @@ WebSocket (and a real headless Chromium for the cross-origin page):
 7. a new MQOPEN / MQPUT1 of an existing connection is checked against the current authority
    (handles already open keep theirs, as IBM);
 8. MQCO_DELETE_PURGE of another user's permanent dynamic queue needs DLT on it;
-and: an unknown user costs the same argon2 check as a wrong password (counted by /metrics), a
-burst of checks of one credential runs argon2 once, failed logins are throttled, an
+and: a get that waits ends (2035, the message left on the queue) when its caller's credentials
+stop holding; an unknown user costs the same argon2 check as a wrong password (counted by
+/metrics), a burst of checks of one credential runs argon2 once, failed logins are throttled (a
+burst of wrong passwords sent at once runs argon2 no more than the limit), an
 unauthenticated upgrade is refused cleanly, /metrics hides queue names from non-administrators
 when told (QSG_METRICS_ACCESS=summary)."""
 
@@ -179,6 +181,62 @@ def test_a_deleted_admins_console_stream_ends(group):
     assert_2035(httpx.get(f"{group.url('QM2')}/console/state", auth=user), 401)
 
 
+# ---- a get that waits follows revoke and delete ----------------------------------------------------
+
+def get_waiting(group, q: str, auth: httpx.Auth | tuple[str, str] | None = None,
+                headers: dict[str, str] | None = None) -> tuple[threading.Thread, list[httpx.Response]]:
+    """MQCONN, MQOPEN and an MQGET that waits up to 30 s on ``q`` of QM1, the get in a thread; it
+    returns once the queue manager shows the get in progress (the handle's HSTATE ACTIVE)."""
+    with httpx.Client(base_url=group.url("QM1"), auth=auth, headers=headers, timeout=60) as client:
+        hconn = client.post("/v1/connections").json()["hconn"]
+        hobj = client.post(f"/v1/connections/{hconn}/objects", json={"object_name": q, "options": ["INPUT_SHARED"]}
+                           ).json()["hobj"]
+    answers: list[httpx.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(httpx.post(
+        f"{group.url('QM1')}/v1/connections/{hconn}/objects/{hobj}/get", auth=auth, headers=headers, timeout=60,
+        json={"options": ["WAIT", "NO_SYNCPOINT"], "wait_ms": 30_000})))
+    thread.start()
+    wait_until(lambda: [o.get("HSTATE") for r in mqsc(group, "QM1", f"DISPLAY QSTATUS({q}) TYPE(HANDLE) ALL")
+                        for o in r.get("objects", [])] == ["ACTIVE"], ANSWER_S, "the get waiting")
+    return thread, answers
+
+
+def depth(group, q: str) -> int:
+    [row] = mqsc(group, "QM1", f"DISPLAY QLOCAL({q}) CURDEPTH")[0]["objects"]
+    return int(row["CURDEPTH"])
+
+
+@pytest.mark.parametrize("change", ["delete", "revoke"])
+def test_a_waiting_get_ends_when_its_callers_credentials_stop_holding(group, change):
+    """A user's MQGET waits; the user is deleted (or the API key it called with revoked): the get
+    ends with MQRC_NOT_AUTHORIZED - what the same call answers if made now - and a message put
+    afterwards stays on the queue instead of going to a caller who may no longer take it."""
+    name, q = f"waiter{change}", f"WAIT.{change.upper()}.Q"
+    user = add_user(group, name)
+    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) REPLACE\n"
+                          f"SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('{name}') AUTHADD(CONNECT)\n"
+                          f"SET AUTHREC PROFILE('{q}') OBJTYPE(QUEUE) PRINCIPAL('{name}') AUTHADD(GET)")
+    if change == "delete":
+        thread, answers = get_waiting(group, q, auth=user)
+        qsg_cli(group, "user", "delete", name)  # returns once every QM applied it
+    else:
+        key = qsg_cli(group, "user", "key", name).stdout.strip()
+        thread, answers = get_waiting(group, q, headers={"X-API-Key": key})
+        qsg_cli(group, "user", "revoke", name)
+    with httpx.Client(base_url=group.url("QM1"), auth=ADMIN, timeout=60) as admin:
+        hconn = admin.post("/v1/connections").json()["hconn"]
+        r = admin.post(f"/v1/connections/{hconn}/put1", json={"object_name": q, "data": "not for the revoked",
+                                                               "options": ["NO_SYNCPOINT"]})
+        assert r.status_code == 201, r.text
+    thread.join(ANSWER_S * 2)
+    assert not thread.is_alive()
+    [answer] = answers
+    assert_2035(answer)
+    assert "no longer hold" in answer.json()["error"]["message"]
+    assert depth(group, q) == 1
+
+
+# ---- 6. cross-origin pages -------------------------------------------------------------------------
 # ---- 6. cross-origin pages -------------------------------------------------------------------------
 
 def test_a_cross_origin_upgrade_is_refused_whatever_the_credentials(group):
@@ -592,3 +650,57 @@ def test_the_throttle_counts_within_its_window_per_user_and_client():
         timed.check("eve", "10.0.0.1")
     now[0] += 60.5  # the window has passed
     timed.check("eve", "10.0.0.1")
+
+
+def test_checks_under_way_count_against_the_throttle():
+    """A burst sent all at once passes no more checks than the limit: each check under way counts
+    as a failure until it ends (then a failure stays one, a success does not)."""
+    from app.security.service import AuthenticationFailed, Throttle
+
+    throttle = Throttle(limit_user=10, limit_client=2, window_s=3600)
+    for name in ("a", "b"):
+        throttle.check(name, "10.0.0.9")
+        throttle.started(name, "10.0.0.9")
+    with pytest.raises(AuthenticationFailed):
+        throttle.check("c", "10.0.0.9")  # two under way from this address, none ended yet
+    throttle.check("c", "10.0.0.8")  # another address is not held up
+    throttle.ended("a", "10.0.0.9")  # a succeeded
+    throttle.check("c", "10.0.0.9")
+    throttle.started("c", "10.0.0.9")
+    throttle.ended("b", "10.0.0.9")
+    throttle.failed("b", "10.0.0.9")  # b failed: it stays counted
+    with pytest.raises(AuthenticationFailed):
+        throttle.check("d", "10.0.0.9")
+
+
+def test_a_storm_of_wrong_passwords_from_one_address_does_not_hold_up_other_users(make_cluster):
+    """Thirty-two wrong passwords sent at once from one address (127.0.0.2) run argon2 at most
+    QSG_AUTH_FAIL_LIMIT_CLIENT times - the rest are refused without it - so the queue manager's
+    CPU and its argon2 pool stay free: during the storm a verified user's calls and another
+    user's first login (from 127.0.0.1) all answer."""
+    limit = 4
+    g = make_cluster(["QM1"], env={"QSG_AUTH": "on", "QSG_AUTH_FAIL_LIMIT_CLIENT": str(limit)})
+    qsg_cli(g, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    worker, late = add_user(g, "worker"), add_user(g, "latecomer")
+    url = g.url("QM1")
+    assert httpx.get(f"{url}/v1/qmgr", auth=worker, timeout=60).status_code == 200  # verified before
+    before = checks(g)
+    start = threading.Barrier(33)
+
+    def storm(i: int) -> int:
+        with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.2"), timeout=120) as attacker:
+            start.wait(60)
+            return attacker.get(f"{url}/v1/qmgr", auth=(f"guess{i % 8}", "wrong")).status_code
+
+    with ThreadPoolExecutor(32) as pool:
+        storming = [pool.submit(storm, i) for i in range(32)]
+        start.wait(60)
+        answered = [httpx.get(f"{url}/v1/qmgr", auth=worker, timeout=120).status_code for _ in range(10)]
+        first_login = httpx.get(f"{url}/v1/qmgr", auth=late, timeout=120).status_code
+        storm_codes = [f.result(180) for f in storming]
+    after = checks(g)
+    assert storm_codes == [401] * 32
+    assert answered == [200] * 10 and first_login == 200
+    runs = after["known"] + after["unknown"] - before["known"] - before["unknown"]
+    assert runs <= limit + 1, runs  # the storm's (at most the limit) and the latecomer's
+    assert after["throttled"] - before["throttled"] >= 32 - limit

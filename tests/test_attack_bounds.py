@@ -34,7 +34,10 @@ LAG_BOUND_S = 1.0
 MALLORY = ("mallory", "mallory-secret")
 FRAME_LIMIT = 256 * 1024  # QSG_MAX_FRAME_BYTES of this group
 HEADER_TIMEOUT_S = 1.0
+BODY_TIMEOUT_S = 1.0
 MAX_CONNECTIONS = 60
+CONNS_PER_USER = 30
+HOG = ("hog", "hog-secret")
 #: QM3's heartbeat: a lease of 20 s renewed every 0.2 s, so a stall of STALL_S passes the 18 s it
 #: counts on locally (LEASE_MARGIN 0.9) but not the lease in the coupling facility (a margin of
 #: over a second for the resumed process to renew, on a loaded machine).
@@ -45,11 +48,15 @@ STALL_S = 18.5
 def group(make_cluster):
     g = make_cluster(["QM1", "QM2", "QM3"], env={
         "QSG_AUTH": "on", "QSG_MAX_FRAME_BYTES": str(FRAME_LIMIT), "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S),
-        "QSG_KEEP_ALIVE_S": "1", "QSG_MAX_CONNECTIONS": str(MAX_CONNECTIONS)},
+        "QSG_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
+        "QSG_KEEP_ALIVE_S": "1", "QSG_MAX_CONNECTIONS": str(MAX_CONNECTIONS),
+        "QSG_MAX_CONNS_PER_USER": str(CONNS_PER_USER)},
         qm_env={"QM3": {"QSG_HEARTBEAT_INTERVAL_S": "0.2", "QSG_HEARTBEAT_TTL_S": "20"}})
     qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
     qsg_cli(g, "user", "add", "mallory", "--password-stdin", stdin=MALLORY[1] + "\n")
-    mqsc_ok(g, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('mallory') AUTHADD(CONNECT)")
+    qsg_cli(g, "user", "add", "hog", "--password-stdin", stdin=HOG[1] + "\n")
+    mqsc_ok(g, "QM1", "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('mallory') AUTHADD(CONNECT)\n"
+                      "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('hog') AUTHADD(CONNECT)")
     return g
 
 
@@ -275,6 +282,39 @@ def test_the_client_answers_a_frame_over_the_limit_with_2010(group):
         pymqi.Queue(over_http, q, CMQC.MQOO_OUTPUT).put(big, pymqi.MD(), pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
 
 
+def test_the_async_client_answers_a_frame_over_the_limit_with_2010(group):
+    """The asyncio client on a session: the put whose frame the queue manager refused (close
+    1009) fails with MQRC_DATA_LENGTH_ERROR as the synchronous client's does - not 2009 - while a
+    call in flight beside it, and every call after, gets MQRC_CONNECTION_BROKEN."""
+    import asyncio
+
+    from app.client import CMQC, aio
+
+    q = "ATTACK.FRAME.AIO.Q"
+    mqsc_ok(group, "QM1", f"DEFINE QLOCAL({q}) REPLACE MAXMSGL(4194304)\n"
+                          f"SET AUTHREC PROFILE('{q}') OBJTYPE(QUEUE) PRINCIPAL('mallory') AUTHADD(PUT,GET)")
+
+    async def scenario() -> tuple[object, object, object]:
+        qmgr = await aio.connect("QM1", conn_info=f"127.0.0.1({group.qms['QM1'].port})", user=MALLORY[0],
+                                 password=MALLORY[1], transport="session")
+        try:
+            out = await aio.Queue.opened(qmgr, q, CMQC.MQOO_OUTPUT | CMQC.MQOO_INPUT_SHARED)
+            waiting = await aio.Queue.opened(qmgr, q, CMQC.MQOO_INPUT_SHARED)
+            gmo = aio.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=30_000)
+            beside = asyncio.ensure_future(waiting.get(None, aio.MD(), gmo))  # a call in flight beside the put
+            big = out.put(b"x" * (FRAME_LIMIT + 1), aio.MD(), aio.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+            results = await asyncio.gather(big, beside, return_exceptions=True)
+            after = await asyncio.gather(out.put(b"small"), return_exceptions=True)
+            return results[0], results[1], after[0]
+        finally:
+            await qmgr.aclose()
+
+    big, beside, after = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert isinstance(big, aio.MQMIError) and big.reason == CMQC.MQRC_DATA_LENGTH_ERROR, big
+    assert isinstance(beside, aio.MQMIError) and beside.reason == CMQC.MQRC_CONNECTION_BROKEN, beside
+    assert isinstance(after, aio.MQMIError) and after.reason == CMQC.MQRC_CONNECTION_BROKEN, after
+
+
 def test_mqsc_of_a_non_admin_on_a_session_does_not_hold_the_loop(group):
     url = group.url("QM1").replace("http://", "ws://") + "/v1/session"
     script = "DISPLAY QMGR\n" * 18_000  # about as much as one frame of this group carries (QSG_MAX_FRAME_BYTES)
@@ -329,6 +369,72 @@ def test_slow_header_sockets_are_closed_and_idle_ones_too(group):
         s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: q\r\n\r\n")
         raw = read_to_close(s)
         assert raw.startswith(b"HTTP/1.1 200")
+
+
+def trickle(port: int, head: bytes, length: int) -> tuple[bytes, int]:
+    """Send ``head`` announcing a body of ``length`` bytes, then the body a byte every 0.2 s
+    (slowloris on the body) until the server answers and closes; (its answer, bytes sent)."""
+    raw, sent = b"", 0
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head + b"Content-Length: %d\r\n\r\n" % length)
+        sock.settimeout(0.2)  # the attacker's pace, not a wait for the server
+        while sent < length:
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                try:
+                    sock.sendall(b" ")
+                except OSError:
+                    break  # closed under the attacker
+                sent += 1
+                continue
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            raw += chunk
+        sock.settimeout(30)
+        if sent == length:  # the whole body went: read the answer to it
+            raw += read_to_close(sock)
+    return raw, sent
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_cut_off(group):
+    """Headers in time, then the body a byte every 0.2 s: answered 408 (2009) and closed once
+    QSG_BODY_TIMEOUT_S (plus the time its few bytes earn) has passed, not when the client pleases."""
+    port = int(group.url("QM2").rsplit(":", 1)[1])
+    head = (f"POST /v1/connections/QM2-x/objects/h/put HTTP/1.1\r\nHost: q\r\nContent-Type: application/json\r\n"
+            f"Authorization: {basic(MALLORY)}\r\n").encode()
+    raw, sent = trickle(port, head, 150)  # all of it would take 30 s
+    assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
+    assert sent < 150
+    # a body that keeps coming at a fair rate is read whole (one second per QSG_BODY_MIN_RATE bytes)
+    big = b'{"data":"' + b"z" * 3_000_000 + b'"}'
+    r = httpx.post(f"{group.url('QM2')}/v1/connections/QM2-x/objects/h/put", content=big, auth=MALLORY, timeout=60)
+    assert r.json()["error"]["reason"] == 2018
+
+
+def test_one_user_holds_at_most_its_share_of_connections(group):
+    """A user who opens MQ connections (hconns) without end gets MQRC_MAX_CONNS_LIMIT_REACHED
+    (2025) past QSG_MAX_CONNS_PER_USER, over HTTP and on a session alike; other users still
+    connect, and an MQDISC gives the user room again."""
+    url = group.url("QM2")
+    with httpx.Client(base_url=url, auth=HOG, timeout=30) as client:
+        hconns = [client.post("/v1/connections").json()["hconn"] for _ in range(CONNS_PER_USER)]
+        refused = client.post("/v1/connections")
+        assert (refused.status_code, refused.json()["error"]["reason"]) == (503, 2025), refused.text
+        session = url.replace("http://", "ws://") + "/v1/session"
+        with ws_connect(session, additional_headers={"Authorization": basic(HOG)}, compression=None) as ws:
+            ws.send(orjson.dumps({"id": 1, "method": "POST", "path": "/v1/connections"}).decode())
+            assert orjson.loads(ws.recv(timeout=20))["body"]["error"]["reason"] == 2025
+        other = [connect(group, MALLORY, "QM2") for _ in range(3)]  # others are not affected
+        assert connect(group, HOG, "QM1")  # the count is per queue manager, as its memory is
+        assert client.delete(f"/v1/connections/{hconns.pop()}").status_code == 200
+        hconns.append(client.post("/v1/connections").json()["hconn"])
+        for hconn in hconns:
+            client.delete(f"/v1/connections/{hconn}")
+    for hconn in other:
+        httpx.delete(f"{url}/v1/connections/{hconn}", auth=MALLORY, timeout=30)
 
 
 def test_connections_past_the_limit_are_answered_2025(group):
@@ -404,7 +510,7 @@ def test_the_entry_point_keeps_the_same_limits(group, tmp_path):
     """`qsg gateway` (the group's entry point) refuses a body over the limit from its length alone,
     and closes a socket whose headers never arrive, as the queue managers do."""
     port = free_port()
-    env = {**os.environ, "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S)}
+    env = {**os.environ, "QSG_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S), "QSG_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S)}
     gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
                                 "--upstreams", f"QM1={group.url('QM1')}"], env=env, stdout=subprocess.DEVNULL,
                                stderr=open(tmp_path / "gateway.log", "wb"))
@@ -420,6 +526,8 @@ def test_the_entry_point_keeps_the_same_limits(group, tmp_path):
             sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: q\r\n")  # headers never finished
             raw = read_to_close(sock)
         assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
+        raw, sent = trickle(port, b"POST /v1/connections/QM1-x/put1 HTTP/1.1\r\nHost: q\r\n", 150)
+        assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw and sent < 150, raw[:300]
     finally:
         gateway.terminate()
         gateway.wait(timeout=20)

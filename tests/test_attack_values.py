@@ -134,6 +134,7 @@ REFUSED_MDS = [
     ({"expiry": 0}, 2013), ({"expiry": -2}, 2013),
     ({"priority": MQLONG_MAX + 1}, 2050), ({"priority": 2**40}, 2050), ({"priority": -2}, 2050),
     ({"feedback": 2**40}, 2014), ({"feedback": -1}, 2014), ({"feedback": 10**9}, 2014),
+    ({"feedback": "258"}, 2014), ({"feedback": 1.5}, 2014), ({"feedback": True}, 2014),
     ({"original_length": MQLONG_MAX + 1}, 2252), ({"original_length": -2}, 2252),
     ({"msg_seq_number": MQLONG_MAX + 1}, 2250), ({"offset": MQLONG_MAX + 1}, 2251),
     ({"encoding": MQLONG_MAX + 1}, 2026), ({"coded_char_set_id": 70000}, 2026),

@@ -40,7 +40,8 @@ def reason_of(objtype: str, *keywords: tuple[str, str | None]) -> MQError:
 # ---------------------------------------------------------------------------------------------
 
 def test_object_types_and_queue_types() -> None:
-    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR", "TOPIC")
+    assert OBJECT_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR", "TOPIC",
+                            "NAMELIST", "CHANNEL")
     assert QUEUE_TYPES == ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL")
 
 
@@ -52,7 +53,7 @@ def test_specs_are_consistent(objtype: str) -> None:
     for name, spec in table.items():
         assert isinstance(spec, AttrSpec)
         assert spec.name == name
-        assert spec.kind in ("int", "str", "enum", "flag")
+        assert spec.kind in ("int", "str", "enum", "flag", "list")
         if spec.kind == "flag":
             assert isinstance(spec.default, bool) and spec.negative
         elif spec.kind == "int":
@@ -63,6 +64,8 @@ def test_specs_are_consistent(objtype: str) -> None:
         elif spec.kind == "enum":
             assert spec.choices and all(c == c.upper() for c in spec.choices)
             assert spec.default in spec.choices, name
+        elif spec.kind == "list":
+            assert spec.default == () and spec.max and spec.max_len
         else:
             assert isinstance(spec.default, str) and spec.max_len
             assert len(spec.default) <= spec.max_len
@@ -78,9 +81,9 @@ def test_no_qsgdisp_or_command_keywords_in_catalogue(objtype: str) -> None:
 
 def test_unknown_object_type_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
-        specs("NAMELIST")
+        specs("STGCLASS")
     with pytest.raises(ValueError):
-        apply_keywords("CHANNEL", {}, [])
+        apply_keywords("LISTENER", {}, [])
 
 
 def test_qmodel_takes_the_local_queue_attributes_and_deftype() -> None:
@@ -496,6 +499,16 @@ def test_display_value_specials_ints_and_strings() -> None:
     assert display_value(specs("QLOCAL")["DESCR"], "") == ""
 
 
+def test_namelist_names_are_a_list_of_names() -> None:
+    stored = apply_keywords("NAMELIST", defaults("NAMELIST"), [("NAMES", ["A.Q", "b.q"]), ("NLTYPE", "queue")])
+    assert stored["NAMES"] == ["A.Q", "b.q"] and stored["NLTYPE"] == "QUEUE"
+    assert apply_keywords("NAMELIST", stored, [("NAMES", [])])["NAMES"] == []
+    for bad in ([f"N{i}" for i in range(257)], ["X" * 49]):
+        with pytest.raises(MQError) as info:
+            apply_keywords("NAMELIST", stored, [("NAMES", bad)])
+        assert info.value.reason == VALUE
+
+
 @pytest.mark.parametrize("objtype", OBJECT_TYPES)
 def test_defaults_round_trip_through_display(objtype: str) -> None:
     """Every displayed default can be fed back to DEFINE and gives the same stored value."""
@@ -506,6 +519,9 @@ def test_defaults_round_trip_through_display(objtype: str) -> None:
         if not spec.settable:
             continue
         shown = display_value(spec, stored[name])
+        if spec.kind == "list":
+            keywords.append((name, shown))  # the MQSC layer hands a list's items over split
+            continue
         keywords.append((str(shown), None) if spec.kind == "flag" else (name, str(shown)))
     assert apply_keywords(objtype, {}, keywords) == {
         n: v for n, v in stored.items() if table[n].settable

@@ -113,9 +113,10 @@ def test_pcf_execute_drop_in(group, connect):
     assert qm[CMQC.MQCA_Q_MGR_NAME] == b"QM1" and qm[CMQC.MQIA_PLATFORM] == CMQC.MQPL_ZOS
     (status,) = pcf_.MQCMD_INQUIRE_Q_STATUS({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q"})
     assert status[CMQC.MQIA_CURRENT_Q_DEPTH] == 0
-    # no channel initiator here, no channel definitions: none found (items carry z/OS's response id)
-    channels = pcf_.MQCMD_INQUIRE_CHANNEL_NAMES({CMQCFC.MQCACH_CHANNEL_NAME: b"*"})
-    assert [c[CMQCFC.MQCACH_CHANNEL_NAMES] for c in channels] == [[]]
+    # channel definitions: CSQ4INSX's default channels (items carry z/OS's response id)
+    channels = pcf_.MQCMD_INQUIRE_CHANNEL_NAMES({CMQCFC.MQCACH_CHANNEL_NAME: b"SYSTEM.DEF.S*"})
+    assert [c[CMQCFC.MQCACH_CHANNEL_NAMES] for c in channels] == [[b"SYSTEM.DEF.SENDER", b"SYSTEM.DEF.SERVER",
+                                                                   b"SYSTEM.DEF.SVRCONN"]]
     assert channels[0][CMQCFC.MQCACF_RESPONSE_Q_MGR_NAME] == b"QM1"
     pcf_.MQCMD_PING_Q_MGR()
     pcf_.MQCMD_CHANGE_Q({CMQC.MQCA_Q_NAME: b"CMD.DROPIN.Q", CMQC.MQIA_INHIBIT_PUT: CMQC.MQQA_PUT_INHIBITED})

@@ -148,8 +148,8 @@ def test_report_options_error(report):
 
 def test_feedback_must_be_an_integer():
     assert validate_put_md({"feedback": 258})[0].feedback == 258
-    assert reason({"feedback": "258"}) == 2026
-    assert reason({"feedback": True}) == 2026
+    assert reason({"feedback": "258"}) == 2014
+    assert reason({"feedback": True}) == 2014
 
 
 # ---- names and fields ----------------------------------------------------------------------------------

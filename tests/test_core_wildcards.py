@@ -112,6 +112,30 @@ def test_deep_topics_need_no_recursion():
     assert not topics.matches("#/" + "/#/".join(["l"] * 2500) + "/x", deep)
 
 
+class CountingNodes(dict):
+    """A topic-node table that counts the characters of the keys it is asked about."""
+
+    looked_up = 0
+
+    def __contains__(self, key: object) -> bool:
+        CountingNodes.looked_up += len(key) if isinstance(key, str) else 0
+        return super().__contains__(key)
+
+
+def test_the_nodes_above_a_deep_topic_are_found_in_linear_work():
+    """MQOPEN/MQSUB look up the administrative nodes above a topic: a topic of 5000 levels made
+    5000 prefixes (12.5 million characters, 0.2-1 s of event loop per open); now only the prefixes
+    as long as a node's TOPICSTR are cut and looked up."""
+    deep = "/".join(["l"] * 5000)
+    nodes = CountingNodes({"": "root", "l": "top", "l/l/l": "third", "l/x": "other", deep: "itself"})
+    CountingNodes.looked_up = 0
+    assert topics.ancestry(deep, nodes) == ["itself", "third", "top", "root"]
+    assert CountingNodes.looked_up <= 2 * len(deep)
+    assert topics.ancestry("a//b", {"a//b": 1, "a/": 2, "a": 3, "": 4}) == [1, 2, 3, 4]  # empty levels
+    assert topics.ancestry("/a", {"/a": 1, "": 2}) == [1, 2]
+    assert topics.ancestry("ab/c", {"a": 1, "ab/": 2, "ab": 3}) == [3]  # whole levels only
+
+
 def test_topic_strings_are_bounded_in_bytes():
     topics.check_topic_string("a" * topics.MAX_TOPIC_STRING)
     with pytest.raises(topics.MQError) as caught:

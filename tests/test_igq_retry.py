@@ -46,9 +46,9 @@ async def until(predicate: Callable[[], Awaitable[bool]], what: str, timeout_s: 
 
 
 async def agent(qm: InProcessQM) -> dict[str, Any]:
-    """The agent's state as DISPLAY QMSTATUS shows it."""
-    (res,) = await qm.mqsc("DISPLAY QMSTATUS")
-    return res["objects"][0]
+    """The agent's state as GET /v1/qmgr shows it (IBM's DISPLAY QMSTATUS has no such attributes)."""
+    r = await qm.http.get("/v1/qmgr")
+    return r.json()
 
 
 async def xmitq_depth(qm: InProcessQM) -> int:

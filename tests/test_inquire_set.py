@@ -148,7 +148,7 @@ def test_queue_manager_open_rules(group, connect):
     with mq_reason(2085):
         open_qmgr(m, object_name="QM9")
     with mq_reason(2043):
-        open_qmgr(m, object_type="NAMELIST")
+        open_qmgr(m, object_type="AUTH_INFO")  # an object type this MQI does not open
 
 
 def test_mqset_by_selector_names_and_numbers(group, connect):

@@ -585,7 +585,7 @@ def test_md_validation_reasons(group, connect):
     path = f"/v1/connections/{{h}}/objects/{h}/put"
     cases = [
         ({"msg_id": "not hex at all"}, 2026), ({"msg_id": "0" * 46}, 2026), ({"correl_id": "z" * 48}, 2026),
-        ({"colour": "blue"}, 2026), ({"format": "TOO.LONG.FORMAT"}, 2026), ({"feedback": "x"}, 2026),
+        ({"colour": "blue"}, 2026), ({"format": "TOO.LONG.FORMAT"}, 2026), ({"feedback": "x"}, 2014),
         ({"persistence": "YES"}, 2047), ({"persistence": 1}, 2047),
         ({"priority": -2}, 2050), ({"priority": "high"}, 2050), ({"priority": True}, 2050),
         ({"priority": 3.5}, 2050), ({"priority": None}, 2050),

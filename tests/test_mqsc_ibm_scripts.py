@@ -122,7 +122,8 @@ def test_display_returns_ibm_attributes_only_and_only_those_asked(group):
     (res,) = mqsc_ok(group, "QM1", "DISPLAY QMGR DEADQ TRIGINT")
     assert set(res["objects"][0]) == {"QMNAME", "DEADQ", "TRIGINT"}
     (status,) = mqsc_ok(group, "QM1", "DISPLAY QMSTATUS")[0]["objects"]
-    assert status["STATUS"] == "RUNNING" and status["IGQAGENT"] and status["CMDSERV"] == "RUNNING"
+    assert status["STATUS"] == "RUNNING" and status["CMDSERV"] == "RUNNING" and status["CHINIT"] == "STOPPED"
+    assert not {"IGQAGENT", "IGQRETRIES", "IGQRESTARTS", "IGQRETRYREASON", "CFCONN"} & set(status)
     (res,) = mqsc(group, "QM1", "DISPLAY QLOCAL(SHOW.Q) CURDPTH")
     assert res["reason"] == 3016 or res["completion_code"] == 2  # no such attribute: a syntax error
     (res,) = mqsc_ok(group, "QM1", "DISPLAY CMDSERV")

@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.errors import json_response
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.core.rights import current_principal
+from app.core.rights import current_credentials, current_principal
 from app.ibmrest import errors as ibm_errors
 from app.security.service import AuthenticationFailed
 
@@ -205,6 +205,7 @@ class AuthenticationMiddleware:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         cookies = cookies_of(headers)
         client = scope["client"][0] if scope.get("client") else ""
+        generation = qm.security.generation  # what the credentials are checked against (read first)
         try:
             principal = await qm.security.authenticate(headers, cookies, client)
         except AuthenticationFailed as exc:
@@ -221,7 +222,10 @@ class AuthenticationMiddleware:
         if scope["type"] == "websocket":
             scope[CREDENTIALS] = (headers, cookies, client)
         token = current_principal.set(principal)
+        # (for a get that waits: its caller is checked again after a security change)
+        checked = current_credentials.set((headers, cookies, client, generation))
         try:
             await self.app(scope, receive, send)
         finally:
+            current_credentials.reset(checked)
             current_principal.reset(token)

@@ -75,10 +75,11 @@ async def open_object(request: Request, hconn: str, body: OpenRequest) -> Respon
         return await open_topic(request, hconn, body)  # app/api/routes_pubsub.py
     handle = await _mqi(request).open(hconn, body.object_name, body.object_qmgr, body.options,
                                       body.dynamic_q_name, body.alternate_user_id, kind)
-    if isinstance(handle, QmgrHandle):  # MQOT_Q_MGR: the queue manager object
+    if isinstance(handle, QmgrHandle):  # MQOT_Q_MGR: the queue manager object; or MQOT_NAMELIST
         name = request.app.state.qm.name
-        return json_response({"hobj": handle.hobj, "object_type": "Q_MGR", "object_name": name,
-                              "resolved_q_name": "", "resolved_qmgr": name, "qsgdisp": "QMGR"}, 201)
+        return json_response({"hobj": handle.hobj, "object_type": "NAMELIST" if handle.namelist else "Q_MGR",
+                              "object_name": handle.namelist or name, "resolved_q_name": "",
+                              "resolved_qmgr": name, "qsgdisp": "QMGR"}, 201)
     resolved = handle.resolved
     return json_response({"hobj": handle.hobj, "object_name": resolved.opened.name,
                           "resolved_q_name": resolved.base.name,

@@ -32,9 +32,10 @@ class OpenRequest(_Body):
                                          description="MQOD AlternateUserId: with ALTERNATE_USER_AUTHORITY the open "
                                                      "is checked against this user's authority (and its puts carry "
                                                      "it as UserIdentifier)")
-    object_type: StrictStr | StrictInt = Field("Q", examples=["Q", "TOPIC", "Q_MGR"],
-                                               description="MQOD ObjectType: Q (MQOT_Q), TOPIC (MQOT_TOPIC) or Q_MGR "
-                                                           "(MQOT_Q_MGR, the queue manager object, for MQINQ)")
+    object_type: StrictStr | StrictInt = Field("Q", examples=["Q", "TOPIC", "Q_MGR", "NAMELIST"],
+                                               description="MQOD ObjectType: Q (MQOT_Q), TOPIC (MQOT_TOPIC), Q_MGR "
+                                                           "(MQOT_Q_MGR, the queue manager object, for MQINQ) or "
+                                                           "NAMELIST (MQOT_NAMELIST, for MQINQ)")
     object_string: StrictStr = Field("", max_length=10240, examples=["price/fruit/apples"],
                                      description="MQOD ObjectString: the topic string (object_type TOPIC), joined to "
                                                  "the TOPICSTR of the TOPIC object named by object_name")

@@ -54,7 +54,7 @@ from app.api.hotpath import call_hot, hot_route
 from app.api.routes_mqi import PUT_BATCH_VALUES
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.core.rights import current_principal
+from app.core.rights import current_credentials, current_principal
 from app.qmgr.connection import connection_owner
 from app.security.service import AuthenticationFailed
 
@@ -261,6 +261,8 @@ class Session:
                 await self._send(answer(frame.id_json, 403, error_body(MQRC.NOT_AUTHORIZED, self.revoked)))
                 return
             current_principal.set(self.principal)  # this frame's task: the principal as it is now
+            if self.credentials is not None:  # checked again by a get that waits past a security change
+                current_credentials.set((*self.credentials, self.security.generation))
             try:
                 status, body = await self.call(frame)
             except Exception:  # noqa: BLE001 - a frame is always answered, whatever happened

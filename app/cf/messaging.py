@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -156,7 +156,7 @@ class Messaging(CFBase):
                   match_msg_id: str | None = None, match_correl_id: str | None = None,
                   cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
                   wait_ms: int = 0, should_stop: Callable[[], bool] | None = None,
-                  select: str = "") -> GetResult:
+                  select: str = "", admit: Callable[[], Awaitable[None]] | None = None) -> GetResult:
         """MQGET or browse one message, optionally waiting for one.
 
         ``select``: "" or the group and token selection (``select_args``; lua/_get.lua).
@@ -166,6 +166,8 @@ class Messaging(CFBase):
         ``buffer_length``: -1 = unlimited. ``wait_ms``: 0 no wait; > 0 wait that long; -1 wait
         until a message comes or ``should_stop()`` is true (checked on every wake-up and at
         least every ``recheck_s``). A stopped or expired wait raises MQRC_NO_MSG_AVAILABLE.
+        ``admit``: awaited before each try of a waiting get; what it raises ends the wait (the
+        caller's authority checked again after a security change, ``Security.waiting_check``).
         Raises MQError 2085/2052/2041/2016/2033/2034, ``TruncatedMessageError`` (2080, the
         message stays); a truncated message accepted is a result with ``truncated=True``.
         """
@@ -175,7 +177,7 @@ class Messaging(CFBase):
             loc, incarnation, qmgr=qmgr, hconn=hconn, gen=gen, mode=GetMode(mode), syncpoint=Syncpoint(syncpoint),
             match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
             buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
-            should_stop=should_stop, select=select))
+            should_stop=should_stop, select=select, admit=admit))
         if not result.browse and self._logs(loc.tag, result.persistent):
             assert self.recovery_log is not None
             self.recovery_log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
@@ -186,7 +188,8 @@ class Messaging(CFBase):
     async def _get(self, loc: QueueLocation, incarnation: int, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
                    syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
                    cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
-                   should_stop: Callable[[], bool] | None, select: str = "") -> GetResult:
+                   should_stop: Callable[[], bool] | None, select: str = "",
+                   admit: Callable[[], Awaitable[None]] | None = None) -> GetResult:
         qk = QueueKeys(loc)
         call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
                        qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
@@ -208,6 +211,8 @@ class Messaging(CFBase):
                 else:
                     register_ms = max(0, math.ceil((deadline - loop.time()) * 1000))
                 call = replace(call, now_ms=str(self.clock.now_ms()), register_ms=str(register_ms))
+                if admit is not None:
+                    await admit()
                 try:
                     return await self._get_once(loc, call, incarnation)
                 except MQError as exc:
@@ -313,7 +318,7 @@ class Messaging(CFBase):
                         match_msg_id: str | None = None, match_correl_id: str | None = None,
                         cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
                         wait_ms: int = 0, should_stop: Callable[[], bool] | None = None,
-                        select: str = "") -> list[GetResult]:
+                        select: str = "", admit: Callable[[], Awaitable[None]] | None = None) -> list[GetResult]:
         """MQGET or browse of up to ``max_messages`` messages available now, in delivery order,
         in one script call (lua/get_batch.lua); each with ``get``'s semantics (match, buffer
         length and truncation per message). ``mode``: GET, BROWSE_FIRST or BROWSE_NEXT (a
@@ -348,7 +353,7 @@ class Messaging(CFBase):
             first = await self.get(loc, qmgr=qmgr, hconn=hconn, gen=gen, mode=mode, syncpoint=syncpoint,
                                    match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
                                    buffer_length=buffer_length, accept_truncated=accept_truncated,
-                                   wait_ms=wait_ms, should_stop=should_stop, select=select)
+                                   wait_ms=wait_ms, should_stop=should_stop, select=select, admit=admit)
             results = [first]
             if max_messages > 1:
                 rest = replace(call, mode=GetMode.BROWSE_NEXT.value if first.browse else mode.value,

@@ -80,6 +80,7 @@ class SessionSocket:
         self._ws = ws
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[FrameReply]] = {}
+        self._sizes: dict[int, int] = {}  # the length of each frame in flight
         self._broken = ""  # why the session ended; every later call fails with 2009
         self._reader = asyncio.get_running_loop().create_task(self._read(), name="qsg-session-reader")
 
@@ -117,8 +118,10 @@ class SessionSocket:
         frame_id = self._next_id
         answer: asyncio.Future[FrameReply] = asyncio.get_running_loop().create_future()
         self._waiting[frame_id] = answer
+        frame = frame_of(frame_id, call)
+        self._sizes[frame_id] = len(frame)
         try:
-            await self._ws.send(frame_of(frame_id, call))
+            await self._ws.send(frame)
             return await asyncio.wait_for(answer, timeout)
         except (ConnectionClosed, OSError) as exc:  # TimeoutError is an OSError
             self._broken = self._broken or (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
@@ -126,9 +129,11 @@ class SessionSocket:
             raise session_ended(exc, self._broken) from None
         finally:
             self._waiting.pop(frame_id, None)
+            self._sizes.pop(frame_id, None)
 
     async def _read(self) -> None:
         reason = "the queue manager closed the session"
+        closed: BaseException | None = None
         try:
             async for raw in self._ws:
                 reply = reply_of(raw)
@@ -137,12 +142,17 @@ class SessionSocket:
                     waiter.set_result(reply)
         except (ConnectionClosed, MQMIError) as exc:
             reason = str(exc) or type(exc).__name__
+            closed = exc
         finally:
             self._broken = self._broken or reason
-            for waiter in self._waiting.values():
+            # The queue manager's reason goes to the call it is about: a close for a frame over its
+            # limit (1009, MQRC_DATA_LENGTH_ERROR) to the largest frame in flight - if any frame
+            # was over the limit, that one was - and MQRC_CONNECTION_BROKEN to every other call.
+            largest = max(self._waiting, key=lambda i: self._sizes.get(i, 0), default=None)
+            for frame_id, waiter in self._waiting.items():
                 if not waiter.done():
-                    # which of the calls in flight was too big is not known: 2009 for each
-                    waiter.set_exception(session_broken(self._broken))
+                    waiter.set_exception(session_ended(closed, self._broken) if frame_id == largest and closed
+                                         else session_broken(self._broken))
             self._waiting.clear()
 
     async def close(self) -> None:

@@ -44,7 +44,6 @@ CFIN_DUPLICATE_PARM = 3017
 FILTER_ERROR = 3150
 PARM_VALUE_ERROR = 3229
 Q_TYPE_ERROR = 3022
-CHANNEL_NOT_FOUND = 4032
 ESCAPE_TYPE_ERROR = 3054
 
 
@@ -78,7 +77,15 @@ FAMILIES = {
     "CFSTRUCT": Family("CFSTRUCT", P.CF_STRUC_NAME, P.CF_STRUC_NAMES, P.CF_STRUC_ATTRS, P.FROM_CF_STRUC_NAME,
                        P.TO_CF_STRUC_NAME),
     "TOPIC": Family("TOPIC", P.TOPIC_NAME, P.TOPIC_NAMES, P.TOPIC_ATTRS, P.FROM_TOPIC_NAME, P.TO_TOPIC_NAME),
+    "NAMELIST": Family("NAMELIST", P.NAMELIST_NAME, P.NAMELIST_NAMES, P.NAMELIST_ATTRS, P.FROM_NAMELIST_NAME,
+                       P.TO_NAMELIST_NAME),
+    "CHANNEL": Family("CHANNEL", P.CHANNEL_NAME, P.CHANNEL_NAMES, P.CHANNEL_ATTRS, P.FROM_CHANNEL_NAME,
+                      P.TO_CHANNEL_NAME),
 }
+#: the inquiry parameter that selects objects by type, as the MQSC keyword and attribute it is
+#: (Inquire Channel ChannelType -> DISPLAY CHANNEL TYPE(x); Inquire Namelist NamelistType -> NLTYPE(x))
+_TYPE_SELECTORS = {"CHANNEL": (P.CHANNEL_TYPE, "TYPE", "CHLTYPE", P.MQCHT_ALL),
+                   "NAMELIST": (P.NAMELIST_TYPE, "NLTYPE", "NLTYPE", P.MQNT_ALL)}
 
 #: command -> (action, family)
 COMMANDS: dict[int, tuple[str, str]] = {
@@ -98,9 +105,17 @@ COMMANDS: dict[int, tuple[str, str]] = {
     P.INQUIRE_Q_STATUS: ("QSTATUS", "QSTATUS"), P.INQUIRE_CF_STRUC_STATUS: ("CFSTATUS", "CFSTATUS"),
     P.PING_Q_MGR: ("PING", ""), P.ESCAPE: ("ESCAPE", ""), P.INQUIRE_QSG: ("GROUP", ""),
     P.REFRESH_SECURITY: ("REFRESH", ""),
-    P.INQUIRE_CHANNEL: ("CHANNEL", ""), P.INQUIRE_CHANNEL_NAMES: ("CHANNEL", ""),
-    P.CREATE_CHANNEL: ("CHLDEF", "DEFINE"), P.CHANGE_CHANNEL: ("CHLDEF", "ALTER"),
-    P.DELETE_CHANNEL: ("CHLDEF", "DELETE"),
+    P.INQUIRE_NAMELIST: ("DISPLAY", "NAMELIST"), P.INQUIRE_NAMELIST_NAMES: ("NAMES", "NAMELIST"),
+    P.CREATE_NAMELIST: ("DEFINE", "NAMELIST"), P.CHANGE_NAMELIST: ("ALTER", "NAMELIST"),
+    P.COPY_NAMELIST: ("COPY", "NAMELIST"), P.DELETE_NAMELIST: ("DELETE", "NAMELIST"),
+    P.INQUIRE_CHANNEL: ("DISPLAY", "CHANNEL"), P.INQUIRE_CHANNEL_NAMES: ("NAMES", "CHANNEL"),
+    P.CREATE_CHANNEL: ("DEFINE", "CHANNEL"), P.CHANGE_CHANNEL: ("ALTER", "CHANNEL"),
+    P.COPY_CHANNEL: ("COPY", "CHANNEL"), P.DELETE_CHANNEL: ("DELETE", "CHANNEL"),
+    # what needs the channel initiator (there is none: MQRCCF_NO_CHANNEL_INITIATOR)
+    P.START_CHANNEL: ("CHINIT", "START CHANNEL"), P.STOP_CHANNEL: ("CHINIT", "STOP CHANNEL"),
+    P.PING_CHANNEL: ("CHINIT", "PING CHANNEL"), P.RESET_CHANNEL: ("CHINIT", "RESET CHANNEL"),
+    P.RESOLVE_CHANNEL: ("CHINIT", "RESOLVE CHANNEL"), P.INQUIRE_CHANNEL_STATUS: ("CHINIT", "DISPLAY CHSTATUS"),
+    P.INQUIRE_CHANNEL_INIT: ("CHINIT", "DISPLAY CHINIT"), P.STOP_CHANNEL_INIT: ("CHINIT", "STOP CHINIT"),
     P.SET_AUTH_REC: ("AUTHREC", "SET"), P.DELETE_AUTH_REC: ("AUTHREC", "DELETE"),
     P.INQUIRE_AUTH_RECS: ("AUTHREC", "DISPLAY"),
     P.INQUIRE_CONNECTION: ("CONN", "CONN"),
@@ -126,7 +141,6 @@ class Plan:
     names_param: int = 0
     extra: list[Parameter] = field(default_factory=list)  # added to every answered item
     needs_type: str = ""  # ALTER/DELETE/CLEAR of a queue named without QType: the name to look up
-    generic_empty_ok: bool = False
 
 
 def quote(value: str) -> str:
@@ -157,6 +171,9 @@ def _value_keyword(name: str, p: Parameter) -> str:
     if name in P.FLAGS:
         return P.FLAGS[name][0] if int(p.value) else P.FLAGS[name][1]
     if p.type in (MQCFT_INTEGER, MQCFT_INTEGER64):
+        special = {v: k for k, v in P.INT_WORDS.get(name, {}).items()}.get(int(p.value))
+        if special is not None:
+            return f"{name}({special})"
         word = P.int_to_word(name, int(p.value))
         if word is None and name in P.WORDS:
             raise RequestError(PARM_VALUE_ERROR, f"{p.value} is not a value of {name}", p.parameter)
@@ -259,7 +276,7 @@ def plan(command: int, parameters: list[Parameter]) -> Plan:
     if action in ("DISPLAY", "NAMES", "DEFINE", "ALTER", "COPY", "DELETE", "CLEAR", "RESET") and family in FAMILIES:
         return _object_plan(p, FAMILIES[family], by, parameters)
     handler = {"QSTATUS": _qstatus_plan, "CFSTATUS": _cfstatus_plan, "PING": _ping_plan, "ESCAPE": _escape_plan,
-               "GROUP": _group_plan, "REFRESH": _refresh_plan, "CHANNEL": _channel_plan, "CHLDEF": _chldef_plan,
+               "GROUP": _group_plan, "REFRESH": _refresh_plan, "CHINIT": _chinit_plan,
                "AUTHREC": _authrec_plan, "CONN": _conn_plan}.get(action)
     if handler is not None:
         return handler(p, by, parameters)
@@ -288,7 +305,7 @@ def _object_plan(p: Plan, fam: Family, by: dict[int, Parameter], parameters: lis
     if p.action in ("DISPLAY", "NAMES"):
         pattern = _name(by, fam.name, "the object name")
         objtype = _queue_type(by, required=False) if is_queue else fam.key
-        typed = f" TYPE({objtype})" if is_queue and objtype != "QUEUE" else ""
+        typed = f" TYPE({objtype})" if is_queue and objtype != "QUEUE" else _type_selector(fam.key, by)
         if is_queue:
             objtype = "QUEUE"
         if p.action == "NAMES":
@@ -322,6 +339,20 @@ def _object_plan(p: Plan, fam: Family, by: dict[int, Parameter], parameters: lis
         objtype = "{TYPE}"
     p.mqsc = " ".join([f"{p.action} {objtype}({name})", *keywords, *common])
     return p
+
+
+def _type_selector(family: str, by: dict[int, Parameter]) -> str:
+    """An inquiry's ChannelType / NamelistType as the MQSC filter keyword ("" for all)."""
+    if family not in _TYPE_SELECTORS or _TYPE_SELECTORS[family][0] not in by:
+        return ""
+    pid, keyword, attr, every = _TYPE_SELECTORS[family]
+    value = int(by[pid].value)
+    if value == every:
+        return ""
+    word = P.int_to_word(attr, value)
+    if word is None:
+        raise RequestError(PARM_VALUE_ERROR, f"{value} is not a value of {attr}", pid)
+    return f" {keyword}({word})"
 
 
 def _qstatus_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]) -> Plan:
@@ -364,25 +395,16 @@ def _refresh_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]
     return p
 
 
-def _channel_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]) -> Plan:
-    """z/OS keeps channel definitions, but this emulator has none and no channel initiator: a
-    generic inquiry finds nothing (an empty answer), a specific one MQRCCF_CHANNEL_NOT_FOUND."""
-    name = _name(by, P.CHANNEL_NAME, "ChannelName")
-    if p.command == P.INQUIRE_CHANNEL_NAMES:
-        p.names_param = P.CHANNEL_NAMES
-    p.mqsc = " ".join([f"DISPLAY CHANNEL({name})", *_common(p, by)])
-    p.generic_empty_ok = "*" in name
-    return p
-
-
-def _chldef_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]) -> Plan:
-    name = _name(by, P.CHANNEL_NAME, "ChannelName")
-    kw = []
-    if P.CHANNEL_TYPE in by:
-        kinds = {1: "SDR", 2: "SVR", 3: "RCVR", 4: "RQSTR", 6: "CLNTCONN", 7: "SVRCONN", 8: "CLUSSDR",
-                 9: "CLUSRCVR"}
-        kw.append(f"CHLTYPE({kinds.get(int(by[P.CHANNEL_TYPE].value), by[P.CHANNEL_TYPE].value)})")
-    p.mqsc = " ".join([f"{p.family} CHANNEL({name})", *kw, *_common(p, by)])
+def _chinit_plan(p: Plan, by: dict[int, Parameter], parameters: list[Parameter]) -> Plan:
+    """A command that needs the channel initiator: run as its MQSC form, which answers
+    MQRCCF_NO_CHANNEL_INITIATOR (there is none here)."""
+    verb = p.family
+    p.family = "CHANNEL"
+    name = str(by[P.CHANNEL_NAME].value).strip() if P.CHANNEL_NAME in by else ""
+    if not name and verb.endswith("CHANNEL"):
+        raise RequestError(PARM_COUNT_TOO_SMALL, "ChannelName is required", P.CHANNEL_NAME)
+    target = f"({name})" if name else ("(*)" if verb.endswith("CHSTATUS") else "")
+    p.mqsc = " ".join([f"{verb}{target}", *_common(p, by)])
     return p
 
 
@@ -448,6 +470,9 @@ def row_parameters(family: str, row: dict[str, Any]) -> list[Parameter]:
         if pid is None:
             continue
         if _is_string_id(pid):
+            if isinstance(value, list):  # NAMES of a namelist: MQCFSL
+                out.append(Parameter(MQCFT_STRING_LIST, pid, [str(v) for v in value]))
+                continue
             out.append(Parameter(MQCFT_STRING, pid, "" if value is None else str(value)))
             continue
         if _is_bytes_id(pid):
@@ -473,6 +498,8 @@ def _as_int(key: str, value: Any, family: str) -> int | None:
         return P.QUEUE_TYPES.get(text.upper())
     if key in P.FLAGS:
         return int(text.upper() == P.FLAGS[key][0])
+    if text.upper() in P.INT_WORDS.get(key, {}):
+        return P.INT_WORDS[key][text.upper()]
     word = P.word_to_int(key, text, family)
     if word is not None:
         return word
@@ -485,10 +512,9 @@ def _as_int(key: str, value: Any, family: str) -> int | None:
 
 def names_parameters(p: Plan, objects: list[dict[str, Any]]) -> list[Parameter]:
     """An INQUIRE ... NAMES answer: the names, and on z/OS the disposition of each."""
-    key = {"QUEUE": "QUEUE", "PROCESS": "PROCESS", "CFSTRUCT": "CFSTRUCT", "TOPIC": "TOPIC"}.get(p.family, "CHANNEL")
-    names = [str(o.get(key, "")) for o in objects]
+    names = [str(o.get(p.family, "")) for o in objects]
     out = [Parameter(MQCFT_STRING_LIST, p.names_param, names)]
-    if p.family in ("QUEUE", "PROCESS", "TOPIC"):
+    if p.family in ("QUEUE", "PROCESS", "TOPIC", "NAMELIST", "CHANNEL"):
         out.append(Parameter(MQCFT_INTEGER_LIST, P.QSG_DISPS, [P.QSGDISPS.get(str(o.get("QSGDISP", "QMGR")), 0)
                                                                for o in objects]))
     return out

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.mqsc.text import value_text
+
 #: RETURN/REASON of a command that failed (z/OS: RETURN=0000000C, REASON=00000008).
 FAILED = (0x0C, 0x08)
 
@@ -21,7 +23,7 @@ def object_line(qmgr: str, obj: dict[str, Any]) -> str:
         elif isinstance(value, str) and value == key:
             pairs.append(key)
         else:
-            pairs.append(f"{key}({value})")
+            pairs.append(f"{key}({value_text(value)})")
     return f"CSQM401I {qmgr} " + " ".join(pairs)
 
 

@@ -238,16 +238,12 @@ class CommandServer:
             return
         empty: dict[str, Any] = {"completion_code": 0, "reason": 0, "objects": [], "messages": []}
         result: dict[str, Any] = results[0] if results else empty
-        if plan.action == "CHANNEL" and result.get("completion_code"):
-            # No channel definitions here (no channel initiator): none found
-            if plan.generic_empty_ok or plan.names_param:
-                result = {"completion_code": 0, "reason": 0, "objects": [], "messages": []}
-            else:
-                r.fail(mapping.CHANNEL_NOT_FOUND, P.CHANNEL_NAME)
-                return
         if result.get("completion_code"):
-            r.fail(_pcf_reason(int(result.get("reason", MQRC.MQRCCF_COMMAND_FAILED))), None,
-                   comp=int(result["completion_code"]))
+            reason = int(result.get("reason", MQRC.MQRCCF_COMMAND_FAILED))
+            if plan.family == "CHANNEL" and reason == MQRC.UNKNOWN_OBJECT_NAME:
+                r.fail(MQRC.MQRCCF_CHANNEL_NOT_FOUND, P.CHANNEL_NAME)  # IBM's PCF answer for a channel
+                return
+            r.fail(_pcf_reason(reason), None, comp=int(result["completion_code"]))
             return
         objects = list(result.get("objects", []))
         if plan.action == "ESCAPE":

@@ -23,7 +23,10 @@ async def console_state(qm: Any) -> dict[str, Any]:
         raise MQError(queues["reason"], "; ".join(queues["messages"]))
     info = qm.info()
     return {
-        "qmgr": {"name": info["name"], "qsg": info["qsg"], "status": info["status"]},
+        "qmgr": {"name": info["name"], "qsg": info["qsg"], "status": info["status"],
+                 # the emulator's own state (not in IBM's DISPLAY QMSTATUS)
+                 **{k: info[k] for k in ("IGQAGENT", "IGQRETRIES", "IGQRESTARTS", "IGQRETRYREASON", "CFCONN")
+                    if k in info}},
         "members": await qm.group_info(),
         "queues": [{k: q.get(k, "") for k in QUEUE_COLUMNS} for q in queues.get("objects", [])],
         "structures": structures.get("objects", []),

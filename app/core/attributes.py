@@ -1,6 +1,7 @@
 """Catalogue of MQSC object attributes, with IBM MQ for z/OS defaults and validation rules.
 
-One table of :class:`AttrSpec` per object type (QLOCAL, QALIAS, PROCESS, CFSTRUCT, QMGR) lists
+One table of :class:`AttrSpec` per object type (QLOCAL, QALIAS, PROCESS, CFSTRUCT, QMGR, TOPIC,
+NAMELIST, CHANNEL) lists
 every keyword that the z/OS forms of DEFINE/ALTER accept for that type, with the default that
 IBM documents for z/OS and the range, length or words it allows.  Keywords IBM documents as
 "not valid on z/OS" (for example STATQ, NPMCLASS, DISTL, SCOPE, IMGRCOVQ, MAXFSIZE on queues;
@@ -11,7 +12,8 @@ below.
 Conventions
 -----------
 * Values are stored as Python values: ``int`` for integer attributes, ``bool`` for flag
-  attributes (``TRIGGER``/``NOTRIGGER``), ``str`` for string and enumerated attributes.
+  attributes (``TRIGGER``/``NOTRIGGER``), ``str`` for string and enumerated attributes, a
+  ``list`` of ``str`` for a list of names (a namelist's ``NAMES``).
 * Enumerated values are stored upper case.  String values keep their case; trailing blanks are
   dropped, because MQ character attributes are blank-padded fields in which trailing blanks
   are not significant.  A blank value (IBM's ``' '``) is therefore stored as ``""``.
@@ -59,6 +61,7 @@ __all__ = [
     "AttrSpec",
     "DYNAMIC_DEFTYPES",
     "HASHTAG_RE",
+    "LIST_KEYWORDS",
     "MQSET_ATTRS",
     "OBJECT_TYPES",
     "QUEUE_TYPES",
@@ -69,7 +72,8 @@ __all__ = [
     "validate_cross",
 ]
 
-OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR", "TOPIC")
+OBJECT_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "QMGR", "TOPIC", "NAMELIST",
+                "CHANNEL")
 QUEUE_TYPES = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL")
 
 # DefinitionType (MQQDT_*) by its MQSC word. A model queue's DEFTYPE says what MQOPEN of it
@@ -83,7 +87,7 @@ MQSET_ATTRS: frozenset[str] = frozenset(
     {"GET", "PUT", "TRIGGER", "TRIGTYPE", "TRIGDPTH", "TRIGMPRI", "TRIGDATA"}
 )
 
-KINDS = ("int", "str", "enum", "flag")
+KINDS = ("int", "str", "enum", "flag", "list")
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,11 @@ class AttrSpec:
     """One MQSC attribute of one object type."""
 
     name: str                       # the MQSC keyword as DISPLAY shows it, e.g. "MAXDEPTH", "TRIGGER"
-    kind: str                       # "int", "str", "enum", "flag"
-    default: object                 # int for int, str for str/enum, bool for flag
+    kind: str                       # "int", "str", "enum", "flag", "list"
+    default: object                 # int for int, str for str/enum, bool for flag, tuple for list
     min: int | None = None
     max: int | None = None
-    max_len: int | None = None      # for str
+    max_len: int | None = None      # for str, and each item of a list (max: how many items)
     choices: tuple[str, ...] = ()   # for enum (upper-case words)
     negative: str | None = None     # for flag: the keyword that sets it False ("NOTRIGGER")
     synonyms: tuple[str, ...] = ()  # other keywords accepted for it ("TARGQ" for "TARGET")
@@ -118,6 +122,11 @@ def _str(name: str, max_len: int, default: str = "", **kw: Any) -> AttrSpec:
 
 def _enum(name: str, default: str, choices: Iterable[str], **kw: Any) -> AttrSpec:
     return AttrSpec(name, "enum", default, choices=tuple(choices), **kw)
+
+
+def _list(name: str, max_items: int, item_len: int) -> AttrSpec:
+    """A list of names (NAMES of a namelist): ``NAMES(A, B, 'c')``, stored as a list of str."""
+    return AttrSpec(name, "list", (), max=max_items, max_len=item_len)
 
 
 def _flag(name: str, negative: str, default: bool, **kw: Any) -> AttrSpec:
@@ -275,6 +284,93 @@ _TOPIC: tuple[AttrSpec, ...] = (
 )
 
 # --------------------------------------------------------------------------------------------
+# NAMELIST (IBM MQ for z/OS "DEFINE NAMELIST": up to 256 names of 48 characters; NLTYPE is
+# z/OS's, saying what the names are - queues, clusters, authentication information objects)
+# --------------------------------------------------------------------------------------------
+
+NAMELIST_MAX_NAMES = 256
+_NAMELIST: tuple[AttrSpec, ...] = (
+    _str("DESCR", 64),
+    _list("NAMES", NAMELIST_MAX_NAMES, 48),
+    _enum("NLTYPE", "NONE", ("NONE", "QUEUE", "CLUSTER", "AUTHINFO")),
+)
+
+# --------------------------------------------------------------------------------------------
+# CHANNEL (IBM MQ for z/OS "DEFINE CHANNEL"): every keyword of every channel type, with the
+# z/OS default; app/core/channels.py says which of them each CHLTYPE takes (and the defaults
+# that differ by type, DISCINT of a SVRCONN)
+# --------------------------------------------------------------------------------------------
+
+_CHL_TYPES = ("SDR", "SVR", "RCVR", "RQSTR", "SVRCONN", "CLNTCONN", "CLUSSDR", "CLUSRCVR")
+_CHL_STAT = ("QMGR", "OFF", "LOW", "MEDIUM", "HIGH")
+_CHANNEL: tuple[AttrSpec, ...] = (
+    _enum("AFFINITY", "PREFERRED", ("PREFERRED", "NONE")),
+    _int("BATCHHB", 0, 0, 999999999),
+    _int("BATCHINT", 0, 0, 999999999),
+    _int("BATCHLIM", 5000, 0, 999999999),
+    _int("BATCHSZ", 50, 1, 9999),
+    _str("CERTLABL", 64),
+    _enum("CHLTYPE", "SDR", _CHL_TYPES),
+    _int("CLNTWGHT", 0, 0, 99),
+    _str("CLUSNL", 48),
+    _str("CLUSTER", 48),
+    _int("CLWLPRTY", 0, 0, 9),
+    _int("CLWLRANK", 0, 0, 9),
+    _int("CLWLWGHT", 50, 1, 99),
+    _enum("COMPHDR", "NONE", ("NONE", "SYSTEM")),
+    _enum("COMPMSG", "NONE", ("NONE", "RLE", "ZLIBFAST", "ZLIBHIGH", "ANY")),
+    _str("CONNAME", 264),
+    _enum("CONVERT", "NO", _NO_YES),
+    _enum("DEFCDISP", "PRIVATE", ("PRIVATE", "FIXSHARED", "SHARED")),
+    _enum("DEFRECON", "NO", ("NO", "YES", "QMGR", "DISABLED")),
+    _str("DESCR", 64),
+    _int("DISCINT", 6000, 0, 999999),
+    _int("HBINT", 300, 0, 999999),
+    _int("KAINT", -1, 0, 99999, special={"AUTO": -1}),
+    _str("LOCLADDR", 48),
+    _int("LONGRTY", 999999999, 0, 999999999),
+    _int("LONGTMR", 1200, 0, 999999999),
+    _int("MAXINST", 999999999, 0, 999999999),
+    _int("MAXINSTC", 999999999, 0, 999999999),
+    _int("MAXMSGL", 4194304, 0, 104857600),
+    _str("MCANAME", 20),
+    _str("MCAUSER", 64),
+    _str("MODENAME", 8),
+    _enum("MONCHL", "QMGR", _CHL_STAT),
+    _str("MRDATA", 32),
+    _str("MREXIT", 8),
+    _int("MRRTY", 10, 0, 999999999),
+    _int("MRTMR", 1000, 0, 999999999),
+    _str("MSGDATA", 32 * 8 + 7),  # up to 8 items, as z/OS takes a list of exits
+    _str("MSGEXIT", 8 * 8 + 7),
+    _int("NETPRTY", 0, 0, 99),
+    _enum("NPMSPEED", "FAST", ("FAST", "NORMAL")),
+    _str("PASSWORD", 12),
+    _enum("PROPCTL", "COMPAT", ("COMPAT", "NONE", "ALL")),
+    _enum("PUTAUT", "DEF", ("DEF", "CTX", "ONLYMCA", "ALTMCA")),
+    _str("QMNAME", 48),
+    _str("RCVDATA", 32 * 8 + 7),
+    _str("RCVEXIT", 8 * 8 + 7),
+    _str("SCYDATA", 32),
+    _str("SCYEXIT", 8),
+    _str("SENDDATA", 32 * 8 + 7),
+    _str("SENDEXIT", 8 * 8 + 7),
+    _int("SEQWRAP", 999999999, 100, 999999999),
+    _int("SHARECNV", 10, 0, 999999999),
+    _int("SHORTRTY", 10, 0, 999999999),
+    _int("SHORTTMR", 60, 0, 999999999),
+    _enum("SSLCAUTH", "REQUIRED", ("REQUIRED", "OPTIONAL")),
+    _str("SSLCIPH", 32),
+    _str("SSLPEER", 1024),
+    _enum("STATCHL", "QMGR", _CHL_STAT),
+    _str("TPNAME", 64),
+    _enum("TRPTYPE", "TCP", ("TCP", "LU62")),
+    _enum("USEDLQ", "YES", _NO_YES),
+    _str("USERID", 12),
+    _str("XMITQ", 48),
+)
+
+# --------------------------------------------------------------------------------------------
 # CFSTRUCT (a group object by nature: no QSGDISP)
 # --------------------------------------------------------------------------------------------
 
@@ -428,6 +524,8 @@ _SPECS: dict[str, dict[str, AttrSpec]] = {
     "CFSTRUCT": _table(_CFSTRUCT),
     "QMGR": _table(_QMGR),
     "TOPIC": _table(_TOPIC),
+    "NAMELIST": _table(_NAMELIST),
+    "CHANNEL": _table(_CHANNEL),
 }
 
 
@@ -448,6 +546,10 @@ def _build_keyword_index(table: Mapping[str, AttrSpec]) -> dict[str, tuple[AttrS
 _KEYWORDS: dict[str, dict[str, tuple[AttrSpec, bool]]] = {
     objtype: _build_keyword_index(table) for objtype, table in _SPECS.items()
 }
+
+#: Keywords whose value is a list (the MQSC layer hands their items over already split).
+LIST_KEYWORDS: frozenset[str] = frozenset(
+    spec.name for table in _SPECS.values() for spec in table.values() if spec.kind == "list")
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 #: A CFSTRUCT's HASHTAG: the characters of an MQ object name (see ``validate_cross``).
@@ -477,13 +579,14 @@ def specs(objtype: str) -> dict[str, AttrSpec]:
 
 def defaults(objtype: str) -> dict[str, object]:
     """A fresh dict of every attribute's IBM z/OS default (flags as bool, ints as int, enums/strings as str)."""
-    return {name: spec.default for name, spec in _table_for(objtype).items()}
+    return {name: list(spec.default) if spec.kind == "list" else spec.default  # type: ignore[call-overload]
+            for name, spec in _table_for(objtype).items()}
 
 
 def apply_keywords(
     objtype: str,
     attrs: Mapping[str, object],
-    keywords: Iterable[tuple[str, str | None]],
+    keywords: Iterable[tuple[str, Any]],
 ) -> dict[str, object]:
     """Return a new dict: ``attrs`` with the MQSC keywords applied.  Never mutates its input.
 
@@ -540,6 +643,8 @@ def display_value(spec: AttrSpec, value: object) -> object:
     """
     if spec.kind == "flag":
         return spec.name if value else (spec.negative or spec.name)
+    if spec.kind == "list":
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
     if spec.kind == "int":
         for word, number in spec.special.items():
             if value == number:
@@ -593,6 +698,8 @@ def _allowed(spec: AttrSpec) -> str:
         return f"{spec.name} or {spec.negative} without a value"
     if spec.kind == "str":
         return f"a string of at most {spec.max_len} characters"
+    if spec.kind == "list":
+        return f"a list of at most {spec.max} names of at most {spec.max_len} characters"
     if spec.kind == "int":
         parts = []
         if spec.name in _ZERO_ALSO:
@@ -611,7 +718,7 @@ def _parse_int(text: str) -> int | None:
     return int(text) if _INT_RE.fullmatch(text) else None
 
 
-def _convert(spec: AttrSpec, keyword: str, negative: bool, value: str | None) -> object:
+def _convert(spec: AttrSpec, keyword: str, negative: bool, value: Any) -> object:
     """The stored value for one keyword of one spec, or MQError(MQRCCF_ATTR_VALUE_ERROR)."""
     if spec.kind == "flag":
         if value is not None:
@@ -619,6 +726,8 @@ def _convert(spec: AttrSpec, keyword: str, negative: bool, value: str | None) ->
                 f"Keyword {keyword} takes no value (got {value!r}); allowed: {_allowed(spec)}"
             )
         return not negative
+    if spec.kind == "list":
+        return _convert_list(spec, keyword, value)
     if value is None:
         raise _value_error(f"Keyword {keyword} needs a value; allowed: {_allowed(spec)}")
     if not isinstance(value, str):
@@ -650,6 +759,23 @@ def _convert(spec: AttrSpec, keyword: str, negative: bool, value: str | None) ->
         if number is not None and spec.min <= number <= spec.max:
             return str(number)
     raise _value_error(f"{keyword}({value}) is not valid; allowed: {_allowed(spec)}")
+
+
+def _convert_list(spec: AttrSpec, keyword: str, value: object) -> list[str]:
+    """A list keyword's items: the MQSC layer gives them split (``Keyword.values()``); a plain
+    string is split on commas. Blank items are dropped (``NAMES()`` is the empty list)."""
+    if value is None:
+        raise _value_error(f"Keyword {keyword} needs a value; allowed: {_allowed(spec)}")
+    raw = value.split(",") if isinstance(value, str) else value
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
+        raise _value_error(f"{keyword}({value!r}) is not a list of names; allowed: {_allowed(spec)}")
+    items = [v.strip() for v in raw if v.strip()]
+    if spec.max is not None and len(items) > spec.max:
+        raise _value_error(f"{keyword} has {len(items)} names; allowed: {_allowed(spec)}")
+    for item in items:
+        if spec.max_len is not None and len(item) > spec.max_len:
+            raise _value_error(f"{keyword} name '{item[:60]}' is too long; allowed: {_allowed(spec)}")
+    return items
 
 
 def _int_in_range(spec: AttrSpec, number: int) -> bool:

@@ -317,9 +317,9 @@ def validate_put_md(md: Any, *, settable: frozenset[str] = frozenset()) -> tuple
     out["report"] = normalise_report(report) if report != [] else []  # app/core/reports.py: IBM's rules
 
     feedback = md.get("feedback", 0)
-    if not _is_int(feedback):
-        raise MQError(MQRC.MD_ERROR, "md.feedback must be an integer")
-    if not 0 <= feedback <= FEEDBACK_MAX:
+    # IBM's check of Feedback is MQRC_FEEDBACK_ERROR (2014) for any value it does not take, as
+    # 2013 for Expiry and 2050 for Priority: a value that is no integer is one of those.
+    if not _is_int(feedback) or not 0 <= feedback <= FEEDBACK_MAX:
         raise MQError(MQRC.FEEDBACK_ERROR, "md.feedback must be 0 (MQFB_NONE), 1-65535 (system) or "
                                            f"65536-{FEEDBACK_MAX} (application)")
     out["feedback"] = feedback

@@ -11,7 +11,7 @@ from typing import Any
 GROUP_LOCATION = "@GROUP"
 SHARED_LOCATION = "@SHARED"
 OBJECT_CLASS = {"QLOCAL": "QUEUE", "QALIAS": "QUEUE", "QREMOTE": "QUEUE", "QMODEL": "QUEUE", "PROCESS": "PROCESS",
-                "CFSTRUCT": "CFSTRUCT", "TOPIC": "TOPIC"}
+                "CFSTRUCT": "CFSTRUCT", "TOPIC": "TOPIC", "NAMELIST": "NAMELIST", "CHANNEL": "CHANNEL"}
 
 
 def location_of(qsgdisp: str, qmgr: str) -> str:

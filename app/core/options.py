@@ -307,16 +307,17 @@ def _parse_get_options(options: tuple[str, ...]) -> GetOptions:
 
 # MQOD ObjectType (cmqc.h: MQOT_Q 1, MQOT_Q_MGR 5, MQOT_TOPIC 8), by name (MQOT_ optional; QUEUE
 # as the REST API first spelled it) or number: the object types MQOPEN and MQPUT1 take here.
-_OBJECT_TYPES = {"Q": "Q", "QUEUE": "Q", "1": "Q", "Q_MGR": "Q_MGR", "5": "Q_MGR", "TOPIC": "TOPIC", "8": "TOPIC"}
+_OBJECT_TYPES = {"Q": "Q", "QUEUE": "Q", "1": "Q", "Q_MGR": "Q_MGR", "5": "Q_MGR", "TOPIC": "TOPIC", "8": "TOPIC",
+                 "NAMELIST": "NAMELIST", "2": "NAMELIST"}
 
 
 def parse_object_type(value: object) -> str:
-    """``Q`` (the default), ``Q_MGR`` or ``TOPIC``; anything else MQRC_OBJECT_TYPE_ERROR (2043)."""
+    """``Q`` (the default), ``Q_MGR``, ``TOPIC`` or ``NAMELIST``; anything else MQRC_OBJECT_TYPE_ERROR (2043)."""
     if value is None:
         return "Q"
     key = str(value).strip().upper().removeprefix("MQOT_") if isinstance(value, (str, int)) \
         and not isinstance(value, bool) else ""
     kind = _OBJECT_TYPES.get(key)
     if kind is None:
-        raise MQError(MQRC.OBJECT_TYPE_ERROR, f"object_type {value!r} is not Q (MQOT_Q), TOPIC or Q_MGR")
+        raise MQError(MQRC.OBJECT_TYPE_ERROR, f"object_type {value!r} is not Q (MQOT_Q), TOPIC, Q_MGR or NAMELIST")
     return kind

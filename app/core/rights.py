@@ -100,6 +100,11 @@ class Principal:
 # The caller of the request being served (set by the authentication middleware). ``None``: no
 # authentication (QSG_AUTH=off) or the queue manager's own work - no checks.
 current_principal: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("qsg_principal", default=None)
+# The credentials that request presented (headers, cookies, client address) and the security
+# generation they were checked at (``Security.generation``): a call that waits (MQGET with a wait
+# interval) checks them again when a security change came meanwhile. ``None``: nothing to check.
+current_credentials: contextvars.ContextVar[tuple[dict[str, str], dict[str, str], str, int] | None] = \
+    contextvars.ContextVar("qsg_credentials", default=None)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ NOT_APPLICABLE = -1
 
 QUEUE = "Q"
 QMGR = "QMGR"
+NAMELIST = "NAMELIST"
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,14 @@ SELECTORS: tuple[Selector, ...] = (
     _s("MQCA_Q_MGR_NAME", 2015, "QMNAME", 48, QMGR),
     _s("MQCA_DEF_XMIT_Q_NAME", 2025, "DEFXMITQ", 48, QMGR),
     _s("MQCA_QSG_NAME", 2040, "QSGNAME", 4, QMGR),
+    # a namelist (MQOT_NAMELIST): IBM's MQINQ selectors for it
+    _s("MQCA_NAMELIST_NAME", 2010, "NAMELIST", 48, NAMELIST),
+    _s("MQCA_NAMELIST_DESC", 2009, "DESCR", 64, NAMELIST),
+    _s("MQCA_NAMES", 2020, "NAMES", 48, NAMELIST),
+    _s("MQIA_NAME_COUNT", 19, "NAMCOUNT", None, NAMELIST),
+    _s("MQIA_NAMELIST_TYPE", 72, "NLTYPE", None, NAMELIST),
+    _s("MQCA_ALTERATION_DATE", 2027, "ALTDATE", 12, NAMELIST),
+    _s("MQCA_ALTERATION_TIME", 2028, "ALTTIME", 8, NAMELIST),
 )
 
 _BY_IBM = {s.ibm: s for s in SELECTORS}
@@ -125,6 +134,9 @@ _BY_MQSC: dict[tuple[str, str], Selector] = {(k, s.mqsc): s for s in SELECTORS f
 _QUEUE_NAMES = frozenset({"QUEUE", "TYPE", "QSGDISP", "CURDEPTH", "IPPROCS", "OPPROCS", "ALTDATE", "ALTTIME"}
                          | {n for t in attributes.QUEUE_TYPES for n in attributes.specs(t)})
 _QMGR_NAMES = frozenset({"QMNAME", "QSGNAME", "CMDLEVEL", "SYNCPT"} | set(attributes.specs("QMGR")))
+_NAMELIST_NAMES = frozenset({"NAMELIST", "QSGDISP", "NAMCOUNT", "ALTDATE", "ALTTIME"}
+                            | set(attributes.specs("NAMELIST")))
+_NAMES_OF = {QMGR: _QMGR_NAMES, NAMELIST: _NAMELIST_NAMES, QUEUE: _QUEUE_NAMES}
 
 #: MQSET: the selectors an application may set, with the reason a bad value of each gives
 #: (IBM's MQSET reason codes).
@@ -137,7 +149,7 @@ SETTABLE: dict[str, int] = {
 
 
 def _kind(objtype: str) -> str:
-    return QMGR if objtype == "QMGR" else QUEUE
+    return objtype if objtype in (QMGR, NAMELIST) else QUEUE
 
 
 def selector_list(raw: str | Iterable[Any]) -> list[str]:
@@ -165,8 +177,7 @@ def resolve(token: Any, objtype: str) -> tuple[str, int | None]:
         if sel is None or kind not in sel.kinds:
             raise MQError(MQRC.SELECTOR_ERROR, f"selector {text} is not a {_what(kind)} selector here")
         return sel.mqsc, sel.length
-    names = _QMGR_NAMES if kind == QMGR else _QUEUE_NAMES
-    if text not in names:
+    if text not in _NAMES_OF[kind]:
         raise MQError(MQRC.SELECTOR_ERROR, f"{text} is not an attribute of a {_what(kind)}")
     sel = _BY_MQSC.get((kind, text))
     if sel is not None:
@@ -175,16 +186,16 @@ def resolve(token: Any, objtype: str) -> tuple[str, int | None]:
 
 
 def _catalogue_length(name: str, kind: str) -> int | None:
-    types = ("QMGR",) if kind == QMGR else attributes.QUEUE_TYPES
+    types = (kind,) if kind in (QMGR, NAMELIST) else attributes.QUEUE_TYPES
     for objtype in types:
         spec = attributes.specs(objtype).get(name)
         if spec is not None:
-            return spec.max_len if spec.kind == "str" else None
+            return spec.max_len if spec.kind in ("str", "list") else None
     return 48 if name in ("QUEUE", "QMNAME") else None
 
 
 def _what(kind: str) -> str:
-    return "queue manager" if kind == QMGR else "queue"
+    return {QMGR: "queue manager", NAMELIST: "namelist"}.get(kind, "queue")
 
 
 def select(shown: dict[str, Any], tokens: Iterable[Any], objtype: str) -> tuple[dict[str, Any], list[str]]:

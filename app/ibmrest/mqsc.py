@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.reasons import MQRC, CompCode
 from app.ibmrest.errors import bad_body
 from app.mqsc.executor import run_script
+from app.mqsc.text import value_text
 
 if TYPE_CHECKING:
     from app.qmgr.qmgr import QueueManager
@@ -126,7 +127,7 @@ def _text_item(qm: QueueManager, result: dict[str, Any]) -> dict[str, Any]:
     for obj in result.get("objects", []):
         kind = obj.get("TYPE") or next(iter(obj), "")
         lines.append(f"CSQM201I {qm.name} CSQMDRTC  DISPLAY {kind} DETAILS")
-        lines.extend(f"{k}({v})" for k, v in obj.items())
+        lines.extend(f"{k}({value_text(v)})" for k, v in obj.items())
         lines.append(f"END {kind} DETAILS")
     lines.extend(result.get("messages", []))
     return {"completionCode": result["completion_code"], "reasonCode": result["reason"], "text": lines}

@@ -23,6 +23,7 @@ from app.core.reasons import MQRC
 from app.core.rights import current_principal
 from app.mqsc.commands.base import DEFINABLE, MqscHost, select_attributes
 from app.mqsc.commands.cfstruct import StructureCommands
+from app.mqsc.commands.channel import ChannelCommands
 from app.mqsc.commands.display import DisplayCommands
 from app.mqsc.commands.objects import ObjectCommands
 from app.mqsc.commands.pubsub import PubSubCommands
@@ -146,7 +147,8 @@ def _failed(qm: MqscHost, text: str, exc: MQError) -> dict[str, Any]:
             "messages": [exc.message, f"CSQ9023E {qm.name} ABNORMAL COMPLETION"], "objects": []}
 
 
-class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, StructureCommands, PubSubCommands):
+class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, StructureCommands, PubSubCommands,
+               ChannelCommands):
     """One MQSC command on one queue manager: the dispatcher over the command families
     (app/mqsc/commands/)."""
 
@@ -156,7 +158,8 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
         table |= {("ALTER", t): self.alter for t in DEFINABLE}
         table |= {("DELETE", t): self.delete for t in DEFINABLE}
         table |= {("DISPLAY", t): self.display for t in ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "QUEUE",
-                                                            "PROCESS", "CFSTRUCT", "TOPIC")}
+                                                            "PROCESS", "CFSTRUCT", "TOPIC", "NAMELIST",
+                                                            "CHANNEL")}
         table |= {("ALTER", "QMGR"): self.alter_qmgr, ("DISPLAY", "QMGR"): self.display_qmgr,
                   ("DISPLAY", "QSTATUS"): self.display_qstatus, ("CLEAR", "QLOCAL"): self.clear_qlocal,
                   ("DISPLAY", "GROUP"): self.display_group, ("DISPLAY", "QSG"): self.display_group,
@@ -169,6 +172,11 @@ class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, 
                   ("DISPLAY", "CMDSERV"): self.display_cmdserv,
                   ("DISPLAY", "SUB"): self.display_sub, ("DISPLAY", "TPSTATUS"): self.display_tpstatus,
                   ("DELETE", "SUB"): self.delete_sub}
+        # no channel initiator: answered as z/OS answers while it is not active (CSQM134I)
+        table |= {(verb, objtype): self.needs_channel_initiator for verb, objtype in (
+            ("START", "CHANNEL"), ("STOP", "CHANNEL"), ("PING", "CHANNEL"), ("RESET", "CHANNEL"),
+            ("RESOLVE", "CHANNEL"), ("DISPLAY", "CHSTATUS"), ("DISPLAY", "CHINIT"), ("STOP", "CHINIT"),
+            ("START", "LISTENER"), ("STOP", "LISTENER"), ("DISPLAY", "LSSTATUS"))}
         handler = table.get((cmd.verb, cmd.objtype or ""))
         if handler is None:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,

@@ -10,7 +10,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.errors import MQError
 from app.core.options import OpenOptions
+from app.core.reasons import MQRC
 from app.core.userid import mqmd_user_id
 from app.qmgr.definitions import ResolvedQueue
 
@@ -51,11 +53,13 @@ class Handle:
 
 @dataclass
 class QmgrHandle:
-    """An object handle of the queue manager object (MQOPEN with ObjectType MQOT_Q_MGR): for
-    MQINQ only (IBM allows no other open option for it)."""
+    """An object handle of the queue manager object (MQOPEN with ObjectType MQOT_Q_MGR), or of a
+    namelist (MQOT_NAMELIST: ``namelist`` names it): for MQINQ only (IBM allows no other open
+    option for them)."""
 
     hobj: str
     options: OpenOptions
+    namelist: str = ""
 
 
 @dataclass
@@ -117,3 +121,54 @@ class Connection:
         # MQMD UserIdentifier is 12 characters: a longer authenticated name is truncated, as
         # IBM MQ truncates (app.core.userid); ``principal`` keeps the whole name for authority.
         self.user_id = mqmd_user_id(self.user_id)
+
+
+class ConnectionTable(dict[str, Connection]):
+    """The connections of a queue manager by hconn, counted per user as they come and go: a user
+    may hold at most ``per_user`` of them (``admit``), so that one user cannot open connections
+    until the queue manager has no memory left for anyone else's. Reads are the plain dict's;
+    only adding and removing a connection (MQCONN, MQDISC, their ends) pay for the count."""
+
+    def __init__(self, per_user: int) -> None:
+        super().__init__()
+        self.per_user = per_user
+        self.per_user_open: dict[str, int] = {}
+
+    def admit(self, user: str) -> None:
+        """MQRC_MAX_CONNS_LIMIT_REACHED (2025, IBM's answer to an MQCONN past a connection limit)
+        when ``user`` (an authenticated user; "" with authentication off, not limited) holds
+        its most connections already."""
+        if user and self.per_user_open.get(user, 0) >= self.per_user:
+            raise MQError(MQRC.MAX_CONNS_LIMIT_REACHED, f"user '{user}' has {self.per_user} connections open on this "
+                                                        "queue manager, the most one user may hold: disconnect some")
+
+    def __setitem__(self, hconn: str, conn: Connection) -> None:
+        old = self.get(hconn)
+        if old is not None:
+            self._count(old, -1)
+        super().__setitem__(hconn, conn)
+        self._count(conn, 1)
+
+    def __delitem__(self, hconn: str) -> None:
+        conn = self[hconn]
+        super().__delitem__(hconn)
+        self._count(conn, -1)
+
+    def pop(self, hconn: str, *default: Any) -> Any:  # type: ignore[override]
+        if hconn in self:
+            conn = super().pop(hconn)
+            self._count(conn, -1)
+            return conn
+        return super().pop(hconn, *default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.per_user_open.clear()
+
+    def _count(self, conn: Connection, step: int) -> None:
+        user = conn.principal.name if conn.principal is not None else ""
+        left = self.per_user_open.get(user, 0) + step
+        if left > 0:
+            self.per_user_open[user] = left
+        else:
+            self.per_user_open.pop(user, None)

@@ -218,7 +218,19 @@ class QmgrMetrics:
                                       "Authentications refused by the failed-login throttle since start")
         throttled.add_metric((), security.throttle.refused)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
-                lag_max, offset, cf, structures, verified, throttled]
+                lag_max, offset, cf, structures, verified, throttled, *self._igq_agent()]
+
+    def _igq_agent(self) -> list[Metric]:
+        """The IGQ agent's state (GET /v1/qmgr's IGQAGENT, IGQRETRIES, IGQRESTARTS): 1 for the
+        state it is in, and its retry and restart counts."""
+        info = self.qm.igq.info()
+        state = GaugeMetricFamily("qsg_igq_agent_state", "1 for the state the IGQ agent is in", labels=("state",))
+        state.add_metric((str(info.get("IGQAGENT", "")),), 1)
+        retries = GaugeMetricFamily("qsg_igq_agent_retries", "Retries of the IGQ agent's current message")
+        retries.add_metric((), int(info.get("IGQRETRIES", 0)))
+        restarts = CounterMetricFamily("qsg_igq_agent_restarts", "Times the IGQ agent has restarted since start")
+        restarts.add_metric((), int(info.get("IGQRESTARTS", 0)))
+        return [state, retries, restarts]
 
     async def _queue_statuses(self) -> list[tuple[Any, Any]]:
         """The local queues this QM serves (its private ones and the shared ones) with their

@@ -117,6 +117,8 @@ class QueueManager:
         self.igq = IgqAgent(self)
         self.cmdserver = CommandServer(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
         self.security = Security(self)
+        # a waiting get checks its caller again after a security change (Security.waiting_check)
+        self.security.on_change(self.cf.wake_all_waiters)
         self.metrics = QmgrMetrics(self)  # fed by the activity records and the CF's script calls
         self.activity.observer = self.metrics.observe
         self.loop_lag = LoopLag(self.name, settings.loop_lag_warn_s, self.metrics.observe_loop_lag)
@@ -490,6 +492,9 @@ class QueueManager:
         shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))
                  for spec in attributes.specs("QMGR").values()}
         return {"name": self.name, "qsg": self.qsg, "status": self.status, **shown, **self.igq.info(),
+                # the emulator's own state, kept out of IBM's DISPLAY QMSTATUS: CONNECTED, or LOST
+                # until the QM has rejoined the group (with CFCONLOS(TOLERATE) private queues go on)
+                "CFCONN": "CONNECTED" if self.cf_connected() else "LOST",
                 "clock_offset_ms": self.clock_offset_ms()}
 
     def _now_datetime(self) -> datetime:

@@ -3,7 +3,7 @@ them with QSGDISP(QMGR): SYSTEM.DEFAULT.LOCAL.QUEUE, SYSTEM.DEFAULT.MODEL.QUEUE 
 the model an application opens for a temporary reply queue), SYSTEM.DEFAULT.ALIAS.QUEUE,
 SYSTEM.DEFAULT.REMOTE.QUEUE and SYSTEM.DEFAULT.PROCESS; for publish/subscribe SYSTEM.BASE.TOPIC and
 the managed-queue models SYSTEM.DURABLE.MODEL.QUEUE (PERMDYN) and SYSTEM.NDURABLE.MODEL.QUEUE
-(TEMPDYN).
+(TEMPDYN); and CSQ4INSX's default channels SYSTEM.DEF.SENDER, ... SYSTEM.DEF.CLUSRCVR.
 
 They are made at queue manager start when missing, the way SYSTEM.ADMIN.PERFM.EVENT is
 (app/qmgr/events.py): an operator's own definition (QMGR or COPY) is left as it is, so the
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from app.core import attributes
+from app.core import attributes, channels
 from app.core.errors import MQError
 from app.core.objects import OBJECT_CLASS, ObjectDef
 
@@ -54,6 +54,12 @@ DEFAULT_OBJECTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
                                               "DEFTYPE": "TEMPDYN"}),
     ("QALIAS", "SYSTEM.ADMIN.COMMAND.QUEUE", {"DESCR": "Alias of the command input queue for PCF tools",
                                               "TARGET": "SYSTEM.COMMAND.INPUT"}),
+    # The default channel of each type, as z/OS's CSQ4INSX sample defines them (definitions only:
+    # there is no channel initiator to run them)
+    *(("CHANNEL", f"SYSTEM.DEF.{suffix}", {"CHLTYPE": chltype, "DESCR": f"Default {suffix.lower()} channel"})
+      for chltype, suffix in (("SDR", "SENDER"), ("SVR", "SERVER"), ("RCVR", "RECEIVER"), ("RQSTR", "REQUESTER"),
+                              ("SVRCONN", "SVRCONN"), ("CLNTCONN", "CLNTCONN"), ("CLUSSDR", "CLUSSDR"),
+                              ("CLUSRCVR", "CLUSRCVR"))),
 )
 
 
@@ -78,7 +84,8 @@ async def ensure_default_objects(qm: SystemObjectsHost) -> int:
     for objtype, name, extra in DEFAULT_OBJECTS:
         if any(d.qsgdisp in ("QMGR", "COPY") for d in qm.cache.usable(OBJECT_CLASS[objtype], name)):
             continue
-        attrs = {**attributes.defaults(objtype), **extra}
+        base = channels.defaults_for(str(extra["CHLTYPE"])) if objtype == "CHANNEL" else attributes.defaults(objtype)
+        attrs = {**base, **extra}
         try:
             await qm.db(qm.repo.insert, ObjectDef(objtype, name, "QMGR", qm.name, attrs))
             made += 1

@@ -37,6 +37,7 @@ from app.core.rights import (
     AuthRec,
     Principal,
     context_right_needed,
+    current_credentials,
     has_context_right,
     igq_checked_users,
     not_authorized,
@@ -71,7 +72,14 @@ class Throttle:
     past the limit, a credential that would need an argon2 check is refused at once (MQRC 2035,
     no argon2 run) until the window has passed. A credential verified before (its digest kept)
     still passes: the throttle bounds the work wrong guesses cause, it does not lock anyone out
-    who already proved who they are."""
+    who already proved who they are.
+
+    Checks still running count as failures until they end (``started`` / ``ended``): a burst of
+    wrong passwords sent all at once from one address would otherwise pass the check together,
+    before the first of them has failed, and queue an argon2 run each on the shared argon2 pool
+    - the CPU of the queue manager, and the first login of every other user waiting behind
+    them. So one user name or address has at most its limit of argon2 runs under way and
+    recently failed together, and a new check of anyone else waits behind that many at most."""
 
     def __init__(self, limit_user: int, limit_client: int, window_s: float,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -79,6 +87,7 @@ class Throttle:
         self.window_s = window_s
         self.clock = clock
         self._fails: dict[tuple[str, str], deque[float]] = {}
+        self._running: dict[tuple[str, str], int] = {}  # argon2 checks under way
         self.refused = 0
 
     def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
@@ -94,10 +103,26 @@ class Throttle:
     def check(self, user: str, client: str) -> None:
         now = self.clock()
         for kind, who in (("user", user), ("client", client)):
-            if who and len(self._recent((kind, who), now)) >= self.limits[kind]:
+            key = (kind, who)
+            if who and len(self._recent(key, now)) + self._running.get(key, 0) >= self.limits[kind]:
                 self.refused += 1
                 raise AuthenticationFailed(f"too many failed attempts ({kind} {who!r}): try again in "
                                            f"{self.window_s:.0f} s")
+
+    def started(self, user: str, client: str) -> None:
+        """An argon2 check of ``user`` from ``client`` passed ``check`` and runs: it counts as a
+        failure until ``ended``."""
+        for key in (("user", user), ("client", client)):
+            if key[1]:
+                self._running[key] = self._running.get(key, 0) + 1
+
+    def ended(self, user: str, client: str) -> None:
+        for key in (("user", user), ("client", client)):
+            left = self._running.get(key, 0) - 1
+            if left > 0:
+                self._running[key] = left
+            else:
+                self._running.pop(key, None)
 
     def failed(self, user: str, client: str) -> None:
         now = self.clock()
@@ -172,6 +197,39 @@ class Security:
             except Exception:  # noqa: BLE001 - one listener must not keep the others uninformed
                 log.exception("a security change listener failed")
 
+    @property
+    def generation(self) -> int:
+        """Bumped by every security change applied here."""
+        return self._generation
+
+    def waiting_check(self) -> Callable[[], Awaitable[None]] | None:
+        """For a call that waits (MQGET with a wait interval): a check it makes before each try
+        to take a message, so that a message that arrives after the caller's credentials stopped
+        holding (``qsg user revoke`` / ``delete``, a replaced password, a logged-out token) is
+        not given to it: MQRC_NOT_AUTHORIZED, the answer the same call gets if made now. Free
+        (one integer compared) until a security change comes; then the credentials are checked
+        again, from the caches (the verified-credential cache spares argon2). None when there is
+        nothing to check (authentication off, the queue manager's own work)."""
+        credentials = current_credentials.get()
+        if not self.enabled or credentials is None:
+            return None
+        headers, cookies, client, seen = credentials
+
+        async def still_valid() -> None:
+            nonlocal seen
+            if seen == self._generation:
+                return
+            seen = self._generation
+            try:
+                await self.authenticate(headers, cookies, client)
+            except AuthenticationFailed as exc:
+                raise MQError(MQRC.NOT_AUTHORIZED, f"the caller's credentials no longer hold: {exc}") from None
+            except Exception:  # noqa: BLE001 - cannot tell (the repository away): refuse rather than trust
+                log.exception("checking a waiting caller's credentials again failed")
+                raise MQError(MQRC.NOT_AUTHORIZED, "the caller's credentials could not be checked again") from None
+
+        return still_valid
+
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` after every security change applied here (REFRESH SECURITY, SET or
         DELETE AUTHREC, a ``qsg user`` change): sessions re-resolve their principal then."""
@@ -208,6 +266,7 @@ class Security:
         pending = self._verifying.get(key) if stored_hash else None
         if pending is None:
             self.throttle.check(user, client)
+            self.throttle.started(user, client)  # ended by _argon2, however it ends
             pending = asyncio.ensure_future(self._argon2(key, stored_hash, secret, user, client))
             if stored_hash:
                 self._verifying[key] = pending
@@ -226,6 +285,7 @@ class Security:
                 self.throttle.failed(user, client)
             return ok
         finally:
+            self.throttle.ended(user, client)
             self._verifying.pop(key, None)
 
     async def _principal(self, name: str, method: str) -> Principal:

@@ -26,7 +26,10 @@ function when(ms) {
 
 function render(state) {
   $("title").textContent = `${state.qmgr.name} of ${state.qmgr.qsg}`;
-  $("status").textContent = state.qmgr.status;
+  const q = state.qmgr;
+  $("status").textContent = `${q.status} - IGQ agent ${q.IGQAGENT || "?"}` +
+    (q.IGQAGENT === "RETRY" ? ` (${q.IGQRETRIES} retries: ${q.IGQRETRYREASON})` : "") +
+    ` - CF ${q.CFCONN || "?"}`;
   document.title = `${state.qmgr.name} - QSG console`;
   fill($("members"), state.members, (row, m) => {
     row.dataset.qmgr = m.QMNAME;

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from app.core import attributes
+from app.core.channels import check_channel_name
 from app.core.errors import MQError
 from app.core.names import check_generic_name, check_object_name
 from app.core.objects import OBJECT_CLASS, ObjectDef
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "TOPIC")
+DEFINABLE = ("QLOCAL", "QALIAS", "QREMOTE", "QMODEL", "PROCESS", "CFSTRUCT", "TOPIC", "NAMELIST", "CHANNEL")
 # Keywords of the commands themselves rather than of the object's attributes.
 COMMAND_KEYWORDS = {"QSGDISP", "LIKE", "REPLACE", "NOREPLACE", "FORCE", "PURGE", "NOPURGE", "CMDSCOPE",
                     "ALL", "TYPE", "WHERE", "NAME", "EXCLINT", "ACTION"}
@@ -37,6 +39,9 @@ QSGDISP_FOR = {
     "QMODEL": ("QMGR", "COPY", "GROUP"),
     "PROCESS": ("QMGR", "COPY", "GROUP"),
     "TOPIC": ("QMGR", "COPY", "GROUP"),
+    "NAMELIST": ("QMGR", "COPY", "GROUP"),
+    # z/OS channels: QMGR, COPY, GROUP (a shared channel is a channel *instance*, CHLDISP(SHARED))
+    "CHANNEL": ("QMGR", "COPY", "GROUP"),
 }
 
 
@@ -85,7 +90,8 @@ class IgqSwitch(Protocol):
     """The MQI layer as MQSC uses it: IGQ invalidation, and the connection table that DISPLAY
     CONN and DISPLAY QSTATUS TYPE(HANDLE) show (hconn -> app.qmgr.connection.Connection)."""
 
-    connections: dict[str, Any]
+    @property
+    def connections(self) -> Mapping[str, Any]: ...
 
     def invalidate_igq(self) -> None: ...
 
@@ -145,6 +151,8 @@ class CommandBase:
                 raise MQError(MQRC.OBJECT_NAME_ERROR,
                               f"'{cmd.name}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
             return cmd.name
+        if cmd.objtype == "CHANNEL":
+            return check_channel_name(cmd.name)
         return check_object_name(cmd.name)
 
     def _qsgdisp(self, cmd: Command, default: str, allowed: tuple[str, ...]) -> str:
@@ -155,8 +163,10 @@ class CommandBase:
                           f"QSGDISP({value}) is not valid here; use one of {', '.join(allowed)}")
         return value
 
-    def _attribute_keywords(self, cmd: Command) -> list[tuple[str, str | None]]:
-        return [(k.name, k.value) for k in cmd.keywords if k.name not in COMMAND_KEYWORDS]
+    def _attribute_keywords(self, cmd: Command) -> list[tuple[str, Any]]:
+        # a list attribute (NAMES) gets its items split as MQSC splits them (quotes respected)
+        return [(k.name, k.values() if k.name in attributes.LIST_KEYWORDS else k.value)
+                for k in cmd.keywords if k.name not in COMMAND_KEYWORDS]
 
     def _check_cmdscope(self, cmd: Command) -> None:
         kw = cmd.get("CMDSCOPE")
@@ -171,7 +181,7 @@ class CommandBase:
 # Keywords of DISPLAY commands that filter rather than name an attribute to show.
 _NOT_ATTRIBUTES = COMMAND_KEYWORDS | {"MATCH", "OBJTYPE", "PROFILE", "PRINCIPAL", "GROUP", "OPENTYPE"}
 # Attributes IBM returns whatever was asked: the object's name (the row's first key) and these.
-_ALWAYS_SHOWN = ("TYPE", "QSGDISP", "QMNAME")
+_ALWAYS_SHOWN = ("TYPE", "CHLTYPE", "QSGDISP", "QMNAME")
 
 
 def select_attributes(cmd: Command, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from app.core import attributes, channels
 from app.core.errors import MQError
 from app.core.names import matches
 from app.core.objects import GROUP_LOCATION
@@ -25,7 +26,7 @@ class DisplayCommands(CommandBase):
         queue_types = {"QLOCAL", "QALIAS", "QREMOTE", "QMODEL"}
         objclass = "QUEUE" if objtype in (*queue_types, "QUEUE") else objtype
         types = {"QLOCAL": {"QLOCAL"}, "QALIAS": {"QALIAS"}, "PROCESS": {"PROCESS"}, "CFSTRUCT": {"CFSTRUCT"},
-                 "TOPIC": {"TOPIC"},
+                 "TOPIC": {"TOPIC"}, "NAMELIST": {"NAMELIST"}, "CHANNEL": {"CHANNEL"},
                  "QREMOTE": {"QREMOTE"}, "QMODEL": {"QMODEL"}, "QUEUE": queue_types}[objtype]
         if objtype == "QUEUE" and cmd.get("TYPE"):
             wanted = cmd.value("TYPE").upper()
@@ -37,8 +38,11 @@ class DisplayCommands(CommandBase):
         defs = await self.qm.workflow.visible_to(self.qm.name, objclass)
         where = _parse_where(cmd)
         out = []
+        by_type = _type_filter(cmd, objtype)
         for d in defs:
             if d.objtype not in types or not matches(pattern, d.name):
+                continue
+            if by_type is not None and not by_type(d.attrs):
                 continue
             if objtype != "CFSTRUCT" and d.qsgdisp not in dispositions:
                 continue
@@ -157,6 +161,24 @@ class DisplayCommands(CommandBase):
         if not rows and "*" not in pattern:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CONN({pattern}) not found on {self.qm.name}")
         return rows
+
+
+def _type_filter(cmd: Command, objtype: str):
+    """DISPLAY CHANNEL(...) TYPE(chltype) and DISPLAY NAMELIST(...) NLTYPE(type): only the objects
+    of that type (ALL, or the keyword absent: every one)."""
+    keyword, attr, words = {"CHANNEL": ("TYPE", "CHLTYPE", channels.CHANNEL_TYPES),
+                            "NAMELIST": ("NLTYPE", "NLTYPE", attributes.specs("NAMELIST")["NLTYPE"].choices)}.get(
+        objtype, ("", "", ()))
+    given = cmd.get(keyword) if keyword else None
+    if given is None or given.value is None:
+        return None
+    wanted = cmd.value(keyword).upper()
+    wanted = "QUEUE" if wanted == "Q" and objtype == "NAMELIST" else wanted
+    if wanted == "ALL":
+        return None
+    if wanted not in words:
+        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"{keyword}({wanted}) is not ALL or one of {', '.join(words)}")
+    return lambda attrs: attrs.get(attr) == wanted
 
 
 # MQOO_ values (IBM MQ cmqc.h) that make up OPENOPTS.

@@ -13,6 +13,7 @@ from app.core.names import check_object_name
 from app.core.objects import GROUP_LOCATION, OBJECT_CLASS, ObjectDef, location_of
 from app.core.reasons import MQRC
 from app.mqsc.commands.base import QSGDISP_FOR, CommandBase
+from app.mqsc.commands.channel import channel_attrs, check_same_type
 from app.mqsc.commands.pubsub import check_topic_define
 from app.mqsc.parser import Command
 from app.qmgr.definitions import EVENT_SWITCHES, queue_location
@@ -40,7 +41,9 @@ class ObjectCommands(CommandBase):
         qsgdisp = "GROUP" if objtype == "CFSTRUCT" else self._qsgdisp(cmd, "QMGR", QSGDISP_FOR[objtype])
         location = location_of(qsgdisp, self.qm.name)
         base = await self._like_attrs(cmd, objtype, qsgdisp, name)
-        attrs = attributes.apply_keywords(objtype, base, self._attribute_keywords(cmd))
+        if objtype == "CHANNEL" and not cmd.has("LIKE") and qsgdisp != "COPY":
+            base = {}  # the type's own defaults (channel.channel_attrs)
+        attrs = self._apply(cmd, objtype, base, self._attribute_keywords(cmd))
         attributes.validate_cross(objtype, attrs)
         self._check_shared_queue(objtype, qsgdisp, attrs)
         if objtype == "TOPIC":
@@ -52,7 +55,16 @@ class ObjectCommands(CommandBase):
                           f"{name} already exists as a {existing.objtype} with QSGDISP({qsgdisp})")
         if existing and not cmd.has("REPLACE"):
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({name}) QSGDISP({qsgdisp}) already exists")
+        if existing and objtype == "CHANNEL":
+            check_same_type(existing, str(attrs["CHLTYPE"]))
         await self.qm.workflow.define(new, existing, self.messages)
+
+    def _apply(self, cmd: Command, objtype: str, base: dict[str, Any], keywords: list[tuple[str, Any]],
+               existing: ObjectDef | None = None) -> dict[str, Any]:
+        """The attributes after the command's keywords: a channel's by its CHLTYPE's rules."""
+        if objtype == "CHANNEL":
+            return channel_attrs(cmd, base, keywords, existing)
+        return attributes.apply_keywords(objtype, base, keywords)
 
     async def _like_attrs(self, cmd: Command, objtype: str, qsgdisp: str, name: str) -> dict[str, Any]:
         """Starting attributes: IBM defaults, the LIKE object's, or (QSGDISP COPY) the group object's."""
@@ -81,15 +93,15 @@ class ObjectCommands(CommandBase):
         qsgdisp = "GROUP" if objtype == "CFSTRUCT" else self._qsgdisp(cmd, "QMGR", QSGDISP_FOR[objtype])
         existing = await self._require(objtype, name, qsgdisp)
         keywords = self._attribute_keywords(cmd)
-        new_attrs = attributes.apply_keywords(objtype, {**attributes.defaults(objtype), **existing.attrs}, keywords)
+        new_attrs = self._apply(cmd, objtype, {**attributes.defaults(objtype), **existing.attrs}, keywords, existing)
         attributes.validate_cross(objtype, new_attrs)
         self._check_shared_queue(objtype, qsgdisp, new_attrs)
         if objtype == "TOPIC" and new_attrs.get("TOPICSTR") != existing.attrs.get("TOPICSTR"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPICSTR of TOPIC({name}) cannot be altered")
         switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
         await self.qm.workflow.alter(
-            existing, new_attrs, lambda attrs: attributes.apply_keywords(
-                objtype, {**attributes.defaults(objtype), **attrs}, keywords),
+            existing, new_attrs, lambda attrs: self._apply(
+                cmd, objtype, {**attributes.defaults(objtype), **attrs}, keywords, existing),
             force=cmd.has("FORCE"), switches=switches, messages=self.messages)
 
     async def _require(self, objtype: str, name: str, qsgdisp: str) -> ObjectDef:

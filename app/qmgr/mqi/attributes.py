@@ -8,6 +8,7 @@ from app.activity import Verb, recorded
 from app.core import attributes, selectors
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
+from app.qmgr import namelists
 from app.qmgr.display import display_object, live_counts
 from app.qmgr.mqi.batch import Batches
 
@@ -24,7 +25,9 @@ class Attributes(Batches):
         warning 2068 and MQIAV_NOT_APPLICABLE / asterisks, as IBM's MQINQ."""
         conn = self.connection(hconn)
         if hobj in conn.qmgr_handles:
-            objtype, out = "QMGR", self.qmgr_attributes()
+            listed = conn.qmgr_handles[hobj].namelist
+            objtype, out = ("NAMELIST", namelists.attributes_of(self.qm.cache, listed)) if listed \
+                else ("QMGR", self.qmgr_attributes())
         else:
             handle = self.handle(conn, hobj)
             if not handle.options.inquire:

@@ -182,7 +182,7 @@ class Batches(Gets):
                     cursor=handle.browse_cursor, buffer_length=call.buffer_length,
                     accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
                     should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
-                    select=select)
+                    select=select, admit=self.qm.security.waiting_check() if wait_ms else None)
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse and results:

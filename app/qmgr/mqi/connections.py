@@ -46,6 +46,7 @@ class Connections(Handles):
         principal = current_principal.get()
         security = self.qm.security
         security.check_qmgr(principal, "CONNECT")
+        self.connections.admit(principal.name if principal else "")
         appl = (appl_name or "").strip() or "REST CLIENT"
         if principal is not None and not security.may_set_context(principal):
             appl = principal.name[:28]  # PutApplName cannot be chosen without the context right

@@ -13,6 +13,7 @@ from app.core.errors import MQError
 from app.core.objects import ObjectDef
 from app.core.options import OpenOptions, open_context, parse_object_type, parse_open_options, resolve_open_options
 from app.core.reasons import MQRC
+from app.qmgr import namelists
 from app.qmgr.connection import Connection, Handle, QmgrHandle
 from app.qmgr.definitions import ResolvedQueue
 from app.qmgr.dynamic import PREDEFINED, deftype
@@ -39,14 +40,16 @@ class Handles(Resolution):
         # waits for the open and then closes its handle too, so no open count is left to nobody.
         with self._in_call(conn):
             await self._current_authority(conn)
-            if kind == "Q_MGR":
-                return self._open_qmgr(conn, object_name, object_qmgr, options)
+            if kind in ("Q_MGR", "NAMELIST"):
+                return self._open_qmgr(conn, object_name, object_qmgr, options, kind == "NAMELIST")
             return await self._open(conn, object_name, object_qmgr, options, dynamic_q_name, alternate_user_id)
 
-    def _open_qmgr(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any) -> QmgrHandle:
-        """MQOPEN of the queue manager object (MQOT_Q_MGR). IBM: ObjectName blank or the local
-        queue manager's name; only MQOO_INQUIRE (with FAIL_IF_QUIESCING) is valid for it, other
-        options answer MQRC_OPTION_NOT_VALID_FOR_TYPE."""
+    def _open_qmgr(self, conn: Connection, object_name: Any, object_qmgr: Any, options: Any,
+                   namelist: bool = False) -> QmgrHandle:
+        """MQOPEN of the queue manager object (MQOT_Q_MGR), or of a namelist (MQOT_NAMELIST,
+        ``namelist``). IBM: ObjectName blank or the local queue manager's name (a namelist's
+        name); only MQOO_INQUIRE (with FAIL_IF_QUIESCING) is valid for them, other options
+        answer MQRC_OPTION_NOT_VALID_FOR_TYPE."""
         if not isinstance(options, list):
             raise MQError(MQRC.OPTIONS_ERROR, "options must be a list of MQOO_ names")
         chosen = parse_open_options(options)
@@ -57,6 +60,16 @@ class Handles(Resolution):
                           f"{', '.join(sorted(other))} cannot open the queue manager object: only INQUIRE")
         name = object_name.strip() if isinstance(object_name, str) else None
         qmgr = object_qmgr.strip() if isinstance(object_qmgr, str) else None
+        if namelist:
+            if qmgr not in ("", self.qm.name):
+                raise MQError(MQRC.UNKNOWN_OBJECT_Q_MGR, f"object_qmgr must be blank or {self.qm.name}")
+            found = namelists.find(self.qm.cache, object_name)
+            self.qm.security.check(conn.principal, "INQ", "NAMELIST", found.name)
+            handle = QmgrHandle(str(conn.next_hobj), OpenOptions(None, False, False, False, True, False,
+                                                                 "FAIL_IF_QUIESCING" in chosen), found.name)
+            conn.next_hobj += 1
+            conn.qmgr_handles[handle.hobj] = handle
+            return handle
         if name not in ("", self.qm.name):
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME,
                           f"object_name must be blank or {self.qm.name} to open the queue manager object")

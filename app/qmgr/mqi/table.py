@@ -16,7 +16,7 @@ from app.core.mqmd import MsgIdGenerator
 from app.core.objects import ObjectDef
 from app.core.reasons import MQRC
 from app.core.rights import current_principal
-from app.qmgr.connection import Connection, Handle
+from app.qmgr.connection import Connection, ConnectionTable, Handle
 
 if TYPE_CHECKING:
     from app.qmgr.ports import MqiHost
@@ -27,7 +27,7 @@ class MqiTable:
 
     def __init__(self, qm: MqiHost) -> None:
         self.qm = qm
-        self.connections: dict[str, Connection] = {}
+        self.connections = ConnectionTable(qm.settings.max_conns_per_user)  # counted per user (2025)
         # Connections ended because this QM lost its place in the group: hconn -> (whether a unit
         # of work was in progress, when it ended). Their next MQCMIT answers MQRC_BACKED_OUT
         # (peer recovery backed the work out), every other call MQRC_CONNECTION_BROKEN.
