@@ -55,6 +55,7 @@ from app.core.options import (
 )
 from app.core.reasons import MQRC, CompCode
 from app.core.reports import report_code
+from app.core.userid import default_user_id
 from app.qmgr.connection import AsyncPutStatus, Connection, Handle, QmgrHandle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
 from app.qmgr.display import display_object, live_counts
@@ -83,7 +84,9 @@ class Mqi:
         # (peer recovery backed the work out), every other call MQRC_CONNECTION_BROKEN.
         self.broken: dict[str, tuple[bool, float]] = {}
         self.msg_ids = MsgIdGenerator(qm.name)
-        self._system = Connection(f"{qm.name}-SYSTEM", qm.name)  # not in the table: never reaped
+        # UserIdentifier is never blank (IBM): with authentication off, the configured or OS user
+        self.default_user = default_user_id(qm.settings.default_user)
+        self._system = Connection(f"{qm.name}-SYSTEM", qm.name, self.default_user)  # not in the table: never reaped
         self._reaper: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -109,7 +112,7 @@ class Mqi:
         if principal is not None and not security.may_set_context(principal):
             appl = principal.name[:28]  # PutApplName cannot be chosen without the context right
         hconn = f"{self.qm.name}-{secrets.token_hex(12)}"
-        conn = Connection(hconn, appl, principal.name if principal else "", principal,
+        conn = Connection(hconn, appl, principal.name if principal else self.default_user, principal,
                           owner=connection_owner.get())
         self.connections[hconn] = conn
         return conn
