@@ -6,9 +6,8 @@ serialized as JSON by the caller)."""
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
-
-import orjson
 
 from app.core.reports import put_time_ms
 
@@ -41,8 +40,8 @@ def decrement_inner_expiry(body: bytes, elapsed_tenths: int) -> bytes | None:
     if elapsed_tenths <= 0:
         return None
     try:
-        header = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        header = json.loads(body)
+    except ValueError:  # not JSON (UnicodeDecodeError and JSONDecodeError are ValueErrors)
         return None  # "No error is raised if the message data is not long enough"
     inner = header.get("MsgDesc") if isinstance(header, dict) else None
     if not isinstance(inner, dict):
@@ -51,7 +50,7 @@ def decrement_inner_expiry(body: bytes, elapsed_tenths: int) -> bytes | None:
     if not isinstance(expiry, int) or isinstance(expiry, bool) or expiry <= 0:
         return None  # MQEI_UNLIMITED (-1), or nothing left to decrement
     inner["expiry"] = max(0, expiry - elapsed_tenths)
-    return orjson.dumps(header)
+    return json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def waited_tenths(put_expiry: int, left: int, put_date_time: str, now_ms: int) -> int:
@@ -71,9 +70,9 @@ def expired_application_message(md: dict[str, Any], data: bytes) -> tuple[dict[s
     if md.get("format") != "MQXMIT":
         return md, data
     try:
-        header = orjson.loads(data)
+        header = json.loads(data)
         inner, inner_data = header["MsgDesc"], base64.b64decode(header["MsgData"], validate=True)
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):
         return md, data
     if not isinstance(inner, dict):
         return md, data
