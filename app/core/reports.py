@@ -62,8 +62,6 @@ _FAMILY = {name: family[0] for family in _FAMILIES for name in family}
 #: The family of the report made with each feedback.
 _BY_FEEDBACK: dict[int, tuple[str, ...]] = {int(MQFB.EXPIRATION): _FAMILIES[1], int(MQFB.COA): _FAMILIES[2],
                                             int(MQFB.COD): _FAMILIES[3]}
-#: Options that make the queue manager generate a report when a message arrives or is delivered.
-ARRIVAL_DELIVERY = frozenset(_FAMILIES[2] + _FAMILIES[3])
 
 
 def normalise_report(report: Any) -> list[str]:

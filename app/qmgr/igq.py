@@ -45,8 +45,7 @@ from app.core.errors import MQError
 from app.core.expiry import remaining_tenths
 from app.core.igq import IGQ_XMITQ, igq_correl_id
 from app.core.reasons import MQRC, OUTAGE_REASONS
-from app.core.reports import report_code, report_data
-from app.core.reports import report_md as make_report_md
+from app.core.reports import report_code, report_data, report_md
 from app.qmgr.connection import Connection
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
@@ -326,19 +325,19 @@ class IgqAgent:
         reply_qmgr = str(md.get("reply_to_qmgr") or "").strip() or self.qm.name
         # IBM's report rules, as for the other reports (PASS_MSG_ID, PASS_CORREL_ID,
         # PASS_DISCARD_AND_EXPIRY), the feedback being the reason it could not be delivered
-        report_md = make_report_md(md, int(reason), self.qm.mqi.msg_ids.next(), self.qm.clock.now_ms())
+        reply_md = report_md(md, int(reason), self.qm.mqi.msg_ids.next(), self.qm.clock.now_ms())
         if "PASS_DISCARD_AND_EXPIRY" in report:
-            report_md["expiry"] = md["expiry"]  # what remains now, from the expiry time the CF kept
+            reply_md["expiry"] = md["expiry"]  # what remains now, from the expiry time the CF kept
         body = report_data(md.get("report", []), int(reason), data)
         try:
-            await self.qm.mqi.put_system(reply_q, report_md, body, qmgr=reply_qmgr, conn=self.conn,
+            await self.qm.mqi.put_system(reply_q, reply_md, body, qmgr=reply_qmgr, conn=self.conn,
                                          keep_identity=True)
         except MQError as exc:
             if is_outage(exc):
                 raise
             log.warning("%s IGQ agent: exception report for %s cannot go to %s at %s (%s): dead-lettered",
                         self.qm.name, md.get("msg_id"), reply_q, reply_qmgr, exc.message)
-            await self.qm.expiry.dead_letter(report_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
+            await self.qm.expiry.dead_letter(reply_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
 
     async def transfer_now(self, wait_ms: int = 0) -> bool:
         """One transfer outside the loop (tests)."""
