@@ -27,7 +27,7 @@ from app.core.convert import convert_message
 from app.core.dynamic import parse_close_options
 from app.core.errors import BatchError, MQError
 from app.core.expiry import UNLIMITED, expiry_at, remaining_tenths
-from app.core.igq import IGQ_XMITQ, transmission_message
+from app.core.igq import IGQ_XMITQ, decrement_inner_expiry, transmission_message, waited_tenths
 from app.core.mqmd import (
     APPL_TYPE_CLIENT,
     APPL_TYPE_QMGR,
@@ -55,6 +55,7 @@ from app.core.options import (
 )
 from app.core.reasons import MQRC, CompCode
 from app.core.reports import report_code
+from app.core.userid import default_user_id
 from app.qmgr import namelists
 from app.qmgr.connection import AsyncPutStatus, Connection, ConnectionTable, Handle, QmgrHandle, connection_owner
 from app.qmgr.definitions import ResolvedQueue, queue_location, recoverable
@@ -84,7 +85,9 @@ class Mqi:
         # (peer recovery backed the work out), every other call MQRC_CONNECTION_BROKEN.
         self.broken: dict[str, tuple[bool, float]] = {}
         self.msg_ids = MsgIdGenerator(qm.name)
-        self._system = Connection(f"{qm.name}-SYSTEM", qm.name)  # not in the table: never reaped
+        # UserIdentifier is never blank (IBM): with authentication off, the configured or OS user
+        self.default_user = default_user_id(qm.settings.default_user)
+        self._system = Connection(f"{qm.name}-SYSTEM", qm.name, self.default_user)  # not in the table: never reaped
         self._reaper: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -111,7 +114,7 @@ class Mqi:
         if principal is not None and not security.may_set_context(principal):
             appl = principal.name[:28]  # PutApplName cannot be chosen without the context right
         hconn = f"{self.qm.name}-{secrets.token_hex(12)}"
-        conn = Connection(hconn, appl, principal.name if principal else "", principal,
+        conn = Connection(hconn, appl, principal.name if principal else self.default_user, principal,
                           owner=connection_owner.get())
         self.connections[hconn] = conn
         return conn
@@ -821,17 +824,23 @@ class Mqi:
         return source.saved_context
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
-                         conn: Connection | None = None, keep_context: bool = False) -> PutOutcome:
+                         conn: Connection | None = None, keep_context: bool = False,
+                         keep_identity: bool = False, arrival_reports: bool = True) -> PutOutcome:
         """A put by the queue manager itself (reports, events, trigger messages, dead letters):
         outside any unit of work with the queue manager's name as PutApplName, or inside the unit
         of work of ``conn`` (one of the queue manager's own agents, e.g. the IGQ agent). ``qmgr``
         names the queue's queue manager as an application's MQPUT1 would (through the group when
         it is another one); None: a queue of this queue manager. ``keep_context``: the context
-        fields of ``md`` are kept (MQPMO_SET_ALL_CONTEXT), e.g. a dead letter's original context."""
-        options = ["SYNCPOINT" if conn else "NO_SYNCPOINT", *(["SET_ALL_CONTEXT"] if keep_context else [])]
+        fields of ``md`` are kept (MQPMO_SET_ALL_CONTEXT), e.g. a dead letter's original context;
+        ``keep_identity``: its identity fields only (MQPMO_SET_IDENTITY_CONTEXT), e.g. a report's.
+        ``arrival_reports`` False: the queue is not the message's destination (a dead letter)."""
+        context = ["SET_ALL_CONTEXT"] if keep_context else ["SET_IDENTITY_CONTEXT"] if keep_identity else []
+        options = ["SYNCPOINT" if conn else "NO_SYNCPOINT", *context]
         pmo = parse_put_options(options)
         checked, warnings = validate_put_md(md, settable=pmo.settable)
-        call = PutCall(checked, data, pmo, warnings)
+        if keep_context:  # PutQMgr too: an output field no application sets
+            checked.put_qmgr = str(md.get("put_qmgr") or "")
+        call = PutCall(checked, data, pmo, warnings, arrival_reports=arrival_reports)
         resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self.resolve_target(queue, qmgr)
         return await self._put(conn or self._system, resolved, call, gen=None)
 
@@ -970,7 +979,9 @@ class Mqi:
                 priority=min(md.priority, 9), persistent=md.persistent,
                 msg_id=stored_md["msg_id"], correl_id=stored_md["correl_id"], md_json=orjson.dumps(stored_md),
                 body=stored_data,
-                expiry_at_ms=expiry_at(md.expiry, now), report=report_code(md.report, arrival=not resolved.remote),
+                expiry_at_ms=expiry_at(md.expiry, now),
+                report=report_code(md.report, arrival=call.arrival_reports and not resolved.remote,
+                                   xmit=bool(resolved.remote)),
                 report_qmgr=md.reply_to_qmgr, group=group)
             if pmo.syncpoint:
                 conn.uow_messages += 1  # MAXUMSGS
@@ -1041,12 +1052,14 @@ class Mqi:
         if md.reply_to_q and not md.reply_to_qmgr:
             md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
         now = self.qm.clock.now_ms()
-        md.backout_count, md.put_qmgr = 0, self.qm.name
         context = pmo.context
+        md.backout_count = 0
+        if context != "SET_ALL" or not md.put_qmgr:  # only the QM's own SET_ALL puts keep it (put_system)
+            md.put_qmgr = self.qm.name
         if context == "DEFAULT":  # the common case first: the queue manager's context
             md.put_appl_name, md.put_date_time = conn.appl_name, format_put_time(now)
             md.user_identifier = conn.user_id if user_id is None else user_id
-            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system or conn.qmgr_agent else APPL_TYPE_CLIENT
         else:
             self._put_context_fields(conn, md, context, passed, now)
         if md.coded_char_set_id == CCSID_Q_MGR:
@@ -1068,7 +1081,7 @@ class Mqi:
                 setattr(md, name, getattr(passed, name))
         if context in ("PASS_IDENTITY", "SET_IDENTITY"):  # origin context: the queue manager's
             md.put_appl_name, md.put_date_time = conn.appl_name, format_put_time(now)
-            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system or conn.qmgr_agent else APPL_TYPE_CLIENT
             md.appl_origin_data = ""
 
     def _gettable(self, handle: Handle, call: GetCall) -> int:
@@ -1405,7 +1418,7 @@ class Mqi:
                 status = await self.qm.cf.queue_status(handle.resolved.location)
                 out.update(live_counts(status, self.qm.name))
         if selected is None:
-            return out
+            return selectors.inquirable(out) if objtype != "QMGR" else out
         picked, missing = selectors.select(out, selectors.selector_list(selected), objtype)
         if missing:
             picked.update(completion_code=int(CompCode.WARNING), reason=int(MQRC.SELECTOR_NOT_FOR_TYPE),
@@ -1506,10 +1519,15 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     md = MQMD.from_dict(stored)
     md.backout_count = result.backout_count
     left = remaining_tenths(result.expiry_at_ms, now_ms)
+    put_expiry = md.expiry
     # Never more than was put: another QM's estimate of the group clock may run a little behind.
     md.expiry = left if md.expiry == UNLIMITED or left == UNLIMITED else min(md.expiry, left)
-    return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length,
-                      f"{result.msg_seq:032X}")
+    body, length = result.body, result.data_length
+    if md.format == "MQXMIT" and not result.truncated:  # document 003 note 9: the MQXQH's Expiry too
+        inner = decrement_inner_expiry(body, waited_tenths(put_expiry, md.expiry, md.put_date_time, now_ms))
+        if inner is not None:
+            body, length = inner, len(inner)
+    return GotMessage(md, body, length, result.truncated, call.buffer_length, f"{result.msg_seq:032X}")
 
 
 # MQSTAT_TYPE_ASYNC_ERROR 0, MQSTAT_TYPE_RECONNECTION 1, MQSTAT_TYPE_RECONNECTION_ERROR 2 (cmqc.h)
