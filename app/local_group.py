@@ -158,11 +158,8 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
         else:
             print(f"authentication is on: create users with qsg user add NAME --admin "
                   f"--database-url {database_url} --redis-url {redis_url}")
-            sample = False  # the sample definitions would need an administrator's credentials
         if sample:
-            httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, timeout=30, verify=verify)
-            for _, url in urls:
-                httpx.post(f"{url}/v1/admin/mqsc", json={"script": SAMPLE_QMGR_MQSC}, timeout=30, verify=verify)
+            _define_samples(urls, verify, database_url if auth == "on" else None, redis_url)
         gateway_url = f"{scheme}://127.0.0.1:{base_port - 1}"
         upstreams = ",".join(f"{name}={url}" for name, url in urls)
         procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(base_port - 1),
@@ -189,6 +186,39 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
         if redis_proc is not None:
             redis_proc.terminate()
             redis_proc.wait(timeout=10)
+
+
+def _define_samples(urls: list[tuple[str, str]], verify: ssl.SSLContext | bool, secured_db: str | None,
+                    redis_url: str) -> None:
+    """The sample definitions (made on first start; later starts find them defined). With
+    authentication on (``secured_db``: the repository) they are made as a temporary
+    administrator - a user with an API key only, deleted when they are done, the running
+    queue managers told at once - so the README's promise holds whatever ``--auth`` says."""
+    headers: dict[str, str] = {}
+    store, setup_user = None, f"qsg-up-setup-{os.urandom(4).hex()}"
+    if secured_db is not None:
+        from app.repository.db import make_engine
+        from app.repository.security import SecurityStore
+
+        store = SecurityStore(make_engine(secured_db))
+        store.add_user(setup_user, None, admin=True)
+        headers = {"X-API-Key": store.new_key(setup_user)}
+    try:
+        httpx.post(f"{urls[0][1]}/v1/admin/mqsc", json={"script": SAMPLE_MQSC}, headers=headers, timeout=30,
+                   verify=verify)
+        for _, url in urls:
+            httpx.post(f"{url}/v1/admin/mqsc", json={"script": SAMPLE_QMGR_MQSC}, headers=headers, timeout=30,
+                       verify=verify)
+    finally:
+        if store is not None:
+            import asyncio
+
+            from app.cf.group import publish_from_outside
+            from app.security.service import SECURITY_CHANGED
+
+            store.delete_user(setup_user)
+            # the queue managers forget the cached key now, not within QSG_AUTH_CACHE_S
+            asyncio.run(publish_from_outside(redis_url, store.qsgs(), SECURITY_CHANGED, 10))
 
 
 def _ready(url: str, verify: ssl.SSLContext | bool = True) -> bool:

@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     auth: Literal["on", "off"] = Field(
         "on", description="Authentication and authorization of every caller (on by default; 'off' only when "
                           "the operator says so)")
+    default_user: str = Field(
+        "", description="UserIdentifier (and DISPLAY CONN USERID) of connections while auth is off, and of the "
+                        "queue manager's own messages; empty = the operating-system user running the queue manager")
     auth_cache_s: float = Field(30.0, ge=0, description="How long a QM keeps a user or API key read from the "
                                                         "repository (REFRESH SECURITY empties it at once)")
     auth_fail_limit: int = Field(

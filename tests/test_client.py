@@ -167,10 +167,15 @@ def test_browse_and_truncation(group, connect):
     assert queue.get(None, pymqi.MD(), gmo) == b"second message"
     err = reason_of(lambda: queue.get(5, pymqi.MD(), pymqi.GMO(Options=NO_SYNC_GET)))
     assert (err.comp, err.reason) == (1, CMQC.MQRC_TRUNCATED_MSG_FAILED)  # IBM: a warning; left on the queue
+    assert (err.message, err.original_length) == (b"", len("first message"))  # pymqi's and ibmmq's shape
     gmo = pymqi.GMO(Options=NO_SYNC_GET | CMQC.MQGMO_ACCEPT_TRUNCATED_MSG)
     err = reason_of(lambda: queue.get(5, pymqi.MD(), gmo))
     assert (err.comp, err.reason) == (1, CMQC.MQRC_TRUNCATED_MSG_ACCEPTED)  # a warning, raised as pymqi does
     assert err.original_data == b"first"
+    # as pymqi and ibmmq raise it: the truncated data and the whole length, also through get()
+    assert (err.message, err.original_length) == (b"first", len("first message"))
+    assert (err.get("message"), err.get("original_length")) == (b"first", len("first message"))
+    assert "TRUNCATED_MSG_ACCEPTED" in str(err) and err.error_as_string() == err.errorAsString()
     assert queue.get(None, pymqi.MD(), pymqi.GMO(Options=NO_SYNC_GET)) == b"second message"
 
 

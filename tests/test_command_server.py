@@ -256,3 +256,15 @@ def test_standard_form_failure_names_the_parameter(group, connect):
     assert (reply.header.type, reply.header.comp_code, reply.header.reason) == (
         pcf.MQCFT_RESPONSE, 2, CMQCFC.MQRCCF_PARM_COUNT_TOO_SMALL)
     assert {p.parameter: p.value for p in reply.parameters} == {CMQCFC.MQIACF_PARAMETER_ID: CMQC.MQIA_Q_TYPE}
+
+
+def test_mqsc_display_where_shows_only_the_filter_attribute(group, connect):
+    """The command server runs MQSC as POST /v1/admin/mqsc does: a generic DISPLAY with WHERE
+    shows the name, TYPE, QSGDISP and the filter attribute, as z/OS answers it."""
+    qmgr = connect()
+    _request(qmgr, b"DEFINE QLOCAL(CMD.WHERE.Q) MAXDEPTH(4242) REPLACE", CMQC.MQFMT_STRING)
+    lines = [d.decode() for _, d in _request(qmgr, b"DISPLAY QLOCAL(CMD.WHERE.*) WHERE(MAXDEPTH EQ 4242)",
+                                            CMQC.MQFMT_STRING)]
+    (line,) = [line for line in lines if line.startswith("CSQM401I")]
+    assert "QUEUE(CMD.WHERE.Q)" in line and "MAXDEPTH(4242)" in line and "QSGDISP(QMGR)" in line
+    assert "DEFPSIST" not in line and "DESCR" not in line  # not every attribute

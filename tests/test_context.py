@@ -7,6 +7,7 @@ same (including the shapes of pymqi's and ibmmq's alternate_user_id / set_identi
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 import app.client as pymqi
 from app.client import CMQC
+from app.core.userid import mqmd_user_id
 from tests.support.mq import MQ, MQFailed, connections, mq_reason
 from tests.support.mqsc import shared_q
 from tests.support.pymqi_group import conn_name, reason_of
@@ -67,7 +69,8 @@ def test_default_context_is_the_queue_managers_whatever_the_md_says(group, conne
     for options in ([], ["DEFAULT_CONTEXT"]):
         md = put_then_get(connect("QM1", "SENDER"), connect("QM2"), q, options, dict(CONTEXT))
         assert md["put_appl_name"] == "SENDER" and md["put_appl_type"] == 6  # MQAT_UNIX
-        assert md["user_identifier"] == "" and md["accounting_token"] == "0" * 64  # no authentication here
+        # no authentication here: the user the QM's process runs as (IBM never leaves it blank)
+        assert md["user_identifier"] == mqmd_user_id(getpass.getuser()) and md["accounting_token"] == "0" * 64
         assert md["appl_identity_data"] == md["appl_origin_data"] == ""
         assert md["put_date_time"] != ORIGIN["put_date_time"] and md["put_qmgr"] == "QM1"
 
@@ -242,7 +245,8 @@ def test_alternate_user_with_security_off_names_the_user_identifier(group, conne
            {"object_name": q, "data": "z", "options": ["NO_SYNCPOINT", "ALTERNATE_USER_AUTHORITY"],
             "alternate_user_id": "put1app"})
     inq = m.open(q, ["INPUT_SHARED"])
-    assert [m.get(inq)["md"]["user_identifier"] for _ in range(3)] == ["payapp", "", "put1app"]
+    own = mqmd_user_id(getpass.getuser())  # the connection's own user: the QM process's
+    assert [m.get(inq)["md"]["user_identifier"] for _ in range(3)] == ["payapp", own, "put1app"]
 
 
 # ---- security on: context and alternate user authority (2035) -------------------------------------

@@ -115,16 +115,22 @@ def test_queue_full_refusal_and_event(group):
     assert live(group, q) == ("DISABLED", "ENABLED", "DISABLED")
 
 
-def test_a_disabled_coordinator_switches_but_issues_nothing(group):
+def test_a_disabled_coordinator_issues_nothing_but_the_enabled_others_do(group):
+    """Document 001: the coordinating QM with PERFMEV(DISABLED) issues no message itself but still
+    broadcasts the request; every other active QM with PERFMEV(ENABLED) issues its own (n from
+    1 to the number of active QMs), all with the coordinator's CorrelId."""
     q = shared_queue(group)
     qm3 = MQ(group.url("QM3"))
     h = qm3.open(q, ["OUTPUT"])
     for i in range(5):
         qm3.put(h, str(i))
     assert live(group, q) == ("DISABLED", "ENABLED", "ENABLED")  # the switch happened
-    take_events(group, "QM1", q, 0, wait_ms=500)
-    take_events(group, "QM2", q, 0, wait_ms=500)
+    (e1,) = take_events(group, "QM1", q, 1)
+    (e2,) = take_events(group, "QM2", q, 1)
     take_events(group, "QM3", q, 0, wait_ms=500)
+    assert e1["reason"] == e2["reason"] == 2224
+    assert e1["correl_id"] == e2["correl_id"] and e1["correl_id"] != "0" * 48
+    assert (e1["parameters"]["MsgEnqCount"], e2["parameters"]["MsgEnqCount"]) == (0, 0)  # null events
 
 
 def test_simultaneous_crossings_give_one_coordinated_set(group):

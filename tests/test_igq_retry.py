@@ -164,12 +164,17 @@ def group(make_cluster):
 
 def test_dead_letter_keeps_the_original_context_and_the_report_travels_through_the_group(group):
     """With DEADQ set the message is dead-lettered on the destination QM: the MQDLH names the
-    reason and destination, and the dead letter's MQMD keeps the original message's context
-    (PutApplName, UserIdentifier, PutDate/PutTime...), not the IGQ agent's. The exception report
-    it asked for travels back through the group to ReplyToQ at ReplyToQMgr (QM1)."""
+    reason and destination, and the dead letter's MQMD is the original message's (IBM: the same
+    as put by the original application but for Format): its context (PutApplName,
+    UserIdentifier, PutDate/PutTime, PutQMgr), not the IGQ agent's, and its report options,
+    COA and COD included - though the dead-letter queue, not being the destination, makes no
+    such report. The exception report it asked for travels back through the group to ReplyToQ
+    at ReplyToQMgr (QM1), made by IBM's rules for every queue-manager report (PASS_MSG_ID,
+    PASS_DISCARD_AND_EXPIRY, PutApplType MQAT_QMGR)."""
     sender = MQ(group.url("QM1"), "PAYROLL")
-    md = {"persistence": "PERSISTENT", "report": ["EXCEPTION_WITH_DATA"], "reply_to_q": "REPLY.Q",
-          "msg_id": "ab" * 24}
+    report = ["COA", "COD", "EXCEPTION_WITH_DATA", "PASS_DISCARD_AND_EXPIRY", "PASS_MSG_ID"]
+    md = {"persistence": "PERSISTENT", "report": report, "reply_to_q": "REPLY.Q", "msg_id": "ab" * 24,
+          "expiry": 36_000}
     sent = sender.put1("DEST.STUCK", "to the dead-letter queue", md=md, qmgr="QM2")["md"]
     assert sent["reply_to_qmgr"] == "QM1"
 
@@ -178,16 +183,24 @@ def test_dead_letter_keeps_the_original_context_and_the_report_travels_through_t
     header = json.loads(dead["data"])
     assert dead["md"]["format"] == "MQDEAD" and header["Reason"] == 2051 and header["DestQName"] == "DEST.STUCK"
     assert header["MsgDesc"]["msg_id"] == "ab" * 24
-    for field in ("put_appl_name", "user_identifier", "put_date_time"):
+    for field in ("put_appl_name", "user_identifier", "put_date_time", "put_qmgr", "report", "msg_id"):
         assert dead["md"].get(field) == sent.get(field), field
-    assert dead["md"]["put_appl_name"] == "PAYROLL"
+    assert dead["md"]["put_appl_name"] == "PAYROLL" and dead["md"]["put_qmgr"] == "QM1"
 
     reply = sender.open("REPLY.Q", ["INPUT_SHARED"])
-    report = sender.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
-    assert report["md"]["msg_type"] == "REPORT" and report["md"]["feedback"] == 2051
-    assert report["md"]["correl_id"] == "ab" * 24  # MQRO_COPY_MSG_ID_TO_CORREL_ID (the default)
-    assert report["md"]["put_qmgr"] == "QM2" and report["md"]["persistence"] == "PERSISTENT"
-    assert report["data"] == "to the dead-letter queue"  # WITH_DATA: the first 100 bytes
+    report_msg = sender.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    r = report_msg["md"]
+    assert r["msg_type"] == "REPORT" and r["feedback"] == 2051
+    assert r["correl_id"] == "ab" * 24  # MQRO_COPY_MSG_ID_TO_CORREL_ID (the default)
+    assert r["msg_id"] == "ab" * 24  # MQRO_PASS_MSG_ID
+    assert 0 < r["expiry"] <= 36_000  # MQRO_PASS_DISCARD_AND_EXPIRY: what remains, not unlimited
+    assert r["put_appl_type"] == 7 and r["put_qmgr"] == "QM2"  # MQAT_QMGR, as every QM report
+    assert r["persistence"] == "PERSISTENT" and r["format"] == "MQSTR"
+    assert report_msg["data"] == "to the dead-letter queue"  # WITH_DATA: the first 100 bytes
     with mq_reason(2033):  # one report, not a local copy on QM2 as well
         receiver.get(receiver.open("REPLY.Q", ["INPUT_SHARED"]), ["NO_SYNCPOINT"])
-
+    # No COA or COD for the dead letter's arrival on, or its get from, the dead-letter queue: a
+    # COA QM2 makes now for QM1 is queued after any such report, and is the next to arrive.
+    mark = receiver.put1("REPLY.Q", "sentinel", md={"report": ["COA"], "reply_to_q": "REPLY.Q",
+                                                     "reply_to_qmgr": "QM1"})["md"]
+    assert sender.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["md"]["correl_id"] == mark["msg_id"]

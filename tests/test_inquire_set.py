@@ -196,3 +196,42 @@ def test_mqset_reasons(group, connect):
     with mq_reason(2067):  # an alias queue has no trigger attributes
         m.set(ah, {"TRIGGER": True})
     m.set(ah, {"PUT": "DISABLED"})
+
+
+def test_event_switches_and_depth_limits_cannot_be_inquired_on_zos(group, connect):
+    """IBM, queue attributes QDepthHighEvent, QDepthHighLimit, QDepthLowEvent, QDepthLowLimit,
+    QDepthMaxEvent, QServiceInterval, QServiceIntervalEvent: "supported on z/OS, but the MQINQ
+    call cannot be used to determine its value" - 2067 by MQSC name, IBM name or number;
+    DISPLAY QLOCAL shows them."""
+    q = uniq("INQZ")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q}) QDPHIEV(ENABLED) QDEPTHHI(70)")
+    m = connect()
+    hobj = m.open(q, ["INQUIRE"])
+    for selector in ("QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV", "QSVCINT", "QDEPTHHI", "QDEPTHLO",
+                     "MQIA_Q_DEPTH_HIGH_EVENT", "MQIA_Q_DEPTH_HIGH_LIMIT", "40", "41", "42", "43", "44", "46", "54"):
+        with mq_reason(2067):
+            inq(m, hobj, selector)
+    with mq_reason(2067):  # one of them spoils the call, as any selector not valid does
+        inq(m, hobj, "MAXDEPTH,QDPHIEV")
+    assert "QDPHIEV" not in inq(m, hobj) and "QDEPTHHI" not in inq(m, hobj)  # nor among every attribute
+    shown = group.mqsc_ok("QM1", f"DISPLAY QLOCAL({q}) QDPHIEV QDEPTHHI")[0]["objects"][0]
+    assert (shown["QDPHIEV"], shown["QDEPTHHI"]) == ("ENABLED", 70)
+
+
+def test_mqset_takes_ibm_constants_by_name(group, connect):
+    """docs/api.md §7: MQSET values are MQSC words or IBM's constants (MQQA_*, MQTC_*, MQTT_*),
+    by value or by name; a constant of another attribute is a bad value (its reason)."""
+    q = uniq("SETC")
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({q})")
+    m = connect()
+    hobj = m.open(q, ["SET", "INQUIRE"])
+    m.set(hobj, {"MQIA_INHIBIT_PUT": "MQQA_PUT_INHIBITED", "GET": "MQQA_GET_INHIBITED",
+                 "TRIGTYPE": "MQTT_DEPTH", "TRIGGER": "MQTC_ON"})
+    assert inq(m, hobj, "PUT,GET,TRIGTYPE,TRIGGER") == {"PUT": "DISABLED", "GET": "DISABLED",
+                                                        "TRIGTYPE": "DEPTH", "TRIGGER": "TRIGGER"}
+    m.set(hobj, {"PUT": "MQQA_PUT_ALLOWED", "MQIA_TRIGGER_CONTROL": "mqtc_off"})
+    assert inq(m, hobj, "PUT,TRIGGER") == {"PUT": "ENABLED", "TRIGGER": "NOTRIGGER"}
+    with mq_reason(2020):
+        m.set(hobj, {"GET": "MQQA_PUT_INHIBITED"})
+    with mq_reason(2078):
+        m.set(hobj, {"TRIGTYPE": "MQTC_ON"})

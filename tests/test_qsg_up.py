@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import socket
 import subprocess
 import sys
+
+import httpx
 
 from tests.support.mq import MQ
 
@@ -103,3 +106,42 @@ def _free_block_at(base: int, n: int) -> bool:
     finally:
         for s in socks:
             s.close()
+
+
+def test_qsg_up_with_authentication_on_still_makes_the_sample_definitions(tmp_path):
+    """README: on first start `qsg up` defines APPL1, APP.SHARED.Q and SYSTEM.DEAD.LETTER.QUEUE
+    (each QM's DEADQ) - with --auth on too, as a temporary administrator that is gone afterwards."""
+    base = _free_block(3)
+    workdir = tmp_path / "qsg"
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--dir", str(workdir), "--qmgrs", "2",
+                             "--base-port", str(base + 1), "--auth", "on"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:  # the URLs are printed once the sample definitions are made
+            lines.append(line)
+            if line.strip().startswith("QM2") or "qsg up:" in line:
+                break
+        urls = {ln.split()[0]: next(w for w in ln.split() if w.startswith("http"))
+                for ln in lines if ln.strip().startswith("QM")}
+        assert set(urls) == {"QM1", "QM2"}, "".join(lines)
+        env = {**os.environ, "QSG_DATABASE_URL": f"sqlite:///{(workdir / 'qsg.db').resolve()}"}
+        env.pop("QSG_REDIS_URL", None)
+        cli = [sys.executable, "-m", "app.cli", "user"]
+        added = subprocess.run([*cli, "add", "admin", "--admin", "--password-stdin"], input="pw-admin\n", env=env,
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        users = subprocess.run([*cli, "list"], env=env, capture_output=True, text=True, timeout=60).stdout
+        assert users.split() == ["admin", "ADMIN"]  # the temporary administrator is gone
+        for qm, url in urls.items():
+            r = httpx.post(f"{url}/v1/admin/mqsc", auth=("admin", "pw-admin"), timeout=30,
+                           json={"script": "DISPLAY QMGR DEADQ\nDISPLAY QUEUE(*) TYPE(QLOCAL) WHERE(QUEUE LK APP.*)\n"
+                                           "DISPLAY QLOCAL(SYSTEM.DEAD.LETTER.QUEUE)\nDISPLAY CFSTRUCT(APPL1)"})
+            deadq, app_q, dlq, appl1 = r.json()["results"]
+            assert deadq["objects"][0]["DEADQ"] == "SYSTEM.DEAD.LETTER.QUEUE", qm
+            assert [o["QUEUE"] for o in app_q["objects"]] == ["APP.SHARED.Q"], qm
+            assert dlq["completion_code"] == 0 and appl1["completion_code"] == 0, qm
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0

@@ -111,6 +111,24 @@ def test_cod_at_a_destructive_get_never_a_browse(group):
     assert got["md"]["put_qmgr"] == "QM1"  # sent by QM1, which took it from the shared structure
 
 
+def test_reports_carry_the_original_identity_context(group):
+    """IBM: a report the queue manager makes carries the user context of the message it reports
+    on (UserIdentifier, AccountingToken, ApplIdentityData); its origin context is the QM's."""
+    m = MQ(group.url("QM1"), "IDAPP")
+    hreply = m.open("REPLY.QM1", ["INPUT_SHARED"])
+    q = shared_q(group)
+    identity = {"user_identifier": "ALICE", "appl_identity_data": "ORDER-42", "accounting_token": "ab" * 32}
+    m.put1(q, "x", md={"report": ["COA", "COD"], "reply_to_q": "REPLY.QM1", **identity},
+           options=["NO_SYNCPOINT", "SET_IDENTITY_CONTEXT"])
+    other = MQ(group.url("QM2"))
+    other.get(other.open(q, ["INPUT_SHARED"]))
+    for feedback in (259, 260):
+        r = next_report(m, hreply)["md"]
+        assert r["feedback"] == feedback
+        assert {k: r[k] for k in identity} == identity
+        assert (r["put_appl_type"], r["put_appl_name"], r["put_qmgr"]) == (7, "QM1", "QM1")
+
+
 def test_cod_under_syncpoint_only_when_the_unit_of_work_commits(group):
     m = MQ(group.url("QM1"))
     hreply = m.open("REPLY.QM1", ["INPUT_SHARED"])

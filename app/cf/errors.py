@@ -48,6 +48,15 @@ class TruncatedMessageError(MQError):
         self.persistent = persistent
         self.cursor = cursor
 
+    def to_body(self) -> dict[str, object]:
+        """The error body with ``data_length``: IBM's MQGET returns DataLength with 2080, which
+        a client needs to get the message with a buffer that fits (pymqi's ``original_length``)."""
+        body = super().to_body()
+        error = body["error"]
+        assert isinstance(error, dict)
+        error["data_length"] = self.data_length
+        return body
+
 
 class FencedError(MQError):
     """MQRC_CONNECTION_BROKEN: this incarnation of the queue manager lost its place in the group

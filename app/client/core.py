@@ -48,25 +48,39 @@ _COMP_NAMES = {CMQC.MQCC_OK: "OK", CMQC.MQCC_WARNING: "WARNING", CMQC.MQCC_FAILE
 class MQMIError(Error):
     """An MQI call that did not complete, with IBM's completion and reason codes.
 
-    ``comp`` and ``reason`` as in pymqi; ``message`` is the queue manager's explanation. A
-    warning (``comp == MQCC_WARNING``) is raised too, as pymqi does; for a truncated message
-    accepted, ``original_data`` holds the part that was returned.
+    ``comp`` and ``reason`` as in pymqi and ibmmq; ``explanation`` is the queue manager's text.
+    A warning (``comp == MQCC_WARNING``) is raised too, as pymqi does. Keyword arguments become
+    attributes, read directly or with ``get(name)`` as ibmmq's are: for a truncated message
+    (2079 accepted, 2080 failed) ``message`` is the data returned (the truncated part; empty
+    for 2080) and ``original_length`` the message's whole length, as pymqi and ibmmq shape it;
+    ``original_data`` is the same data (this client's older name). For every other error
+    ``message`` is the explanation.
     """
 
-    def __init__(self, comp: int, reason: int, message: str = "", original_data: bytes | None = None) -> None:
+    def __init__(self, comp: int, reason: int, explanation: str = "", original_data: bytes | None = None,
+                 **kw: Any) -> None:
         self.comp = comp
         self.reason = reason
-        self.message = message
+        self.explanation = explanation
+        self.message: Any = explanation
         self.original_data = original_data
+        for key, value in kw.items():
+            setattr(self, key, value)
         super().__init__(self.errorAsString())
+
+    def get(self, key: str) -> Any:
+        """An attribute the error carries (ibmmq: ``e.get('original_length')``)."""
+        return getattr(self, key)
 
     def errorAsString(self) -> str:  # noqa: N802 - pymqi's name
         """``MQI Error. Comp: 2, Reason 2033: FAILED: MQRC_NO_MSG_AVAILABLE``, as pymqi words it."""
         name = _REASON_NAMES.get(self.reason, f"MQRC_{self.reason}")
         return f"MQI Error. Comp: {self.comp}, Reason {self.reason}: {_COMP_NAMES.get(self.comp, self.comp)}: {name}"
 
+    error_as_string = errorAsString  # ibmmq's name
+
     def __str__(self) -> str:
-        return self.errorAsString() + (f" ({self.message})" if self.message else "")
+        return self.errorAsString() + (f" ({self.explanation})" if self.explanation else "")
 
 
 # ---- MQI structures ----------------------------------------------------------------------------
@@ -641,7 +655,8 @@ def get_result(result: dict[str, Any], md: MD, gmo: GMO) -> bytes:
     if result.get("msg_token"):
         gmo.MsgToken = bytes.fromhex(result["msg_token"])
     if result.get("completion_code"):
-        raise MQMIError(result["completion_code"], result["reason"], result.get("message", ""), original_data=data)
+        raise MQMIError(result["completion_code"], result["reason"], result.get("message", ""), original_data=data,
+                        message=data, original_length=int(result.get("data_length", len(data))))
     return data
 
 
@@ -661,6 +676,9 @@ def error_of(response: Reply) -> MQMIError | None:
         return None
     try:
         err = response.json()["error"]
+        if "data_length" in err:  # 2080: nothing returned, and the length a buffer needs (as pymqi)
+            return MQMIError(int(err["completion_code"]), int(err["reason"]), str(err.get("message", "")),
+                             message=b"", original_length=int(err["data_length"]))
         return MQMIError(int(err["completion_code"]), int(err["reason"]), str(err.get("message", "")))
     except (ValueError, KeyError, TypeError):
         return MQMIError(CMQC.MQCC_FAILED, CMQC.MQRC_UNEXPECTED_ERROR,

@@ -26,13 +26,17 @@ class PutCall:
     """An MQPUT or MQPUT1: the message descriptor, the data and the put-message options.
     ``warnings`` are those found when the MQMD was validated (reported with the outcome).
     ``context`` is MQPMO Context: the object handle (hobj) whose last got message's context a
-    PASS_IDENTITY_CONTEXT / PASS_ALL_CONTEXT put passes; None when not given."""
+    PASS_IDENTITY_CONTEXT / PASS_ALL_CONTEXT put passes; None when not given.
+    ``arrival_reports``: see below."""
 
     md: MQMD
     data: bytes
     pmo: PutOptions
     warnings: list[Warning] = field(default_factory=list)
     context: str | None = None
+    # False for a queue manager's put of a message to a queue that is not its destination (a
+    # dead letter): its MQMD keeps the COA/COD options, but no such report is made there.
+    arrival_reports: bool = True
 
 
 @dataclass(frozen=True, slots=True)

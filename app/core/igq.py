@@ -6,7 +6,10 @@ serialized as JSON by the caller)."""
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
+
+from app.core.reports import put_time_ms
 
 IGQ_XMITQ = "SYSTEM.QSG.TRANSMIT.QUEUE"
 
@@ -25,3 +28,52 @@ def transmission_message(md: dict[str, Any], data: bytes, remote_q: str,
               "MsgDesc": md, "MsgData": base64.b64encode(data).decode()}
     xmit_md = {**md, "format": "MQXMIT", "correl_id": igq_correl_id(remote_qmgr)}
     return xmit_md, header
+
+
+def decrement_inner_expiry(body: bytes, elapsed_tenths: int) -> bytes | None:
+    """The MQXQH of a transmission-queue message as MQGET returns it (document 003, note 9): the
+    queue manager decrements both Expiry fields - the MQMD's and the one in the MsgDesc within
+    the MQXQH - by the time the message waited on the queue; the inner one is set to zero
+    when that time has elapsed (it may have been put smaller than the outer one). None when
+    there is nothing to change: the data is no (whole) MQXQH, which is no error, or its
+    expiry is unlimited."""
+    if elapsed_tenths <= 0:
+        return None
+    try:
+        header = json.loads(body)
+    except ValueError:  # not JSON (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        return None  # "No error is raised if the message data is not long enough"
+    inner = header.get("MsgDesc") if isinstance(header, dict) else None
+    if not isinstance(inner, dict):
+        return None
+    expiry = inner.get("expiry")
+    if not isinstance(expiry, int) or isinstance(expiry, bool) or expiry <= 0:
+        return None  # MQEI_UNLIMITED (-1), or nothing left to decrement
+    inner["expiry"] = max(0, expiry - elapsed_tenths)
+    return json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def waited_tenths(put_expiry: int, left: int, put_date_time: str, now_ms: int) -> int:
+    """How long (tenths) a message waited on its queue: what its Expiry lost, or, for one put
+    with MQEI_UNLIMITED, the time since its put."""
+    if put_expiry > 0 and left > 0:
+        return put_expiry - left
+    put_ms = put_time_ms(put_date_time)
+    return 0 if put_ms is None else max(0, int(now_ms - put_ms) // 100)
+
+
+def expired_application_message(md: dict[str, Any], data: bytes) -> tuple[dict[str, Any], bytes]:
+    """What an expiration report on a message discarded from a transmission queue describes:
+    the application's message within the MQXQH (its MQMD and its data, which the report then
+    carries as its own options ask), not the transmission header. A message that is no MQXQH
+    (not MQXMIT, or data that is not one) is described as it is."""
+    if md.get("format") != "MQXMIT":
+        return md, data
+    try:
+        header = json.loads(data)
+        inner, inner_data = header["MsgDesc"], base64.b64decode(header["MsgData"], validate=True)
+    except (KeyError, TypeError, ValueError):
+        return md, data
+    if not isinstance(inner, dict):
+        return md, data
+    return inner, inner_data

@@ -73,8 +73,6 @@ SELECTORS: tuple[Selector, ...] = (
     _s("MQIA_TRIGGER_MSG_PRIORITY", 26, "TRIGMPRI"),
     _s("MQIA_TRIGGER_TYPE", 28, "TRIGTYPE"),
     _s("MQIA_TRIGGER_DEPTH", 29, "TRIGDPTH"),
-    _s("MQIA_Q_DEPTH_HIGH_LIMIT", 40, "QDEPTHHI"),
-    _s("MQIA_Q_DEPTH_LOW_LIMIT", 41, "QDEPTHLO"),
     _s("MQIA_INDEX_TYPE", 57, "INDXTYPE"),
     _s("MQIA_QSG_DISP", 63, "QSGDISP"),
     _s("MQIA_DEF_PUT_RESPONSE_TYPE", 184, "DEFPRESP"),
@@ -124,6 +122,22 @@ SELECTORS: tuple[Selector, ...] = (
     _s("MQCA_ALTERATION_TIME", 2028, "ALTTIME", 8, NAMELIST),
 )
 
+#: Queue attributes z/OS has but MQINQ cannot inquire (IBM's queue attribute pages: "This
+#: attribute is supported on z/OS, but the MQINQ call cannot be used to determine its value"):
+#: the depth and service-interval event switches and their limits. By IBM name, number or MQSC
+#: name they answer 2067; DISPLAY QLOCAL shows them.
+NOT_INQUIRABLE_ON_ZOS: tuple[Selector, ...] = (
+    _s("MQIA_Q_DEPTH_HIGH_LIMIT", 40, "QDEPTHHI"),
+    _s("MQIA_Q_DEPTH_LOW_LIMIT", 41, "QDEPTHLO"),
+    _s("MQIA_Q_DEPTH_MAX_EVENT", 42, "QDPMAXEV"),
+    _s("MQIA_Q_DEPTH_HIGH_EVENT", 43, "QDPHIEV"),
+    _s("MQIA_Q_DEPTH_LOW_EVENT", 44, "QDPLOEV"),
+    _s("MQIA_Q_SERVICE_INTERVAL_EVENT", 46, "QSVCIEV"),
+    _s("MQIA_Q_SERVICE_INTERVAL", 54, "QSVCINT"),
+)
+_NOT_INQUIRABLE = {key: sel for sel in NOT_INQUIRABLE_ON_ZOS for key in (sel.ibm, str(sel.number), sel.mqsc)}
+_NOT_INQUIRABLE_MQSC = frozenset(sel.mqsc for sel in NOT_INQUIRABLE_ON_ZOS)
+
 _BY_IBM = {s.ibm: s for s in SELECTORS}
 _BY_NUMBER: dict[int, list[Selector]] = {}
 for _sel in SELECTORS:
@@ -167,6 +181,10 @@ def resolve(token: Any, objtype: str) -> tuple[str, int | None]:
     2067 for a selector not supported or not for this kind of object."""
     kind = _kind(objtype)
     text = str(token).strip().upper()
+    zos_only = _NOT_INQUIRABLE.get(text)
+    if zos_only is not None and kind == QUEUE:
+        raise MQError(MQRC.SELECTOR_ERROR, f"{zos_only.ibm} ({zos_only.mqsc}) is supported on z/OS but cannot "
+                                           f"be inquired by MQINQ; DISPLAY QLOCAL shows it")
     if text.lstrip("-").isdigit():
         found = [s for s in _BY_NUMBER.get(int(text), []) if kind in s.kinds]
         if not found:
@@ -196,6 +214,12 @@ def _catalogue_length(name: str, kind: str) -> int | None:
 
 def _what(kind: str) -> str:
     return {QMGR: "queue manager", NAMELIST: "namelist"}.get(kind, "queue")
+
+
+def inquirable(shown: dict[str, Any]) -> dict[str, Any]:
+    """Every attribute MQINQ answers of a queue (no selectors given): its display less those
+    z/OS's MQINQ cannot inquire (``NOT_INQUIRABLE_ON_ZOS``)."""
+    return {name: value for name, value in shown.items() if name not in _NOT_INQUIRABLE_MQSC}
 
 
 def select(shown: dict[str, Any], tokens: Iterable[Any], objtype: str) -> tuple[dict[str, Any], list[str]]:
@@ -229,10 +253,26 @@ _IBM_VALUES: dict[str, dict[int, str]] = {
 }
 
 
+#: IBM's constants by name (cmqc.h), for the attribute each is a value of: MQSET takes
+#: ``"MQQA_PUT_INHIBITED"`` as it takes 1 (docs/api.md §7).
+_CONSTANTS: dict[str, dict[str, int]] = {
+    "GET": {"MQQA_GET_ALLOWED": 0, "MQQA_GET_INHIBITED": 1},
+    "PUT": {"MQQA_PUT_ALLOWED": 0, "MQQA_PUT_INHIBITED": 1},
+    "TRIGGER": {"MQTC_OFF": 0, "MQTC_ON": 1},
+    "TRIGTYPE": {"MQTT_NONE": 0, "MQTT_FIRST": 1, "MQTT_EVERY": 2, "MQTT_DEPTH": 3},
+}
+
+
 def set_keyword(name: str, value: Any) -> tuple[str, str | None]:
     """One MQSET change as the MQSC keyword the workflow applies; IBM's reason for a bad value.
-    Values are MQSC words, or IBM's integer constants (MQQA_*, MQTC_*, MQTT_*)."""
+    Values are MQSC words, or IBM's constants (MQQA_*, MQTC_*, MQTT_*) by value or by name; a
+    constant of another attribute (MQQA_PUT_INHIBITED for GET) is a bad value."""
     reason = SETTABLE[name]
+    if isinstance(value, str) and value.strip().upper().startswith(("MQQA_", "MQTC_", "MQTT_")):
+        constant = value.strip().upper()
+        if constant not in _CONSTANTS.get(name, {}):
+            raise MQError(reason, f"{constant} is not a value of {name}")
+        value = _CONSTANTS[name][constant]
     if name == "TRIGGER":
         if isinstance(value, bool) or value in (0, 1):  # MQTC_OFF 0, MQTC_ON 1
             return ("TRIGGER" if value else "NOTRIGGER"), None

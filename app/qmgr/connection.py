@@ -111,6 +111,9 @@ class Connection:
     # Messages put and got under syncpoint in the current unit of work (MAXUMSGS, MQRC 2024).
     uow_messages: int = 0
     async_status: AsyncPutStatus | None = None  # MQSTAT: made at the first asynchronous put
+    # One of the queue manager's own agents (the IGQ agent): what it puts is the queue
+    # manager's, PutApplType MQAT_QMGR, as the queue manager's own puts are.
+    qmgr_agent: bool = False
 
     @property
     def open_handles(self) -> int:

@@ -3,7 +3,7 @@
 The coupling facility switches a queue's event attributes atomically with the put or get that
 fired the event and tells this QM (``CouplingFacility.on_event``). For a shared queue this QM
 is then the coordinating queue manager: if it has PERFMEV(ENABLED) it issues its own event
-message with a new CorrelId and broadcasts a request carrying that CorrelId; every other active
+message with a new CorrelId; in any case it broadcasts a request carrying that CorrelId; every other active
 QM with PERFMEV(ENABLED) answers with its own event message (its statistics since its last
 event message or RESET QSTATS; zeros when it did nothing: the null event). A private queue's
 event is this QM's alone. Event messages go to the issuing QM's SYSTEM.ADMIN.PERFM.EVENT;
@@ -65,12 +65,17 @@ class EventService:
         task.add_done_callback(self._pending.discard)
 
     async def _coordinate(self, loc: QueueLocation, reason: int) -> None:
-        if not self.enabled():
-            return  # the switch has happened in the CF; a disabled QM issues nothing
         shared = ".CF." in loc.tag
+        if not shared and not self.enabled():
+            return  # a private queue's event is this QM's alone (its CF switch did not happen either)
         correl_id = self.qm.mqi.msg_ids.next() if shared else NO_ID
         try:
-            await self.issue(loc, reason, correl_id)
+            # A coordinating QM with PERFMEV(DISABLED) issues no message of its own but still
+            # broadcasts the request (document 001, docs/ibm-rules.md §2.3): the enabled others
+            # issue theirs, so an event on a shared queue yields 1 to N messages, never none
+            # while some active QM is enabled.
+            if self.enabled():
+                await self.issue(loc, reason, correl_id)
             if shared:
                 await self.qm.broadcaster.publish({"kind": "perfm", "tag": loc.tag, "queue": loc.name,
                                                    "reason": reason, "correl_id": correl_id})

@@ -29,9 +29,10 @@ from app.cf import keys
 from app.cf.leases import scanner_lease
 from app.core.errors import MQError
 from app.core.expiry import expiration_report
+from app.core.igq import expired_application_message
 from app.core.names import matches
 from app.core.reasons import MQFB, MQRC, OUTAGE_REASONS
-from app.core.reports import report_md, without_arrival_delivery
+from app.core.reports import report_data, report_md
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
 
@@ -142,13 +143,15 @@ class ExpiryService:
         nor dead-letter; a coupling-facility outage is raised instead (the caller keeps it)."""
         now = self.qm.clock.now_ms()
         if feedback == MQFB.EXPIRATION:
+            original, data = expired_application_message(original, data)
+            data = report_data(original.get("report", []), feedback, data)
             md = expiration_report(original, self.qm.mqi.msg_ids.next(), now)
         else:
             md = report_md(original, feedback, self.qm.mqi.msg_ids.next(), now)
         queue = original.get("reply_to_q", "")
         reply_qmgr = str(original.get("reply_to_qmgr") or "").strip()
         try:
-            await self.qm.mqi.put_system(queue, md, data, qmgr=reply_qmgr or None)
+            await self.qm.mqi.put_system(queue, md, data, qmgr=reply_qmgr or None, keep_identity=True)
         except MQError as exc:
             if exc.reason in OUTAGE_REASONS:
                 raise
@@ -192,12 +195,13 @@ class ExpiryService:
                   "DestQMgrName": dest_qmgr, "Format": md.get("format", ""), "PutApplName": self.qm.name,
                   "PutDateTime": now, "MsgDesc": md,
                   "MsgData": base64.b64encode(data).decode()}
-        # The dead-letter queue is not the message's destination: its copy there makes no
-        # COA or COD report (the original MQMD travels whole in the header). The copy keeps the
-        # original's context (put by the queue manager with all context set, as IBM's dead-letter
-        # handling does), not the context of whoever moved it there (the IGQ agent).
-        dead_md = {**md, "format": "MQDEAD", "report": without_arrival_delivery(md.get("report", []))}
-        await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn, keep_context=True)
+        # IBM: the dead letter's MQMD is the original's (report options and context, PutQMgr
+        # included: put with all context set, as IBM's dead-letter handling does), but for its
+        # Format; the dead-letter queue is not the message's destination, so no COA or COD is
+        # made there (one is, when a dead-letter handler forwards it to its destination).
+        dead_md = {**md, "format": "MQDEAD"}
+        await self.qm.mqi.put_system(deadq, dead_md, orjson.dumps(header), conn=conn, keep_context=True,
+                                     arrival_reports=False)
 
     # ---- scanning -----------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ from app.core.errors import MQError
 from app.core.expiry import remaining_tenths
 from app.core.igq import IGQ_XMITQ, igq_correl_id
 from app.core.reasons import MQRC, OUTAGE_REASONS
-from app.core.reports import report_code
+from app.core.reports import report_code, report_data, report_md
 from app.qmgr.connection import Connection
 from app.qmgr.definitions import queue_location
 from app.qmgr.tasks import stop_task
@@ -92,7 +92,7 @@ class IgqAgent:
         self.retry_reason = ""  # why the agent is in retry (shown while it is)
         self.restarts = 0  # abnormal ends recovered (CSQM067E)
         self.delivered = 0
-        self.conn = Connection(f"{qm.name}-IGQAGENT", "CSQMIGQA")  # the agent's own unit of work
+        self.conn = Connection(f"{qm.name}-IGQAGENT", "CSQMIGQA", qmgr_agent=True)  # the agent's own unit of work
         self._committing = False  # the unit of work is being committed: finish it, never back it out
         self._stopping = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -323,20 +323,21 @@ class IgqAgent:
         if not report & EXCEPTION_REPORTS or not reply_q:
             return
         reply_qmgr = str(md.get("reply_to_qmgr") or "").strip() or self.qm.name
-        report_md = {"msg_type": "REPORT", "feedback": int(reason),
-                     "correl_id": md.get("correl_id") if "PASS_CORREL_ID" in report else md["msg_id"],
-                     "priority": int(md.get("priority", 0)), "persistence": md.get("persistence", "NOT_PERSISTENT"),
-                     "format": md.get("format", "") if report - {"EXCEPTION"} else ""}
-        body = data if "EXCEPTION_WITH_FULL_DATA" in report else \
-            data[:100] if "EXCEPTION_WITH_DATA" in report else b""
+        # IBM's report rules, as for the other reports (PASS_MSG_ID, PASS_CORREL_ID,
+        # PASS_DISCARD_AND_EXPIRY), the feedback being the reason it could not be delivered
+        reply_md = report_md(md, int(reason), self.qm.mqi.msg_ids.next(), self.qm.clock.now_ms())
+        if "PASS_DISCARD_AND_EXPIRY" in report:
+            reply_md["expiry"] = md["expiry"]  # what remains now, from the expiry time the CF kept
+        body = report_data(md.get("report", []), int(reason), data)
         try:
-            await self.qm.mqi.put_system(reply_q, report_md, body, qmgr=reply_qmgr, conn=self.conn)
+            await self.qm.mqi.put_system(reply_q, reply_md, body, qmgr=reply_qmgr, conn=self.conn,
+                                         keep_identity=True)
         except MQError as exc:
             if is_outage(exc):
                 raise
             log.warning("%s IGQ agent: exception report for %s cannot go to %s at %s (%s): dead-lettered",
                         self.qm.name, md.get("msg_id"), reply_q, reply_qmgr, exc.message)
-            await self.qm.expiry.dead_letter(report_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
+            await self.qm.expiry.dead_letter(reply_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
 
     async def transfer_now(self, wait_ms: int = 0) -> bool:
         """One transfer outside the loop (tests)."""

@@ -92,7 +92,8 @@ class SystemPuts(Protocol):
     msg_ids: MsgIdGenerator
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
-                         conn: Connection | None = None, keep_context: bool = False) -> PutOutcome: ...
+                         conn: Connection | None = None, keep_context: bool = False,
+                         keep_identity: bool = False, arrival_reports: bool = True) -> PutOutcome: ...
 
 
 class AgentMqi(SystemPuts, Protocol):

@@ -186,10 +186,11 @@ _ALWAYS_SHOWN = ("TYPE", "CHLTYPE", "QSGDISP", "QMNAME")
 
 def select_attributes(cmd: Command, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """DISPLAY ... attr attr: IBM returns the object's name, its TYPE and QSGDISP where the object
-    has them, and only the attributes asked for (plus the one WHERE tests); ALL or no attribute
-    names return every attribute. An attribute no row has is a syntax error, as in MQSC."""
+    has them, and only the attributes asked for (plus the one WHERE tests, also when none is
+    asked for); ALL, or neither attribute names nor WHERE, return every attribute. An attribute
+    no row has is a syntax error, as in MQSC."""
     asked = [k.name for k in cmd.keywords if k.value is None and k.name not in _NOT_ATTRIBUTES]
-    if not asked or cmd.has("ALL") or not rows:
+    if (not asked and not cmd.has("WHERE")) or cmd.has("ALL") or not rows:
         return rows
     known = set().union(*(row.keys() for row in rows))
     unknown = [name for name in asked if name not in known]

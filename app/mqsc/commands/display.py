@@ -214,6 +214,9 @@ def _last_use(prefix: str, ms: int) -> dict[str, str]:
 
 
 _WHERE = re.compile(r"^\s*([A-Z0-9]+)\s+(EQ|NE|GT|LT|GE|LE|LK|NL)\s+(.+?)\s*$", re.IGNORECASE)
+# IBM (DISPLAY QUEUE, WHERE): "you cannot use the CMDSCOPE, QDPHIEV, QDPLOEV, QDPMAXEV, QSGDISP,
+# or QSVCIEV parameters as filter keywords" (DISPLAY PROCESS and the others: CMDSCOPE, QSGDISP).
+_NOT_FILTERS = frozenset({"CMDSCOPE", "QSGDISP", "QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV"})
 
 
 def _parse_where(cmd: Command):
@@ -226,6 +229,8 @@ def _parse_where(cmd: Command):
         raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
                       "WHERE needs (attribute operator value), e.g. WHERE(CURDEPTH GT 0)")
     attr, op, raw = m.group(1).upper(), m.group(2).upper(), m.group(3).strip("'")
+    if attr in _NOT_FILTERS:
+        raise MQError(MQRC.MQRCCF_FILTER_ERROR, f"{attr} cannot be used as a filter keyword in WHERE")
 
     def test(row: dict[str, Any]) -> bool:
         if attr not in row:

@@ -42,7 +42,7 @@ class Attributes(Batches):
                 status = await self.qm.cf.queue_status(handle.resolved.location)
                 out.update(live_counts(status, self.qm.name))
         if selected is None:
-            return out
+            return selectors.inquirable(out) if objtype != "QMGR" else out
         picked, missing = selectors.select(out, selectors.selector_list(selected), objtype)
         if missing:
             picked.update(completion_code=int(CompCode.WARNING), reason=int(MQRC.SELECTOR_NOT_FOR_TYPE),

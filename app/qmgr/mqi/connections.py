@@ -51,7 +51,7 @@ class Connections(Handles):
         if principal is not None and not security.may_set_context(principal):
             appl = principal.name[:28]  # PutApplName cannot be chosen without the context right
         hconn = f"{self.qm.name}-{secrets.token_hex(12)}"
-        conn = Connection(hconn, appl, principal.name if principal else "", principal,
+        conn = Connection(hconn, appl, principal.name if principal else self.default_user, principal,
                           owner=connection_owner.get())
         self.connections[hconn] = conn
         return conn

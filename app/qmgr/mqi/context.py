@@ -90,12 +90,14 @@ class PutContext(Connections):
         if md.reply_to_q and not md.reply_to_qmgr:
             md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
         now = self.qm.clock.now_ms()
-        md.backout_count, md.put_qmgr = 0, self.qm.name
         context = pmo.context
+        md.backout_count = 0
+        if context != "SET_ALL" or not md.put_qmgr:  # only the QM's own SET_ALL puts keep it (put_system)
+            md.put_qmgr = self.qm.name
         if context == "DEFAULT":  # the common case first: the queue manager's context
             md.put_appl_name, md.put_date_time = conn.appl_name, format_put_time(now)
             md.user_identifier = conn.user_id if user_id is None else user_id
-            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system or conn.qmgr_agent else APPL_TYPE_CLIENT
         else:
             self._put_context_fields(conn, md, context, passed, now)
         if md.coded_char_set_id == CCSID_Q_MGR:
@@ -117,7 +119,7 @@ class PutContext(Connections):
                 setattr(md, name, getattr(passed, name))
         if context in ("PASS_IDENTITY", "SET_IDENTITY"):  # origin context: the queue manager's
             md.put_appl_name, md.put_date_time = conn.appl_name, format_put_time(now)
-            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system else APPL_TYPE_CLIENT
+            md.put_appl_type = APPL_TYPE_QMGR if conn is self._system or conn.qmgr_agent else APPL_TYPE_CLIENT
             md.appl_origin_data = ""
 
 

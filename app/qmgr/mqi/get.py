@@ -14,6 +14,7 @@ from app.core.calls import GetCall, GotMessage
 from app.core.convert import convert_message
 from app.core.errors import MQError
 from app.core.expiry import UNLIMITED, remaining_tenths
+from app.core.igq import decrement_inner_expiry, waited_tenths
 from app.core.mqmd import CCSID_Q_MGR, MQMD
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection, Handle
@@ -179,7 +180,12 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     md = MQMD.from_dict(stored)
     md.backout_count = result.backout_count
     left = remaining_tenths(result.expiry_at_ms, now_ms)
+    put_expiry = md.expiry
     # Never more than was put: another QM's estimate of the group clock may run a little behind.
     md.expiry = left if md.expiry == UNLIMITED or left == UNLIMITED else min(md.expiry, left)
-    return GotMessage(md, result.body, result.data_length, result.truncated, call.buffer_length,
-                      f"{result.msg_seq:032X}")
+    body, length = result.body, result.data_length
+    if md.format == "MQXMIT" and not result.truncated:  # document 003 note 9: the MQXQH's Expiry too
+        inner = decrement_inner_expiry(body, waited_tenths(put_expiry, md.expiry, md.put_date_time, now_ms))
+        if inner is not None:
+            body, length = inner, len(inner)
+    return GotMessage(md, body, length, result.truncated, call.buffer_length, f"{result.msg_seq:032X}")

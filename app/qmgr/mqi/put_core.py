@@ -30,17 +30,23 @@ class PutCore(PutContext):
     """One message put to a resolved queue."""
 
     async def put_system(self, queue: str, md: dict[str, Any], data: bytes, *, qmgr: str | None = None,
-                         conn: Connection | None = None, keep_context: bool = False) -> PutOutcome:
+                         conn: Connection | None = None, keep_context: bool = False,
+                         keep_identity: bool = False, arrival_reports: bool = True) -> PutOutcome:
         """A put by the queue manager itself (reports, events, trigger messages, dead letters):
         outside any unit of work with the queue manager's name as PutApplName, or inside the unit
         of work of ``conn`` (one of the queue manager's own agents, e.g. the IGQ agent). ``qmgr``
         names the queue's queue manager as an application's MQPUT1 would (through the group when
         it is another one); None: a queue of this queue manager. ``keep_context``: the context
-        fields of ``md`` are kept (MQPMO_SET_ALL_CONTEXT), e.g. a dead letter's original context."""
-        options = ["SYNCPOINT" if conn else "NO_SYNCPOINT", *(["SET_ALL_CONTEXT"] if keep_context else [])]
+        fields of ``md`` are kept (MQPMO_SET_ALL_CONTEXT), e.g. a dead letter's original context;
+        ``keep_identity``: its identity fields only (MQPMO_SET_IDENTITY_CONTEXT), e.g. a report's.
+        ``arrival_reports`` False: the queue is not the message's destination (a dead letter)."""
+        context = ["SET_ALL_CONTEXT"] if keep_context else ["SET_IDENTITY_CONTEXT"] if keep_identity else []
+        options = ["SYNCPOINT" if conn else "NO_SYNCPOINT", *context]
         pmo = parse_put_options(options)
         checked, warnings = validate_put_md(md, settable=pmo.settable)
-        call = PutCall(checked, data, pmo, warnings)
+        if keep_context:  # PutQMgr too: an output field no application sets
+            checked.put_qmgr = str(md.get("put_qmgr") or "")
+        call = PutCall(checked, data, pmo, warnings, arrival_reports=arrival_reports)
         resolved = self.qm.cache.resolve_queue(queue) if qmgr is None else await self.resolve_target(queue, qmgr)
         return await self._put(conn or self._system, resolved, call, gen=None)
 
@@ -84,7 +90,9 @@ class PutCore(PutContext):
                 priority=min(md.priority, 9), persistent=md.persistent,
                 msg_id=stored_md["msg_id"], correl_id=stored_md["correl_id"], md_json=orjson.dumps(stored_md),
                 body=stored_data,
-                expiry_at_ms=expiry_at(md.expiry, now), report=report_code(md.report, arrival=not resolved.remote),
+                expiry_at_ms=expiry_at(md.expiry, now),
+                report=report_code(md.report, arrival=call.arrival_reports and not resolved.remote,
+                                   xmit=bool(resolved.remote)),
                 report_qmgr=md.reply_to_qmgr, group=group)
             if pmo.syncpoint:
                 conn.uow_messages += 1  # MAXUMSGS

@@ -16,6 +16,7 @@ from app.core.mqmd import MsgIdGenerator
 from app.core.objects import ObjectDef
 from app.core.reasons import MQRC
 from app.core.rights import current_principal
+from app.core.userid import default_user_id
 from app.qmgr.connection import Connection, ConnectionTable, Handle
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ class MqiTable:
         # (peer recovery backed the work out), every other call MQRC_CONNECTION_BROKEN.
         self.broken: dict[str, tuple[bool, float]] = {}
         self.msg_ids = MsgIdGenerator(qm.name)
-        self._system = Connection(f"{qm.name}-SYSTEM", qm.name)  # not in the table: never reaped
+        # UserIdentifier is never blank (IBM): with authentication off, the configured or OS user
+        self.default_user = default_user_id(qm.settings.default_user)
+        self._system = Connection(f"{qm.name}-SYSTEM", qm.name, self.default_user)  # not in the table: never reaped
         self._reaper: asyncio.Task[None] | None = None
 
     def connection(self, hconn: str) -> Connection:
