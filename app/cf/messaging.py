@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any, cast
 
 from app.cf import keys
-from app.cf.base import CFBase
 from app.cf.codec import cursor as _cursor
 from app.cf.codec import hex_id as _hex_id
 from app.cf.codec import open_flags as _open_flags
@@ -17,6 +16,7 @@ from app.cf.codec import text as _text
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
 from app.cf.errors import mq_error as _mq_error
+from app.cf.held import HeldMessages
 from app.cf.keys import QueueKeys, QueueLocation
 from app.cf.replies import (
     BackoutReply,
@@ -76,7 +76,7 @@ def _report_addressee(loc: QueueLocation, report_qmgr: str, qmgr: str) -> str:
     return qmgr
 
 
-class Messaging(CFBase):
+class Messaging(HeldMessages):
     """The messaging verbs of ``CouplingFacility``."""
 
     # -- MQPUT --
@@ -189,10 +189,12 @@ class Messaging(CFBase):
                    should_stop: Callable[[], bool] | None, select: str = "") -> GetResult:
         qk = QueueKeys(loc)
         call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
-                       qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
-                       mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
-                       _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                       str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc), select)
+                       keys.held_key(loc.tag, qmgr), qk.queue_prefix, loc.name, qmgr, hconn,
+                       "" if gen is None else str(gen), mode.value, syncpoint.value, _hex_id(match_msg_id),
+                       _hex_id(match_correl_id), _cursor(cursor), str(buffer_length),
+                       "1" if accept_truncated else "0", str(self.clock.now_ms()), "0",
+                       keys.structure_prefix(loc.tag), self._perf(loc), select,
+                       self.call_token(incarnation, mode.value, syncpoint.value))
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
             return await self._get_once(loc, call, incarnation)
 
@@ -234,7 +236,7 @@ class Messaging(CFBase):
 
     async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
         while True:
-            reply = GetReply.parse(await self._script(call, loc.tag, incarnation))
+            reply = GetReply.parse(await self._held_call(call, loc.tag, incarnation))
             code = reply.code
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, reply.reports)
@@ -333,11 +335,12 @@ class Messaging(CFBase):
         await self.usable(loc.tag)
         qk = QueueKeys(loc)
         call = GetBatchArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
-                            qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
-                            mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
-                            _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                            str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc),
-                            select, str(max_messages))
+                            keys.held_key(loc.tag, qmgr), qk.queue_prefix, loc.name, qmgr, hconn,
+                            "" if gen is None else str(gen), mode.value, syncpoint.value, _hex_id(match_msg_id),
+                            _hex_id(match_correl_id), _cursor(cursor), str(buffer_length),
+                            "1" if accept_truncated else "0", str(self.clock.now_ms()), "0",
+                            keys.structure_prefix(loc.tag), self._perf(loc), select,
+                            self.call_token(incarnation, mode.value, syncpoint.value), str(max_messages))
         try:
             results = await self._once_more_if_lost(loc.tag, lambda: self._get_batch_once(loc, call, incarnation))
         except MQError as exc:
@@ -379,7 +382,7 @@ class Messaging(CFBase):
 
     async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int) -> list[GetResult]:
         while True:
-            reply = GetBatchReply.parse(await self._script(call, loc.tag, incarnation))
+            reply = GetBatchReply.parse(await self._held_call(call, loc.tag, incarnation))
             self._reports_queued(loc.tag, reply.reports)
             self._fired(loc, reply.depth_event, *(m.service_event for m in reply.messages))
             self._discarded(loc, reply.discarded)

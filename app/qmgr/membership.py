@@ -313,7 +313,7 @@ class Membership:
             log.info("CSQE011I %s: peer recovery of %s (incarnations below %d fenced) started",
                      self.qmgr, failed, lowest)
             await self.fence(failed, lowest)
-            counts = await self._resolve_units_of_work(failed, self.shared_tags())
+            counts = await self._resolve_units_of_work(failed, self.shared_tags(), lowest)
             info = await self.group.member_info(failed)
             if failed != self.qmgr and int(info.get("incarnation") or 0) == member.incarnation:
                 info.update(status="FAILED", recovered=True)  # unless it has rejoined meanwhile
@@ -334,9 +334,11 @@ class Membership:
         for tag in self.shared_tags():
             await self.cf.fence(tag, qmgr, lowest)
 
-    async def _resolve_units_of_work(self, qmgr: str, tags: list[str]) -> tuple[int, int, int]:
-        """Back out ``qmgr``'s units of work in ``tags`` (commit those it recorded as committing)
-        and clear its handles there. Every step is idempotent, so a repeated recovery is harmless."""
+    async def _resolve_units_of_work(self, qmgr: str, tags: list[str], fenced_below: int) -> tuple[int, int, int]:
+        """Back out ``qmgr``'s units of work in ``tags`` (commit those it recorded as committing),
+        restore what its gets outside syncpoint held when their replies never came (incarnations
+        below ``fenced_below``: app/cf/held.py) and clear its handles there. Every step is
+        idempotent, so a repeated recovery is harmless."""
         backed_out = committed = cleared = 0
         intents = await self._commit_intents(qmgr)
         for tag in tags:
@@ -349,6 +351,10 @@ class Membership:
                 else:
                     await self.cf.backout(tag, qmgr, hconn)
                     backed_out += 1
+            restored = await self.cf.restore_held(tag, qmgr, fenced_below)
+            if restored:
+                log.info("%s: %d message(s) that %s got outside syncpoint, whose replies never arrived, restored to "
+                         "their queues in %s", self.qmgr, restored, qmgr, tag)
             cleared += await self.cf.clear_opens(tag, qmgr)
             # Expiration reports it was sending go back for whoever sends them next.
             await self.cf.requeue_reports(tag, qmgr, (qmgr, self.qsg))
@@ -362,6 +368,6 @@ class Membership:
         tag = keys.private_tag(self.qsg, self.qmgr)
         assert self.incarnation is not None
         await self.cf.fence(tag, self.qmgr, self.incarnation)  # an older incarnation may still run
-        counts = await self._resolve_units_of_work(self.qmgr, [tag])
+        counts = await self._resolve_units_of_work(self.qmgr, [tag], self.incarnation)
         await self.group.clear_own_records(self.qmgr)
         return counts
