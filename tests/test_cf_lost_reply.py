@@ -36,7 +36,7 @@ def group(make_cluster):
     """QM1 reaches Redis directly, QM2 through a proxy that can lose replies."""
     g = make_cluster(["QM1", "QM2"], env=ENV, proxied=("QM2",))
     g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
-                     + "\n".join(f"DEFINE QLOCAL(LOST.Q{i}) QSGDISP(SHARED) CFSTRUCT(APPL1)" for i in range(1, 4)))
+                     + "\n".join(f"DEFINE QLOCAL(LOST.Q{i}) QSGDISP(SHARED) CFSTRUCT(APPL1)" for i in range(1, 6)))
     return g
 
 
@@ -118,6 +118,40 @@ def test_get_under_the_browse_cursor_whose_reply_is_lost_puts_it_back(group, con
     assert reply_lost(group, lambda: app.get(hobj, ["MSG_UNDER_CURSOR", "NO_SYNCPOINT"])) == UNKNOWN
     wait_until(lambda: depth(group, "LOST.Q3") == 2, 20, "the message under the cursor back on LOST.Q3")
     assert [m["data"] for m in everything(checker, "LOST.Q3")] == ["first", "second"]
+
+
+# ---- MQOPEN and MQCLOSE: the open counts are right once the CF answers again -------------------
+
+
+def opens(group, queue: str) -> tuple[int, int]:
+    (row,) = group.mqsc_ok("QM1", f"DISPLAY QSTATUS({queue}) IPPROCS OPPROCS")[0]["objects"]
+    return int(row["IPPROCS"]), int(row["OPPROCS"])
+
+
+def test_an_open_whose_reply_is_lost_is_not_left_counted(group, connect):
+    app = connect("QM2")
+    app.close(app.open("LOST.Q4", ["OUTPUT"]))  # (open.lua and close.lua loaded)
+    assert reply_lost(group, lambda: app.open("LOST.Q4", ["INPUT_SHARED", "OUTPUT"]), "open") == UNKNOWN
+    wait_until(lambda: opens(group, "LOST.Q4") == (0, 0), 20, "the lost open taken back")
+    hobj = app.open("LOST.Q4", ["INPUT_SHARED"])  # the same connection goes on
+    assert opens(group, "LOST.Q4") == (1, 0)
+    app.close(hobj)
+
+
+def test_a_close_whose_outcome_is_unknown_is_completed(group, connect):
+    app = connect("QM2")
+    hobj = app.open("LOST.Q5", ["INPUT_SHARED", "OUTPUT"])
+    app.close(app.open("LOST.Q5", ["BROWSE"]))  # (close.lua loaded)
+    assert opens(group, "LOST.Q5") == (1, 1)
+    proxy = group.proxies["QM2"]
+    proxy.partition()  # the close is sent and held: it never reaches Redis (the heal resets it)
+    try:
+        with pytest.raises(MQFailed) as answered:
+            app.close(hobj)
+    finally:
+        proxy.heal()
+    assert answered.value.reason == UNKNOWN
+    wait_until(lambda: opens(group, "LOST.Q5") == (0, 0), 20, "the close completed")
 
 
 # ---- the queue manager dies before it could put the message back ------------------------------

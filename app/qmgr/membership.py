@@ -91,6 +91,10 @@ class Membership:
         self.on_renewed = on_renewed  # after each renewal: the group clock measures its offset again
         self._lease_until = 0.0  # time.monotonic() until which the lease surely holds
         self._lost = False
+        #: When (wall clock, ms) this QM last found the coupling facility unreachable (a heartbeat
+        #: not renewed, or the lease lost); None while it is connected. DISPLAY CFSTATUS and the
+        #: console show it.
+        self.unreachable_since_ms: int | None = None
         self._confirming: asyncio.Future[bool] | None = None  # a late renewal under way (confirm_lease)
         self._heartbeat_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
@@ -113,6 +117,7 @@ class Membership:
         self.incarnation = claim.incarnation
         self._lease_until = sent + self.ttl_s * LEASE_MARGIN
         self._lost = False
+        self.unreachable_since_ms = None
         previous = await self.member(self.qmgr)
         await self._record("STARTING", recovered=False)
         self._stopping = asyncio.Event()
@@ -128,11 +133,16 @@ class Membership:
         """True while this incarnation's lease surely holds (measured here, not asked of Redis)."""
         return not self._lost and time.monotonic() < self._lease_until
 
+    def _unreachable(self) -> None:
+        if self.unreachable_since_ms is None:
+            self.unreachable_since_ms = time.time_ns() // 1_000_000
+
     def lost(self, why: str) -> None:
         """This incarnation lost its place in the group: stop heartbeating and tell the QM (once)."""
         if self._lost:
             return
         self._lost = True
+        self._unreachable()
         self._stopping.set()
         log.error("CSQE016E %s: incarnation %s lost its place in the group (disconnected from the coupling facility): "
                   "%s", self.qmgr, self.incarnation, why)
@@ -213,6 +223,7 @@ class Membership:
                 if unreachable:
                     log.info("%s: heartbeat renewed again", self.qmgr)
                 unreachable = False
+                self.unreachable_since_ms = None
                 if self.on_renewed is not None:
                     # bounded: a slow answer must not hold up the next renewal
                     with contextlib.suppress(asyncio.TimeoutError):
@@ -224,6 +235,7 @@ class Membership:
                     log.warning("%s: heartbeat not renewed (%s); the lease lapses in %.1fs", self.qmgr,
                                 type(exc).__name__, max(0.0, self._lease_until - time.monotonic()))
                 unreachable = True
+                self._unreachable()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=self.interval_s)
 

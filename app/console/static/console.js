@@ -27,6 +27,10 @@ function when(ms) {
 function render(state) {
   $("title").textContent = `${state.qmgr.name} of ${state.qmgr.qsg}`;
   $("status").textContent = state.qmgr.status;
+  // The QM's connection to the coupling facility: CONNECTED, LOST (tolerating or not) or REJOINING.
+  const cf = state.qmgr.cf;
+  $("cfconn").textContent = `CF ${cf.state}` + (cf.state === "LOST" ? ` since ${when(cf.since)} (CFCONLOS ${cf.cfconlos})` : "");
+  $("cfconn").dataset.state = cf.state;
   document.title = `${state.qmgr.name} - QSG console`;
   fill($("members"), state.members, (row, m) => {
     row.dataset.qmgr = m.QMNAME;
