@@ -51,7 +51,8 @@ class HeldMessages(CFBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._held_tasks: set[asyncio.Future[None]] = set()  # releases and restores under way
+        # Work left behind a call whose outcome was unknown: releases, restores, opens taken back.
+        self._held_tasks: set[asyncio.Future[None]] = set()
 
     def call_token(self, incarnation: int, mode: str, syncpoint: str) -> str:
         """A new token for a get that removes messages outside syncpoint, "" for any other."""
