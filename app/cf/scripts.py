@@ -229,7 +229,7 @@ class ScriptRegistry:
         if follow is None:
             return False
         try:
-            await conn.send_command("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+            await _write(conn, follow)
         except Exception as exc:  # noqa: BLE001 - the first call's reply stands; the follow-up is unknown
             await conn.disconnect(nowait=True)
             follow.done(exc)
@@ -300,6 +300,10 @@ def _releaser(node: ClusterNode, conn: Connection) -> Callable[[], Awaitable[Non
     return release
 
 
+async def _write(conn: Connection, follow: FollowUp) -> None:
+    await conn.send_command("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+
+
 async def _finish(conn: Connection, follow: FollowUp, release: Callable[[], Awaitable[None]]) -> None:
     """Read a follow-up's reply (on NOSCRIPT - it did not run - load the script and send it
     again), tell its ``done``, and give the connection back (dropped when it failed)."""
@@ -309,7 +313,7 @@ async def _finish(conn: Connection, follow: FollowUp, release: Callable[[], Awai
         except NoScriptError:
             await conn.send_command("SCRIPT", "LOAD", follow.script.script)
             follow.script.sha = (await conn.read_response()).decode()
-            await conn.send_command("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+            await _write(conn, follow)
             reply = await conn.read_response()
     except BaseException as exc:
         await conn.disconnect(nowait=True)
