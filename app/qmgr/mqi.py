@@ -649,9 +649,13 @@ class Mqi:
         opts = resolve_open_options(chosen, shareable=bool(base.get("SHARE", True)),
                                     defsopt=str(base.get("DEFSOPT", "EXCL")))
         hobj = str(conn.next_hobj)
-        opened = await self.qm.cf.open_queue(
-            resolved.location, self.qm.name, f"{conn.hconn}:{hobj}", input=opts.input, output=opts.output,
-            browse=opts.browse, inquire=opts.inquire, set=opts.set)
+        try:
+            opened = await self.qm.cf.open_queue(
+                resolved.location, self.qm.name, f"{conn.hconn}:{hobj}", input=opts.input, output=opts.output,
+                browse=opts.browse, inquire=opts.inquire, set=opts.set)
+        except OutcomeUnknownError:
+            conn.next_hobj += 1  # the CF may count it until the engine takes it back: never reused
+            raise
         conn.next_hobj += 1
         if resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_opened(self.qm.name, resolved.opened.name, f"{conn.hconn}:{hobj}")
