@@ -143,7 +143,7 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
         click.echo(f"qsg gateway: {exc}", err=True)
         sys.exit(2)
     configure_logging()
-    # the queue managers' limits (README "Security", Limits) hold at the entry point too
+    # the queue managers' limits (docs/howto/security.md, Limits) hold at the entry point too
     limits = _settings()
     app = BodyLimit(create_gateway(targets, verify=verify), message_bytes=limits.max_message_body_bytes,
                     other_bytes=limits.max_body_bytes)

@@ -50,7 +50,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     data = workdir / "redis"
     data.mkdir(parents=True, exist_ok=True)
-    # AOF with fsync always: persistent messages on shared queues survive a restart (README).
+    # AOF with fsync always: persistent messages on shared queues survive a restart (docs/explanation/reliability.md).
     proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data.resolve()),
                              "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)

@@ -8,7 +8,6 @@ does; the ones that kill a queue manager or cut the coupling facility get their 
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -30,3 +29,35 @@ def test_get_started_first_put_and_get(group):
 
 def test_lab_shared_queue(group):
     run_page("labs/shared-queue.md", group)
+
+
+def test_lab_unit_of_work(group):
+    run_page("labs/unit-of-work.md", group)
+
+
+def test_lab_triggering(group):
+    run_page("labs/triggering.md", group)
+
+
+def test_lab_expiry_and_reports(group):
+    out = run_page("labs/expiry-and-reports.md", group)
+    # each report's CorrelId is the MsgId of the message it reports on (the lab says compare)
+    msg_ids = re.findall(r'\{"msg_id":"([0-9a-f]{48})"\}', out)
+    reports = {int(f): c for f, c in re.findall(r'"feedback":(\d+),"correl_id":"([0-9a-f]{48})"', out)}
+    assert reports == {258: msg_ids[0], 259: msg_ids[1], 260: msg_ids[1]}, out
+
+
+def test_lab_igq(group):
+    run_page("labs/igq.md", group)
+
+
+def test_lab_depth_events(group):
+    run_page("labs/depth-events.md", group)
+
+
+def test_lab_service_interval_events(group):
+    run_page("labs/service-interval-events.md", group)
+
+
+def test_lab_cf_structure_failure(group):
+    run_page("labs/cf-structure-failure.md", group)

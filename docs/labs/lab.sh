@@ -9,16 +9,26 @@ QM3=${QM3:-http://127.0.0.1:9443}
 _post() { curl -s -XPOST "$1" -H 'content-type: application/json' -d "${2:-"{}"}"; }
 _list() { printf '%s\n' "$@" | jq -R . | jq -sc .; }
 # An answer in one line: the error's reason, or the fields of the message the labs look at.
+# The handle an answer carries, or the answer on stderr and status 1 (a queue manager not reached).
+_handle() {
+  local h; h=$(jq -r ".$1 // empty" <<< "$2" 2>/dev/null)
+  [ -n "$h" ] || { echo "no $1: ${2:-no answer}" >&2; return 1; }
+  echo "$h"
+}
 _brief() { jq -c "if .error then .error | {reason, reason_name} else $1 end"; }
 
 # conn QM [APPL]              MQCONN: prints the connection, QM/v1/connections/HCONN
-conn() { echo "$1/v1/connections/$(_post "$1/v1/connections" "{\"appl_name\":\"${2:-LAB}\"}" | jq -r .hconn)"; }
+conn() {
+  local h; h=$(_handle hconn "$(_post "$1/v1/connections" "{\"appl_name\":\"${2:-LAB}\"}")") || return 1
+  echo "$1/v1/connections/$h"
+}
 # mqopen CONN QUEUE OPTION... MQOPEN: prints the object, CONN/objects/HOBJ; QMGR=QM3 mqopen ... opens
 #                             the queue of another queue manager (ObjectQMgrName)
 mqopen() {
-  local c=$1 q=$2; shift 2
-  echo "$c/objects/$(_post "$c/objects" \
-    "{\"object_name\":\"$q\",\"object_qmgr\":\"${QMGR:-}\",\"options\":$(_list "$@")}" | jq -r .hobj)"
+  local c=$1 q=$2 h; shift 2
+  h=$(_handle hobj "$(_post "$c/objects" \
+    "{\"object_name\":\"$q\",\"object_qmgr\":\"${QMGR:-}\",\"options\":$(_list "$@")}")") || return 1
+  echo "$c/objects/$h"
 }
 # put OBJ DATA [OPTION...]    MQPUT (default NO_SYNCPOINT): prints the MsgId; MD='{"expiry":50}' put ...
 #                             sets MQMD fields

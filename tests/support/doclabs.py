@@ -67,12 +67,23 @@ def _free_block(n: int) -> int:
     raise RuntimeError("no free port block")
 
 
+def qsg_up_env(page: str) -> dict[str, str]:
+    """The environment a page starts ``qsg up`` with (``QSG_ACTIVITY_ROTATE_S=5 qsg up``)."""
+    for block in blocks(page):
+        for line in block.text.splitlines() if block.lang == "bash" else ():
+            found = re.match(r"\s*((?:\w+=\S+\s+)*)qsg up\b", line)
+            if found:
+                return dict(pair.split("=", 1) for pair in found.group(1).split())
+    return {}
+
+
 @dataclass
 class QsgUp:
     """``qsg up`` run as the reader runs it, in ``folder`` (its default ``--dir .qsg``), on free
     ports; ``output`` is its terminal so far."""
 
     folder: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
     base: int = 0
     proc: subprocess.Popen | None = None
     lines: list[str] = field(default_factory=list)
@@ -85,7 +96,7 @@ class QsgUp:
         self.base = _free_block(4)
         self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--base-port", str(self.base + 1)],
                                      cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env=self.env())
+                                     env={**self.env(), **self.extra_env})
         ready = threading.Event()
 
         def read() -> None:
@@ -132,7 +143,7 @@ def _script(block: Block) -> str:
     """The commands of a bash block, without the reader's set-up (run by .ci/run) and other
     terminal (qsg up, pytest)."""
     return "\n".join(line for line in block.text.splitlines()
-                     if not re.match(r"\s*(qsg up|pytest|python3 -m venv)\b", line))
+                     if not re.match(r"\s*((\w+=\S+\s+)*qsg up|pytest|python3 -m venv)\b", line))
 
 
 def run_page(page: str, group: QsgUp, timeout_s: float = 300) -> str:
