@@ -27,6 +27,10 @@ def test_get_started_first_put_and_get(group):
     assert '"data":"hello from QM1"' in out
 
 
+def test_labs_index_helpers(group):
+    run_page("labs/index.md", group)
+
+
 def test_lab_shared_queue(group):
     run_page("labs/shared-queue.md", group)
 
@@ -61,3 +65,9 @@ def test_lab_service_interval_events(group):
 
 def test_lab_cf_structure_failure(group):
     run_page("labs/cf-structure-failure.md", group)
+
+
+def test_guide_ibm_tools(group):
+    """IBM's REST API put through QM1 and got through QM2 (after the shared-queue lab's MQDISC: the
+    get opens APP.SHARED.Q as its DEFSOPT says, exclusively)."""
+    run_page("howto/ibm-tools.md", group)

@@ -64,12 +64,22 @@ def test_the_generated_reference_holds_every_id_of_the_code(site):
     assert "/v1/connections/{hconn}/objects/{hobj}/get" in schema["paths"]
 
 
+#: Guides whose commands no test runs yet, and why; a page leaves this list when a test runs it.
+NOT_RUN_YET = {
+    "howto/scaling-out.md": "starts a Spark standalone cluster and benchmarks 3 million records",
+    "howto/analytics.md": "the job's flags on other stores and Spark masters (labs/analytics.md runs the job)",
+}
+
+
 def test_every_lab_and_guide_with_commands_is_run_by_a_test():
     tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
     pages = [p.relative_to(DOCS).as_posix() for p in sorted(DOCS.rglob("*.md"))
              if p.parent.name in ("labs", "howto") or p.name == "get-started.md"]
-    unrun = [page for page in pages if any(b.lang == "bash" for b in blocks(page)) and f'"{page}"' not in tests]
+    with_commands = [page for page in pages if any(b.lang == "bash" for b in blocks(page))]
+    unrun = [page for page in with_commands if f'"{page}"' not in tests and page not in NOT_RUN_YET]
     assert not unrun, f"pages whose commands no test runs: {unrun}"
+    assert not [page for page in NOT_RUN_YET if f'"{page}"' in tests], "a page now run: take it off NOT_RUN_YET"
+    assert all(page.startswith("howto/") for page in NOT_RUN_YET)  # every lab runs
 
 
 def test_the_readme_is_a_short_front_page_whose_links_resolve():

@@ -67,14 +67,15 @@ def _free_block(n: int) -> int:
     raise RuntimeError("no free port block")
 
 
-def qsg_up_env(page: str) -> dict[str, str]:
-    """The environment a page starts ``qsg up`` with (``QSG_ACTIVITY_ROTATE_S=5 qsg up``)."""
+def qsg_up_command(page: str) -> tuple[dict[str, str], list[str]]:
+    """The environment and options a page starts ``qsg up`` with (``QSG_ACTIVITY_ROTATE_S=5 qsg
+    up``, ``qsg up --tls``)."""
     for block in blocks(page):
         for line in block.text.splitlines() if block.lang == "bash" else ():
-            found = re.match(r"\s*((?:\w+=\S+\s+)*)qsg up\b", line)
+            found = re.match(r"\s*((?:\w+=\S+\s+)*)qsg up\b([^#]*)", line)
             if found:
-                return dict(pair.split("=", 1) for pair in found.group(1).split())
-    return {}
+                return dict(pair.split("=", 1) for pair in found.group(1).split()), found.group(2).split()
+    return {}, []
 
 
 @dataclass
@@ -84,17 +85,19 @@ class QsgUp:
 
     folder: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    extra_args: list[str] = field(default_factory=list)
     base: int = 0
     proc: subprocess.Popen | None = None
     lines: list[str] = field(default_factory=list)
 
-    def start(self, timeout_s: float = 180) -> QsgUp:
+    def start(self, timeout_s: float = 420) -> QsgUp:
         self.folder.mkdir(parents=True, exist_ok=True)
         link = self.folder / "docs"
         if not link.exists():
             link.symlink_to(DOCS)
         self.base = _free_block(4)
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--base-port", str(self.base + 1)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--base-port", str(self.base + 1),
+                                      *self.extra_args],
                                      cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env={**self.env(), **self.extra_env})
         ready = threading.Event()
@@ -126,8 +129,14 @@ class QsgUp:
         """``text`` with the page's ports (9440..9443) made this group's."""
         return re.sub(r"\b944([0-3])\b", lambda m: str(self.base + int(m.group(1))), text)
 
+    @classmethod
+    def for_page(cls, folder: Path, page: str) -> QsgUp:
+        """The group a page starts (its ``qsg up`` line's environment and options)."""
+        env, args = qsg_up_command(page)
+        return cls(folder, extra_env=env, extra_args=args)
+
     def url(self, n: int) -> str:
-        return f"http://127.0.0.1:{self.base + n}"
+        return f"{'https' if '--tls' in self.extra_args else 'http'}://127.0.0.1:{self.base + n}"
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
