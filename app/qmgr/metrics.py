@@ -12,8 +12,8 @@ Two kinds, so that the hot path pays only a counter increment:
   each CF structure's status.
 
 Names follow Prometheus conventions (``qsg_`` prefix, ``_total`` counters, seconds);
-docs/reference/metrics.md lists them (generated from this file). The registry is the queue manager's own, so several QMs in one process (tests)
-keep apart.
+docs/reference/metrics.md lists them (generated from this file). The registry is the queue
+manager's own, so several QMs in one process (tests) keep apart.
 """
 
 from __future__ import annotations
