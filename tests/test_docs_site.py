@@ -42,7 +42,8 @@ def test_the_site_builds_strictly_with_every_page(site):
 
 def test_the_generated_reference_holds_every_id_of_the_code(site):
     reasons = _text(site, "reference/reason-codes.html")
-    assert all(f"_{name}</code>" in reasons for name, _ in docs_reference.reason_codes())
+    assert all(f"{name}</code>" in reasons for name, _ in docs_reference.reason_codes())
+    assert "MQRCCF_CF_STRUC_ERROR" in reasons and "MQRC_MQRCCF" not in reasons
     assert "MQRC_NO_MSG_AVAILABLE" in reasons and "2033" in reasons
     settings = _text(site, "reference/settings.html")
     assert all(var in settings for var, *_ in docs_reference.settings())

@@ -101,7 +101,8 @@ def rest_api_markdown() -> str:
 
 
 def reason_codes() -> list[tuple[str, int]]:
-    """(MQRC name, value) of app/core/reasons.py, by value."""
+    """(name, value) of app/core/reasons.py, by value: MQI reasons without their MQRC_ prefix,
+    the command server's with MQRCCF_."""
     from app.core.reasons import MQRC
 
     return sorted(((r.name, int(r.value)) for r in MQRC), key=lambda x: x[1])
@@ -110,8 +111,8 @@ def reason_codes() -> list[tuple[str, int]]:
 def reason_codes_markdown() -> str:
     lines = ["| reason | value | hex |", "|---|---|---|"]
     for name, value in reason_codes():
-        prefix = "MQRCCF_" if value >= 3000 and value < 4000 else "MQRC_"
-        lines.append(f"| `{prefix}{name}` | {value} | `{value:04X}` |")
+        full = name if name.startswith("MQRCCF_") else f"MQRC_{name}"  # the command server's carry theirs
+        lines.append(f"| `{full}` | {value} | `{value:04X}` |")
     return "\n".join(lines)
 
 
