@@ -73,7 +73,7 @@ NOT_RUN_YET = {
 
 
 def test_every_lab_and_guide_with_commands_is_run_by_a_test():
-    tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py") if p.name != Path(__file__).name)
     pages = [p.relative_to(DOCS).as_posix() for p in sorted(DOCS.rglob("*.md"))
              if p.parent.name in ("labs", "howto") or p.name == "get-started.md"]
     with_commands = [page for page in pages if any(b.lang == "bash" for b in blocks(page))]
