@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.doclabs import DOCS, ROOT, _free_block, blocks
+from tests.support.doclabs import DOCS, ROOT, blocks, free_port_block
 
 sys.path.insert(0, str(ROOT / "tools"))
 import docs_reference  # noqa: E402 - the mkdocs hook, a file of tools/
@@ -94,7 +94,7 @@ def test_the_readme_is_a_short_front_page_whose_links_resolve():
 
 
 def test_qsg_docs_serves_the_site_offline(tmp_path):
-    port = _free_block(1)
+    port = free_port_block(1)
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "docs", "--port", str(port), "--site-dir",
                              str(tmp_path / "site")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)

@@ -48,7 +48,7 @@ def blocks(page: str) -> list[Block]:
             if m.group(1) in ("bash", "text")]
 
 
-def _free_block(n: int) -> int:
+def free_port_block(n: int) -> int:
     """A base port with ``n`` consecutive free ports."""
     for _ in range(100):
         base = random.randint(20000, 40000)
@@ -95,7 +95,7 @@ class QsgUp:
         link = self.folder / "docs"
         if not link.exists():
             link.symlink_to(DOCS)
-        self.base = _free_block(4)
+        self.base = free_port_block(4)
         self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--base-port", str(self.base + 1),
                                       *self.extra_args],
                                      cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
