@@ -67,7 +67,7 @@ CMD ["qsg", "analytics", "schedule"]
 # ---- qmgr (the default target, last): no Java, no PySpark ----
 FROM base AS qmgr
 # redis-server: each queue manager's page set (its private queues), which qsg serve starts by
-# itself under QSG_MQLOG_DIR (README "Page sets and loss of CF connectivity")
+# itself under QSG_MQLOG_DIR (docs/explanation/cf-connectivity.md)
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server \
  && rm -rf /var/lib/apt/lists/*

@@ -144,7 +144,7 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
         click.echo(f"qsg gateway: {exc}", err=True)
         sys.exit(2)
     configure_logging()
-    # the queue managers' limits (README "Security", Limits) hold at the entry point too
+    # the queue managers' limits (docs/howto/security.md, Limits) hold at the entry point too
     limits = _settings()
     app = BodyLimit(create_gateway(targets, verify=verify), message_bytes=limits.max_message_body_bytes,
                     other_bytes=limits.max_body_bytes)
@@ -518,6 +518,23 @@ def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, redis_cluste
                              workdir=Path(workdir), sample=sample, auth=auth, tls=tls, redis_cluster=redis_cluster,
                              redis_cluster_port=redis_cluster_port))
 
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to serve the site on")
+@click.option("--port", default=8000, show_default=True, help="Port to serve the site on")
+@click.option("--site-dir", default=".qsg/site", show_default=True, help="Folder the site is built into")
+def docs(host: str, port: int, site_dir: str) -> None:
+    """Build the documentation site (Get started, labs, how-to guides, reference) and serve it
+    offline; Ctrl-C stops it."""
+    from app.docsite import build_site, serve_site
+
+    try:
+        build_site(Path(site_dir))
+    except RuntimeError as exc:
+        click.echo(f"qsg docs: {exc}", err=True)
+        sys.exit(2)
+    serve_site(Path(site_dir), host, port)
 
 
 # ---- analytics (issue 9) ------------------------------------------------------------------

@@ -33,6 +33,11 @@ DEFINE QLOCAL(SYSTEM.DEAD.LETTER.QUEUE) QSGDISP(GROUP) MAXDEPTH(999999999) DESCR
 SAMPLE_QMGR_MQSC = "ALTER QMGR DEADQ(SYSTEM.DEAD.LETTER.QUEUE)\n"
 
 
+#: How long a queue manager may take to be ready. Three start at once, each with its page set;
+#: on a busy machine (a test suite beside it) that took over a minute.
+QM_START_S = 180
+
+
 def _wait_for(check, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -50,7 +55,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     data = workdir / "redis"
     data.mkdir(parents=True, exist_ok=True)
-    # AOF with fsync always: persistent messages on shared queues survive a restart (README).
+    # AOF with fsync always: persistent messages on shared queues survive a restart (docs/explanation/reliability.md).
     proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(data.resolve()),
                              "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -149,7 +154,7 @@ def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | No
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env))
             urls.append((name, f"{scheme}://127.0.0.1:{port}"))
         for (name, url), proc in zip(urls, procs, strict=True):
-            _wait_for(lambda url=url, proc=proc: _ready(url, verify) or proc.poll() is not None, 60, name)
+            _wait_for(lambda url=url, proc=proc: _ready(url, verify) or proc.poll() is not None, QM_START_S, name)
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited with status {proc.returncode}")
         if auth == "off":

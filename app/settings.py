@@ -110,7 +110,7 @@ class Settings(BaseSettings):
                         "network); empty = derived from --host and --port")
     log_format: Literal["text", "json"] = Field(
         "text", description="Log records as plain text lines or JSON lines (stderr)")
-    # ---- limits (README "Security", Limits): no request can hold the event loop or memory unbounded ----
+    # ---- limits (docs/howto/security.md, Limits): no request can hold the event loop or memory unbounded ----
     max_message_body_bytes: int = Field(
         146_800_640, gt=0,
         description="Largest request body of a message-carrying call (put, put1, put-batch, IBM REST message "

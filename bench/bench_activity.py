@@ -9,7 +9,7 @@ both queue managers have the same roles): one with the activity log (the default
 the same load processes; rounds alternate between them so that drift on a busy machine hits
 both alike, and each figure is the median over the rounds. Besides throughput it reports the
 queue manager process's CPU time per MQPUT, which a busy machine disturbs much less.
-Nothing is asserted: the figures go in the README.
+Nothing is asserted: the figures go in docs/explanation/performance.md.
 """
 
 from __future__ import annotations

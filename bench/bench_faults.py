@@ -28,7 +28,7 @@ connects again, to its own QM first and then to the next one that answers (as wi
 Prints the committed throughput second by second, throughput and latency per phase, failed
 calls by reason, how long each fault kept throughput under half its rate before the fault, and
 whether every committed message was delivered exactly once. Nothing is asserted: the figures go
-in the README.
+in docs/explanation/performance.md.
 """
 
 from __future__ import annotations

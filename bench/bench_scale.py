@@ -10,7 +10,7 @@ lives on a different master) with one shared queue each, and drives every queue 
 its own wrk process at the same time: queue manager i puts to and gets from the queue of
 structure i. It prints the group's messages/s, latency p50/p99 (the worst wrk's), and the CPU
 per message of the queue managers together and of Redis (every node) together. Nothing is
-asserted: the figures go in the README's "Scaling out".
+asserted: the figures go in docs/howto/scaling-out.md.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ one ``qsg serve`` (activity log on, as a user runs it) and the bare app under th
 defaults. Each wrk connection rotates over its own MQ connections (four per wrk connection) so
 that calls never wait on one another inside the queue manager. Per phase it prints requests/s,
 latency p50/p99 (wrk's), CPU per message of the server process and of redis-server, and Redis
-script calls per verb. Nothing is asserted: the figures go in the README.
+script calls per verb. Nothing is asserted: the figures go in docs/explanation/performance.md.
 
 ``--queue private`` runs the queue manager's phases on a private queue (QSGDISP(QMGR)), which
 lives in the queue manager's page set (its own redis-server, AOF with ``appendfsync always``,

@@ -2,7 +2,7 @@
 HTTP/WebSocket against a real group with authentication on, by a user with only CONNECT
 authority where the attack needs credentials.
 
-The bound every test holds the queue manager to (README "Security", Limits): no single request
+The bound every test holds the queue manager to (docs/howto/security.md, Limits): no single request
 of a non-admin holds the event loop for ``LAG_BOUND_S`` - measured by the queue manager itself,
 its ``qsg_event_loop_lag_seconds`` histogram (app/qmgr/looplag.py) - and the queue manager stays
 in its group (same incarnation, lease valid, no peer recovery of it).
@@ -29,7 +29,7 @@ from tests.support.redis_server import free_port
 from tests.support.security import ADMIN, mqsc_ok, qsg_cli
 from tests.support.waits import wait_until
 
-#: The documented bound on how long one request may hold the event loop (README "Security").
+#: The documented bound on how long one request may hold the event loop (docs/howto/security.md).
 LAG_BOUND_S = 1.0
 MALLORY = ("mallory", "mallory-secret")
 FRAME_LIMIT = 256 * 1024  # QSG_MAX_FRAME_BYTES of this group

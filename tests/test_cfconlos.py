@@ -69,6 +69,41 @@ def test_outage_shorter_than_the_lease_private_work_goes_on(make_fresh_cluster):
     assert again.drain(again.open("CL.PRIV.Q", ["INPUT_SHARED"])) == ["private-during"]
 
 
+def test_display_cfstatus_and_the_console_during_an_outage_answer_what_the_qm_knows(make_fresh_cluster):
+    """z/OS answers DISPLAY CFSTATUS while a queue manager has lost connectivity to the coupling
+    facility: the structure's status is not known from there (UNKNOWN), and its own connection
+    to the structure has FAILED (TYPE(CONNECT), with when). The console shows the loss too."""
+    group = make_fresh_cluster(["QM1"], aof=True, env={"QSG_HEARTBEAT_TTL_S": "30", "QSG_HEARTBEAT_INTERVAL_S": "0.5"})
+    group.mqsc_ok("QM1", SETUP)
+    url = group.url("QM1")
+    assert _console(url)["qmgr"]["cf"] == {"state": "CONNECTED", "since": None, "cfconlos": "TOLERATE"}
+    (summary,) = group.mqsc_ok("QM1", "DISPLAY CFSTATUS(APPL1)")[0]["objects"]
+    (connect,) = group.mqsc_ok("QM1", "DISPLAY CFSTATUS(APPL1) TYPE(CONNECT)")[0]["objects"]
+    assert (summary["STATUS"], connect["QMNAME"], connect["STATUS"]) == ("ACTIVE", "QM1", "ACTIVE")
+
+    group.redis_server.stop()
+    try:
+        wait_until(lambda: _console(url)["qmgr"]["cf"]["state"] == "LOST", what="the console showing the loss",
+                   timeout_s=30)
+        (summary,) = group.mqsc_ok("QM1", "DISPLAY CFSTATUS(APPL1)")[0]["objects"]
+        (connect,) = group.mqsc_ok("QM1", "DISPLAY CFSTATUS(*) TYPE(CONNECT)")[0]["objects"]
+        assert (summary["CFSTATUS"], summary["STATUS"]) == ("APPL1", "UNKNOWN")
+        assert (connect["QMNAME"], connect["STATUS"]) == ("QM1", "FAILED") and connect["FAILTIME"]
+        assert _console(url)["qmgr"]["cf"]["cfconlos"] == "TOLERATE"
+    finally:
+        group.redis_server.start()
+    wait_until(lambda: _console(url)["qmgr"]["cf"]["state"] == "CONNECTED", what="the console showing it back",
+               timeout_s=30)
+    (summary,) = group.mqsc_ok("QM1", "DISPLAY CFSTATUS(APPL1)")[0]["objects"]
+    assert summary["STATUS"] == "ACTIVE"
+
+
+def _console(url: str) -> dict:
+    answer = httpx.get(f"{url}/console/state", timeout=10)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
 def _put_ok(mq: MQ, hobj: str, data: str) -> bool:
     try:
         mq.put(hobj, data)
@@ -97,6 +132,7 @@ def test_outage_longer_than_the_lease_ends_only_shared_connections(make_fresh_cl
     try:
         wait_until(lambda: _metric(url, "qsg_cf_connected") == 0, what="the QM saw the CF lost", timeout_s=30)
         assert httpx.get(f"{url}/v1/qmgr", timeout=10).json()["CFCONN"] == "LOST"
+        assert _console(url)["qmgr"]["cf"]["state"] == "REJOINING"  # the lease lapsed
         # The private-only connection goes on: its unit of work too.
         private.put(hp, "private-uow-2", options=["SYNCPOINT"])
         private.commit()

@@ -1,4 +1,4 @@
-"""docker-compose.yml, the Dockerfile and the README's compose walk-through kept honest without a
+"""docker-compose.yml, the Dockerfile and the compose guide's walk-through (docs/howto/compose.md) kept honest without a
 Docker engine: every command they run is a real `qsg` command, every QSG_ variable a real
 setting, the images split as documented. tests/test_compose_real.py (`pytest -m compose`) runs
 them on a real engine."""
@@ -42,7 +42,7 @@ def test_compose_services_use_real_commands_and_settings():
                 f"{name}: {var} is read by neither 'qsg {' '.join(svc['command'][1:])}' nor the settings"
     qm_names = sorted(svc["environment"]["QSG_QMGR"] for n, svc in ours.items() if n.startswith("qm"))
     assert qm_names == ["QM1", "QM2", "QM3"]
-    assert "--appendfsync" in compose["services"]["redis"]["command"]  # the durability the README promises
+    assert "--appendfsync" in compose["services"]["redis"]["command"]  # the durability the docs promise
 
 
 def test_dockerfile_runs_qsg_serve():
@@ -141,7 +141,7 @@ def test_compose_commands_run_locally_as_one_group(tmp_path, redis_server):
 
 
 def test_redis_cluster_overlay_points_every_cf_user_at_a_whole_cluster():
-    """deploy/compose.redis-cluster.yml: six nodes with the settings README "Redis Cluster" asks
+    """deploy/compose.redis-cluster.yml: six nodes with the settings docs/howto/redis-cluster.md asks
     for, each announcing its service name; every service of docker-compose.yml that uses the
     coupling facility gets the cluster's URL (every node a seed) and waits for the init service."""
     from app.cf.redisconn import cluster_seeds
@@ -260,18 +260,20 @@ def test_analytics_extra_holds_pyspark():
     assert "qsg-emulator[analytics]" in project["optional-dependencies"]["test"]  # .ci/run installs all
 
 
-def readme_compose_walk_through() -> str:
-    """The bash block of the README's docker-compose walk-through (run for real by
-    tests/test_compose_real.py)."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### Running the group with docker-compose", 1)[1]
-    return section.split("```bash\n", 1)[1].split("```", 1)[0]
+#: The how-to guide whose walk-through tests/test_compose_real.py runs for real (opt-in: -m compose).
+COMPOSE_GUIDE = "howto/compose.md"
 
 
-def test_readme_compose_walk_through_fits_the_compose_file():
+def compose_walk_through() -> str:
+    """The bash block of the docker-compose guide's walk-through (docs/howto/compose.md)."""
+    text = (ROOT / "docs" / COMPOSE_GUIDE).read_text()
+    return text.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_compose_walk_through_fits_the_compose_file():
     """Compose runs with authentication on: every call of the walk-through carries credentials,
     and the queue it uses is defined first (qsg up's sample is not there)."""
-    block = readme_compose_walk_through()
+    block = compose_walk_through()
     assert "QSG_AUTH: \"on\"" in (ROOT / "docker-compose.yml").read_text()
     calls = [line for line in block.splitlines() if "curl " in line]
     assert len(calls) >= 8

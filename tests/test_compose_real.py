@@ -2,7 +2,7 @@
 deselects it, and it is skipped, saying why, when no Docker engine answers).
 
 It builds the images, brings the cluster up under a project name of its own (host ports chosen
-free through QSG_MQ_PORT / QSG_QM1_PORT..QSG_QM3_PORT), follows the README's compose walk-through
+free through QSG_MQ_PORT / QSG_QM1_PORT..QSG_QM3_PORT), follows the compose guide's walk-through (docs/howto/compose.md)
 ("Running the group with docker-compose") and takes the cluster down with its volumes.
 
 Images: the base images are the ones QSG_BASE_IMAGE, REDIS_IMAGE and POSTGRES_IMAGE name; unset,
@@ -33,7 +33,7 @@ import pytest
 from tests.support.mq import MQ, MQFailed
 from tests.support.redis_server import free_port
 from tests.support.waits import wait_until
-from tests.test_compose import readme_compose_walk_through
+from tests.test_compose import compose_walk_through
 
 pytestmark = pytest.mark.compose
 
@@ -43,9 +43,9 @@ LOCAL_BASE = {  # what deploy/build-base-images.sh makes (IMAGE_PREFIX qsg-local
     "REDIS_IMAGE": "qsg-local/redis:7-bookworm",
     "POSTGRES_IMAGE": "qsg-local/postgres:15-bookworm",
 }
-PASSWORD = readme_compose_walk_through().split("export PW='", 1)[1].split("'", 1)[0]  # the walk-through's $PW
+PASSWORD = compose_walk_through().split("export PW='", 1)[1].split("'", 1)[0]  # the walk-through's $PW
 CSRF = {"ibm-mq-rest-csrf-token": "x"}
-REDIS_CLUSTER_OVERLAY = "deploy/compose.redis-cluster.yml"  # README: the coupling facility on a Redis Cluster
+REDIS_CLUSTER_OVERLAY = "deploy/compose.redis-cluster.yml"  # docs/howto/redis-cluster.md
 
 
 def _run(argv: list[str], timeout: float = 120, **kw) -> subprocess.CompletedProcess:
@@ -172,9 +172,9 @@ def _wait_ready(url: str, timeout_s: float = 120) -> None:
 
 
 def _run_readme(compose: Compose, ports: dict[str, int]) -> subprocess.CompletedProcess:
-    """The README's walk-through as bash runs it: its ``docker compose`` is this test's project
+    """The compose guide's walk-through as bash runs it: its ``docker compose`` is this test's project
     (a shell function), its ports the ones chosen here; its last line (down -v) is the fixture's."""
-    script = "\n".join(line for line in readme_compose_walk_through().splitlines()
+    script = "\n".join(line for line in compose_walk_through().splitlines()
                        if not line.startswith("docker compose down"))
     for default, var in ((9440, "QSG_MQ_PORT"), (9441, "QSG_QM1_PORT"), (9442, "QSG_QM2_PORT"),
                          (9443, "QSG_QM3_PORT")):
@@ -190,14 +190,14 @@ def _run_readme(compose: Compose, ports: dict[str, int]) -> subprocess.Completed
 def test_compose_walk_through(cluster):
     compose, urls, ports = cluster
     today = datetime.now(UTC).date().isoformat()
-    # -- the README's walk-through, as written (its first steps create the administrator admin)
+    # -- the guide's walk-through, as written (its first steps create the administrator admin)
     readme = _run_readme(compose, ports)
     trace = f"{readme.stdout[-4000:]}\n{readme.stderr[-4000:]}"
     assert '"data":"hello from QM1"' in readme.stdout, trace  # put on QM1, got through the entry point
     assert "HTTP/1.1 201" in readme.stdout and "Hello World!" in readme.stdout, trace  # IBM REST across QMs
     assert f"{today}: " in readme.stdout and "report:" in readme.stdout, trace  # the analytics run
     assert today in readme.stdout.rsplit("report:", 1)[1], trace  # listed at /reports
-    for url in urls.values():  # after the README's kill -9 of qm2 and its Redis restart
+    for url in urls.values():  # after the guide's kill -9 of qm2 and its Redis restart
         _wait_ready(url)
     wait_until(lambda: "peer recovery of QM2 complete" in compose.logs(), 60,
                "CSQE013I for QM2 in docker compose logs", every_s=1)

@@ -188,17 +188,18 @@ def test_cmdscope_runs_on_every_active_queue_manager(group):
     c.delete(f"/v1/connections/{hconn}")
 
 
-# ---- comments and the README's samples ----------------------------------------------------------
+# ---- comments and the documentation's samples ----------------------------------------------------------
 
 
 def _readme_scripts() -> list[str]:
-    """The MQSC of the README: the heredoc of the MQSC section and the Security section's block."""
+    """The MQSC of the documentation: the heredoc of docs/reference/mqsc.md and the block of
+    docs/howto/security.md."""
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    mqsc_part = text.split("## Administration with MQSC", 1)[1]
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    mqsc_part = (docs / "reference" / "mqsc.md").read_text()
     heredoc = mqsc_part.split("<<'EOF'\n", 1)[1].split("\nEOF", 1)[0]
-    security = text.split("## Security", 1)[1].split("```\nSET AUTHREC", 1)[1].split("```", 1)[0]
+    security = (docs / "howto" / "security.md").read_text().split("```\nSET AUTHREC", 1)[1].split("```", 1)[0]
     return [heredoc, "SET AUTHREC" + security]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -11,26 +10,8 @@ import sys
 
 import httpx
 
+from tests.support.doclabs import free_port_block as _free_block
 from tests.support.mq import MQ
-
-
-def _free_block(n: int) -> int:
-    """A base port with n consecutive free ports (the entry point, then QM1..QMn-1)."""
-    for _ in range(50):
-        base = random.randint(20000, 40000)
-        try:
-            socks = []
-            for p in range(base, base + n):
-                s = socket.socket()
-                s.bind(("127.0.0.1", p))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port block")
 
 
 def test_qsg_up_runs_a_group_and_stops_on_ctrl_c(tmp_path):

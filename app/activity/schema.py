@@ -6,7 +6,7 @@ not) and for each notable happening (an event issued, a trigger message, an expi
 peer recovery, ...). A field that does not apply to a record is left out (read back as null).
 
 This module is the one source of truth: ``FIELDS`` documents every field, the Spark job builds
-its read schema from it (``spark_jobs.schema``) and the README's table is the same list.
+its read schema from it (``spark_jobs.schema``) and docs/howto/analytics.md's table is the same list.
 
 Adding a kind of record: add a member to ``Verb`` (and, when it needs a field no record has
 yet, a ``Field`` here with a new ``SCHEMA_VERSION``); emit it with ``ActivityLog.emit``. The
@@ -99,7 +99,7 @@ FIELD_NAMES = tuple(f.name for f in FIELDS)
 
 
 def markdown_table() -> str:
-    """The schema as a Markdown table (the README's copy is checked against it by a test)."""
+    """The schema as a Markdown table (docs/howto/analytics.md's copy is checked against it by a test)."""
     rows = ["| field | type | meaning |", "|---|---|---|"]
     rows += [f"| `{f.name}` | {f.type} | {f.doc} |" for f in FIELDS]
     return "\n".join(rows)

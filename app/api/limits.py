@@ -1,4 +1,4 @@
-"""Request body limits (README "Security", Limits): a body over its limit is refused before it is
+"""Request body limits (docs/howto/security.md, Limits): a body over its limit is refused before it is
 read, with the error body of docs/api.md §2 - HTTP 413 and MQRC_DATA_LENGTH_ERROR (2010), what a
 client channel answers for a message longer than its MAXMSGL (the transport's limit, not a
 queue's: 2030/2031 stay the queue manager's answers to a message it has read).

@@ -1,4 +1,4 @@
-"""Connection limits of the HTTP server (README "Security", Limits), below the application.
+"""Connection limits of the HTTP server (docs/howto/security.md, Limits), below the application.
 
 uvicorn closes an idle keep-alive connection (``timeout_keep_alive``) but gives a connection
 that never completes its request headers all the time it wants: a thousand slow sockets that

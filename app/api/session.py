@@ -137,7 +137,7 @@ class Session:
         self.mqi = self.app.state.qm.mqi
         self.lanes: dict[str, deque[Frame]] = {}  # hconn -> its frames not yet started
         self.tasks: set[asyncio.Task[None]] = set()
-        # Bounded backlog (README "Security", Limits): frames read but not yet answered, by
+        # Bounded backlog (docs/howto/security.md, Limits): frames read but not yet answered, by
         # count and by bytes; past either the socket is not read (TCP pushes back on the client).
         # The largest frame itself is uvicorn's ws_max_size (QSG_MAX_FRAME_BYTES): a larger one
         # closes the session with WebSocket code 1009, before any of it is held here.

@@ -196,6 +196,13 @@ def uow_key(tag: str, qmgr: str, hconn: str) -> str:
     return f"{structure_prefix(tag)}uow:{qmgr}:{hconn}"
 
 
+def held_key(tag: str, qmgr: str) -> str:
+    """Hash: call token -> ``<queue>:<id>[,<id>...]``, the messages one QM's destructive gets
+    outside syncpoint took off the structure's queues and hold until released or restored
+    (lua/held.lua)."""
+    return f"{structure_prefix(tag)}held:{qmgr}"
+
+
 def uow_registry(tag: str) -> str:
     """Set of ``<QM>:<hconn>`` with a unit of work in progress in a structure (peer recovery)."""
     return f"{structure_prefix(tag)}uows"

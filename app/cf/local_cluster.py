@@ -1,7 +1,7 @@
 """A local Redis Cluster started from the installed ``redis-server`` (``qsg up --redis-cluster N``
 and the tests): N masters on 127.0.0.1, slots shared out by ``redis-cli --cluster create``.
 
-The settings that matter for a coupling facility (README "Redis Cluster"):
+The settings that matter for a coupling facility (docs/howto/redis-cluster.md):
 
 * ``cluster-node-timeout`` well below the queue managers' heartbeat lease, so a failed master
   is replaced (or declared failed) before the group declares its queue managers failed;

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
 from app.cf import keys
-from app.cf.base import CFBase
 from app.cf.codec import cursor as _cursor
 from app.cf.codec import hex_id as _hex_id
 from app.cf.codec import open_flags as _open_flags
 from app.cf.codec import text as _text
+from app.cf.errors import FencedError, OutcomeUnknownError
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import check as _check
 from app.cf.errors import mq_error as _mq_error
+from app.cf.held import RETRY_EVERY_S, RETRY_FOR_S, HeldMessages
 from app.cf.keys import QueueKeys, QueueLocation
 from app.cf.replies import (
     BackoutReply,
@@ -60,6 +62,8 @@ from app.cf.scriptargs import (
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 
+log = logging.getLogger(__name__)
+
 #: Values per message in put_batch.lua's variadic ARGV.
 _BATCH_FIELDS = 11
 #: A message's report code (app/core/reports.py report_code) at or above this asks for COA.
@@ -76,7 +80,7 @@ def _report_addressee(loc: QueueLocation, report_qmgr: str, qmgr: str) -> str:
     return qmgr
 
 
-class Messaging(CFBase):
+class Messaging(HeldMessages):
     """The messaging verbs of ``CouplingFacility``."""
 
     # -- MQPUT --
@@ -192,10 +196,12 @@ class Messaging(CFBase):
                    admit: Callable[[], Awaitable[None]] | None = None) -> GetResult:
         qk = QueueKeys(loc)
         call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
-                       qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
-                       mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
-                       _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                       str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc), select)
+                       keys.held_key(loc.tag, qmgr), qk.queue_prefix, loc.name, qmgr, hconn,
+                       "" if gen is None else str(gen), mode.value, syncpoint.value, _hex_id(match_msg_id),
+                       _hex_id(match_correl_id), _cursor(cursor), str(buffer_length),
+                       "1" if accept_truncated else "0", str(self.clock.now_ms()), "0",
+                       keys.structure_prefix(loc.tag), self._perf(loc), select,
+                       self.call_token(incarnation, mode.value, syncpoint.value))
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
             return await self._get_once(loc, call, incarnation)
 
@@ -239,7 +245,7 @@ class Messaging(CFBase):
 
     async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
         while True:
-            reply = GetReply.parse(await self._script(call, loc.tag, incarnation))
+            reply = GetReply.parse(await self._held_call(call, loc.tag, incarnation))
             code = reply.code
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, reply.reports)
@@ -338,11 +344,12 @@ class Messaging(CFBase):
         await self.usable(loc.tag)
         qk = QueueKeys(loc)
         call = GetBatchArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
-                            qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
-                            mode.value, syncpoint.value, _hex_id(match_msg_id), _hex_id(match_correl_id),
-                            _cursor(cursor), str(buffer_length), "1" if accept_truncated else "0",
-                            str(self.clock.now_ms()), "0", keys.structure_prefix(loc.tag), self._perf(loc),
-                            select, str(max_messages))
+                            keys.held_key(loc.tag, qmgr), qk.queue_prefix, loc.name, qmgr, hconn,
+                            "" if gen is None else str(gen), mode.value, syncpoint.value, _hex_id(match_msg_id),
+                            _hex_id(match_correl_id), _cursor(cursor), str(buffer_length),
+                            "1" if accept_truncated else "0", str(self.clock.now_ms()), "0",
+                            keys.structure_prefix(loc.tag), self._perf(loc), select,
+                            self.call_token(incarnation, mode.value, syncpoint.value), str(max_messages))
         try:
             results = await self._once_more_if_lost(loc.tag, lambda: self._get_batch_once(loc, call, incarnation))
         except MQError as exc:
@@ -384,7 +391,7 @@ class Messaging(CFBase):
 
     async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int) -> list[GetResult]:
         while True:
-            reply = GetBatchReply.parse(await self._script(call, loc.tag, incarnation))
+            reply = GetBatchReply.parse(await self._held_call(call, loc.tag, incarnation))
             self._reports_queued(loc.tag, reply.reports)
             self._fired(loc, reply.depth_event, *(m.service_event for m in reply.messages))
             self._discarded(loc, reply.discarded)
@@ -515,16 +522,50 @@ class Messaging(CFBase):
             _check(reply.code, loc)
             return OpenResult(gen=reply.gen, ipprocs=reply.ipprocs, opprocs=reply.opprocs,
                               reopened=reply.reopened)
-        return await self._once_more_if_lost(loc.tag, call)
+        try:
+            return await self._once_more_if_lost(loc.tag, call)
+        except OutcomeUnknownError:
+            # It may have been counted (and can no longer be: its deadline passed). The caller
+            # got no handle: take the count back once the CF answers, so IPPROCS/OPPROCS are right.
+            self._closed_for_sure(loc, qmgr, hobj)
+            raise
 
     async def close_queue(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
-        """Undo an open's counts (idempotent: an unknown hobj is a no-op)."""
+        """Undo an open's counts (idempotent: an unknown hobj is a no-op). When the outcome is
+        unknown (2009), the close is sent again in the background until the CF answers."""
+        try:
+            return await self._close_once(loc, qmgr, hobj)
+        except OutcomeUnknownError:
+            self._closed_for_sure(loc, qmgr, hobj)
+            raise
+
+    async def _close_once(self, loc: QueueLocation, qmgr: str, hobj: str) -> CloseResult:
         reply = CloseReply.parse(await self._script(
             CloseArgs(keys.structure_handles(loc.tag, qmgr), keys.structure_prefix(loc.tag), qmgr, hobj),
             loc.tag, self.caller()))
         if not reply.closed:
             return CloseResult(closed=False)
         return CloseResult(closed=True, queue=reply.queue, ipprocs=reply.ipprocs, opprocs=reply.opprocs)
+
+    def _closed_for_sure(self, loc: QueueLocation, qmgr: str, hobj: str) -> None:
+        """Close ``hobj``'s open in the background, again while the CF cannot be reached (bounded;
+        a fenced incarnation's opens are cleared by peer recovery instead)."""
+        async def close() -> None:
+            loop = asyncio.get_running_loop()
+            give_up = loop.time() + RETRY_FOR_S
+            while True:
+                try:
+                    await self._close_once(loc, qmgr, hobj)
+                    return
+                except FencedError:
+                    return  # peer recovery (clear_opens) or the rejoin takes the counts back
+                except MQError as exc:
+                    if loop.time() > give_up or exc.reason not in (MQRC.CF_NOT_AVAILABLE, MQRC.CONNECTION_BROKEN):
+                        log.warning("%s: the open counts of handle %s on %s were not taken back: %s", qmgr, hobj,
+                                    loc.name, exc)
+                        return
+                await asyncio.sleep(RETRY_EVERY_S)
+        self._in_background(close())
 
     async def clear_opens(self, tag: str, qmgr: str) -> int:
         """Peer recovery: drop every open handle of ``qmgr`` in structure ``tag``; returns how many."""

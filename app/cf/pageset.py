@@ -8,7 +8,7 @@ the QM's private tag to it). ``qsg serve`` starts one by itself (``EmbeddedPageS
 data under ``<QSG_MQLOG_DIR>/<QSG>/pagesets/<QM>/``, unless ``QSG_PAGESET_URL`` names a separate
 server (docker-compose: a service per queue manager).
 
-Durability: AOF with ``appendfsync always`` - the promise README "Durability" makes for the
+Durability: AOF with ``appendfsync always`` - the promise docs/explanation/reliability.md makes for the
 coupling facility under ``qsg up`` and docker-compose: a persistent message whose call returned
 survives a kill -9 of the queue manager (and of the page set's server) and a machine crash.
 

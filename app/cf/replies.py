@@ -325,6 +325,24 @@ _register(ScanReply)
 
 
 @dataclass(slots=True)
+class HeldReply(ScriptReply):
+    """lua/held.lua: messages released or restored, and the COD reports a release queued."""
+
+    SCRIPT: ClassVar[str] = "held"
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("messages", "reports")
+
+    messages: int
+    reports: int
+
+    @classmethod
+    def parse(cls, raw: Any) -> HeldReply:
+        return cls(int(raw[0]), int(raw[1]))
+
+
+_register(HeldReply)
+
+
+@dataclass(slots=True)
 class TakeReportReply(ScriptReply):
     """lua/take_report.lua: ``{2009}`` fenced, ``{0}`` nothing to send, ``{0, report}``."""
 

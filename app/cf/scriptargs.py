@@ -125,7 +125,7 @@ class PutArgs(ScriptArgs):
     group: str
 
 
-@script("get", keys=3, fenced=True)
+@script("get", keys=4, fenced=True)
 @dataclass(slots=True)
 class GetArgs(ScriptArgs):
     """KEYS and ARGV of lua/get.lua."""
@@ -133,6 +133,7 @@ class GetArgs(ScriptArgs):
     ctl: str
     uow: str
     uow_registry: str
+    held: str
     queue_prefix: str
     queue: str
     qmgr: str
@@ -150,6 +151,7 @@ class GetArgs(ScriptArgs):
     structure_prefix: str
     perf: str
     select: str
+    token: str
 
     def changes_state(self) -> bool:
         """A browse only reads (it may drop expired messages, which a later look drops again)."""
@@ -179,7 +181,7 @@ class PutBatchArgs(ScriptArgs):
     messages: Sequence[str | bytes] = ()
 
 
-@script("get_batch", keys=3, fenced=True)
+@script("get_batch", keys=4, fenced=True)
 @dataclass(slots=True)
 class GetBatchArgs(GetArgs):
     """KEYS and ARGV of lua/get_batch.lua: get.lua's, then the most messages to return."""
@@ -478,3 +480,15 @@ class LeaseReleaseArgs(ScriptArgs):
 
     lease: str
     owner: str
+
+
+@script("held", keys=1, tail=True)
+@dataclass(slots=True)
+class HeldArgs(ScriptArgs):
+    """KEYS and ARGV of lua/held.lua."""
+
+    held: str
+    structure_prefix: str
+    action: str
+    channel: str
+    tokens: list[str]

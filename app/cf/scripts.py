@@ -17,7 +17,10 @@ within the timeout still leave the write done on the master, and the caller deci
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,23 @@ class SentUnanswered(ConnectionError):
     still does."""
 
 
+@dataclass(slots=True)
+class FollowUp:
+    """A script call written on the same connection right behind another call's reply, before
+    that call returns, whose own reply is read in the background (``evalsha``'s ``then``): it
+    reaches Redis before the caller acts on the first reply, without a round trip on its path.
+    ``done`` gets its reply, or the exception that left it unknown (not written, or no reply)."""
+
+    script: AsyncScript
+    keys: list[Any]
+    args: list[Any]
+    done: Callable[[Any], None]
+
+
+#: Given a script's reply, the follow-up to write behind it (None: nothing).
+Then = Callable[[Any], FollowUp | None]
+
+
 #: Redirections one script call follows on a cluster (a slot migrating while the map is stale).
 MAX_REDIRECTS = 5
 
@@ -56,6 +76,7 @@ SCRIPT_NAMES: tuple[str, ...] = (
     "scan",
     "get",
     "get_batch",
+    "held",
     "commit",
     "backout",
     "open",
@@ -112,6 +133,7 @@ class ScriptRegistry:
     put_batch: AsyncScript
     get: AsyncScript
     get_batch: AsyncScript
+    held: AsyncScript
     commit: AsyncScript
     backout: AsyncScript
     open: AsyncScript
@@ -140,10 +162,11 @@ class ScriptRegistry:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._cluster: RedisCluster | None = redis if isinstance(redis, RedisCluster) else None
+        self._follow_ups: set[asyncio.Future[None]] = set()  # replies still to read
         for name in SCRIPT_NAMES:
             setattr(self, name, redis.register_script(load_source(f"{name}.lua")))
 
-    async def evalsha(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
+    async def evalsha(self, script: AsyncScript, keys: list[Any], args: list[Any], then: Then | None = None) -> Any:
         """EVALSHA ``script`` on a pooled connection: one round trip without redis-py's layers
         around each command (retry wrapper, observability hooks, response callbacks), which
         cost the hot path about as much as its own MQI logic. The rules of ``make_redis`` hold:
@@ -153,22 +176,26 @@ class ScriptRegistry:
 
         On a Redis Cluster the call goes to the master of the first key's slot (every key of a
         script shares one hash tag). A MOVED or ASK reply means the script did not run there,
-        so the call follows it; a connection failure surfaces as on a single Redis, once."""
-        return (await self._call(script, keys, args, None))[0]
+        so the call follows it; a connection failure surfaces as on a single Redis, once.
+
+        ``then``: told the reply; the ``FollowUp`` it returns is written on the same connection
+        before this returns, and its reply read in the background (the connection goes back to
+        the pool after that)."""
+        return (await self._call(script, keys, args, None, then))[0]
 
     async def evalsha_acked(self, script: AsyncScript, keys: list[Any], args: list[Any], replicas: int,
-                            timeout_ms: int) -> tuple[Any, int]:
+                            timeout_ms: int, then: Then | None = None) -> tuple[Any, int]:
         """``evalsha``, then ``WAIT replicas timeout_ms`` on the same connection of the same node
         (WAIT covers only the writes of the connection it runs on; replication is one ordered
         stream, so also every earlier write of that master). Returns the script's reply and how
         many replicas acknowledged (possibly fewer than ``replicas``: the write is done all the
         same). An error reply of the script is raised as by ``evalsha``."""
-        return await self._call(script, keys, args, (replicas, timeout_ms))
+        return await self._call(script, keys, args, (replicas, timeout_ms), then)
 
     async def _call(self, script: AsyncScript, keys: list[Any], args: list[Any],
-                    wait: tuple[int, int] | None) -> tuple[Any, int]:
+                    wait: tuple[int, int] | None, then: Then | None) -> tuple[Any, int]:
         if self._cluster is not None:
-            return await self._evalsha_cluster(self._cluster, script, keys, args, wait)
+            return await self._evalsha_cluster(self._cluster, script, keys, args, wait, then)
         pool = self.redis.connection_pool
         conn = await pool.get_connection()  # type: ignore[no-untyped-call]  # connects: nothing sent
         try:
@@ -177,8 +204,11 @@ class ScriptRegistry:
             await conn.disconnect(nowait=True)
             await pool.release(conn)
             raise
+        handed = False
         try:
-            return await _run(conn, script, keys, args, wait)
+            result = await _run(conn, script, keys, args, wait)
+            handed = await self._follow(conn, then, result[0], lambda: pool.release(conn))
+            return result
         except ResponseError:
             raise  # an error reply: the connection is in step
         except BaseException as exc:
@@ -186,10 +216,32 @@ class ScriptRegistry:
             _raise_unanswered(exc)
             raise
         finally:
-            await pool.release(conn)
+            if not handed:
+                await pool.release(conn)
+
+    async def _follow(self, conn: Connection, then: Then | None, reply: Any,
+                      release: Callable[[], Awaitable[None]]) -> bool:
+        """Write ``then(reply)``'s follow-up on ``conn`` (the reply of the first call is read):
+        True when it was written and its reply will be read in the background, which then
+        gives ``conn`` back with ``release``; False (``conn`` is the caller's to give back)
+        when there was none or writing it failed (its ``done`` is told)."""
+        follow = then(reply) if then is not None else None
+        if follow is None:
+            return False
+        try:
+            await _write(conn, follow)
+        except Exception as exc:  # noqa: BLE001 - the first call's reply stands; the follow-up is unknown
+            await conn.disconnect(nowait=True)
+            follow.done(exc)
+            return False
+        task = asyncio.ensure_future(_finish(conn, follow, release))
+        self._follow_ups.add(task)
+        task.add_done_callback(self._follow_ups.discard)
+        return True
 
     async def _evalsha_cluster(self, cluster: RedisCluster, script: AsyncScript, keys: list[Any],
-                               args: list[Any], wait: tuple[int, int] | None) -> tuple[Any, int]:
+                               args: list[Any], wait: tuple[int, int] | None,
+                               then: Then | None) -> tuple[Any, int]:
         if cluster._initialize:  # first call, or the slot map went stale with a failed node
             await cluster.initialize()
         found = cluster.get_node_from_key(keys[0])
@@ -199,14 +251,16 @@ class ScriptRegistry:
         asking = False
         for _ in range(MAX_REDIRECTS):
             owner, conn = node, node.acquire_connection()
-            written = False
+            written = handed = False
             try:
                 await _ready(conn)
                 if asking:
                     await conn.send_command("ASKING")
                     await conn.read_response()
                 written = True
-                return await _run(conn, script, keys, args, wait)
+                result = await _run(conn, script, keys, args, wait)
+                handed = await self._follow(conn, then, result[0], _releaser(owner, conn))
+                return result
             except MovedError as moved:  # the slot has a new master (failover, resharding): not run
                 await cluster.nodes_manager.move_slot(moved)
                 node = cluster.nodes_manager.get_node_from_slot(moved.slot_id)
@@ -224,14 +278,52 @@ class ScriptRegistry:
                     _raise_unanswered(exc)
                 raise
             finally:
-                owner.release(conn)
+                if not handed:
+                    owner.release(conn)
         raise ClusterError(f"more than {MAX_REDIRECTS} redirections for the slot of {keys[0]!r}")
+
+    @property
+    def follow_ups(self) -> list[asyncio.Future[None]]:
+        """The follow-ups whose replies are still being read."""
+        return list(self._follow_ups)
 
     async def load_all(self) -> None:
         """SCRIPT LOAD every script now (optional: EVALSHA loads lazily on NOSCRIPT anyway)."""
         for name in SCRIPT_NAMES:
             script: AsyncScript = getattr(self, name)
             script.sha = await self.redis.script_load(script.script)
+
+
+def _releaser(node: ClusterNode, conn: Connection) -> Callable[[], Awaitable[None]]:
+    async def release() -> None:
+        node.release(conn)
+    return release
+
+
+async def _write(conn: Connection, follow: FollowUp) -> None:
+    await conn.send_command("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+
+
+async def _finish(conn: Connection, follow: FollowUp, release: Callable[[], Awaitable[None]]) -> None:
+    """Read a follow-up's reply (on NOSCRIPT - it did not run - load the script and send it
+    again), tell its ``done``, and give the connection back (dropped when it failed)."""
+    try:
+        try:
+            reply = await conn.read_response()
+        except NoScriptError:
+            await conn.send_command("SCRIPT", "LOAD", follow.script.script)
+            follow.script.sha = (await conn.read_response()).decode()
+            await _write(conn, follow)
+            reply = await conn.read_response()
+    except BaseException as exc:
+        await conn.disconnect(nowait=True)
+        follow.done(exc)
+        await release()
+        if not isinstance(exc, Exception):
+            raise
+        return
+    follow.done(reply)
+    await release()
 
 
 async def _ready(conn: Connection) -> None:

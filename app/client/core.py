@@ -212,7 +212,7 @@ class CD(MQOpts):
 class SCO(MQOpts):
     """TLS options (MQSCO) with pymqi's fields: accepted so that TLS programs run as written.
     The key repository and certificate label do not apply: give the queue manager an
-    ``https://`` address and the CA file as ``ca_file`` / QSG_CA_FILE (README "TLS")."""
+    ``https://`` address and the CA file as ``ca_file`` / QSG_CA_FILE (docs/howto/tls.md)."""
 
     _fields = {
         "StrucId": CMQC.MQSCO_STRUC_ID, "Version": CMQC.MQSCO_VERSION_5, "KeyRepository": b"",
@@ -243,7 +243,7 @@ class CSP(MQOpts):
 
 @dataclass(frozen=True)
 class Credentials:
-    """How a connection authenticates to the queue managers (README "Security"): a user and
+    """How a connection authenticates to the queue managers (docs/howto/security.md): a user and
     password (HTTP basic, what MQCSP carries) or an API key (``X-API-Key``). Sent with every
     call of the connection, since each REST call is authenticated on its own."""
 

@@ -432,24 +432,54 @@ class StructureService:
     # ---- DISPLAY CFSTATUS -----------------------------------------------------------------
 
     async def status(self, name: str, kind: str) -> dict[str, object]:
-        """One DISPLAY CFSTATUS row (TYPE SUMMARY or BACKUP)."""
+        """One DISPLAY CFSTATUS row (TYPE SUMMARY or BACKUP). While the coupling facility cannot
+        be reached, answered from what this QM knows (z/OS answers the command then too): the
+        repository's record of the structure, STATUS(UNKNOWN) unless it is FAILED there."""
         tag = self._tag(name)
-        status = await self.connect(name)
         known = await self.qm.db(self.store.structure, name)
+        entries = 0
+        try:
+            status = await self.connect(name)
+            if kind == "SUMMARY" and tag not in self.qm.cf.failed:
+                entries = sum([await self.qm.cf.queue_depth(QueueLocation(tag, q))
+                               for q in await self.qm.cf.queue_names(tag)])
+        except MQError as exc:
+            if exc.reason != MQRC.CF_NOT_AVAILABLE:
+                raise
+            status = "FAILED" if known is not None and known.status == "FAILED" else "UNKNOWN"
         row: dict[str, object] = {"CFSTATUS": name, "TYPE": kind,
                                   "STATUS": "IN RECOVER" if status == "RECOVERING" else status}
         fail_ms = known.fail_ms if known else 0
         row["FAILDATE"], row["FAILTIME"] = _date_time(fail_ms * 10**6) if fail_ms else ("", "")
         if kind == "SUMMARY":
             row["CFTYPE"] = "APPL"
-            row["ENTSUSED"] = 0 if tag in self.qm.cf.failed else sum(
-                [await self.qm.cf.queue_depth(QueueLocation(tag, q)) for q in await self.qm.cf.queue_names(tag)])
+            row["ENTSUSED"] = entries
         else:
             backup = await self.qm.db(self.store.latest_backup, name)
             row["QMNAME"] = backup.qmgr if backup else ""
             row["BKUPDATE"], row["BKUPTIME"] = _date_time(backup.start_ns) if backup else ("", "")
             row["BKUPSIZE"] = round(backup.size / 1048576, 3) if backup else 0
         return row
+
+    async def connections(self, name: str) -> list[dict[str, object]]:
+        """DISPLAY CFSTATUS TYPE(CONNECT): one row per queue manager of the group connected to the
+        structure (STATUS ACTIVE) or whose connection failed (FAILED, with when). While this QM
+        cannot reach the coupling facility it knows only its own: FAILED since it lost it."""
+        def row(qmgr: str, status: str, fail_ms: int = 0) -> dict[str, object]:
+            date, time_ = _date_time(fail_ms * 10**6) if fail_ms else ("", "")
+            return {"CFSTATUS": name, "TYPE": "CONNECT", "QMNAME": qmgr, "STATUS": status,
+                    "SYSNAME": qmgr, "FAILDATE": date, "FAILTIME": time_}
+        lost_ms = self.qm.membership.unreachable_since_ms
+        if lost_ms is None:
+            try:
+                members = await self.qm.membership.members()
+            except MQError as exc:
+                if exc.reason != MQRC.CF_NOT_AVAILABLE:
+                    raise
+                lost_ms = self.qm.clock.now_ms()
+            else:
+                return [row(m.name, m.status) for m in members if m.status in ("ACTIVE", "FAILED")]
+        return [row(self.qm.name, "FAILED", lost_ms)]
 
 
 def _date_time(ns: int) -> tuple[str, str]:

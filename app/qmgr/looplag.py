@@ -5,7 +5,7 @@ the loop (a huge body parsed, a long script) delays every other call and, past t
 lease, takes the queue manager out of its group. A small task sleeps ``interval_s`` again and
 again and measures how much later than asked it wakes: that is the lag, observed into the
 ``qsg_event_loop_lag_seconds`` histogram, kept as the maximum seen (``qsg_event_loop_lag_max_seconds``)
-and logged as QSGE301W when it passes ``warn_s`` (README "Security", Limits).
+and logged as QSGE301W when it passes ``warn_s`` (docs/howto/security.md, Limits).
 """
 
 from __future__ import annotations

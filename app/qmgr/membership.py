@@ -91,6 +91,10 @@ class Membership:
         self.on_renewed = on_renewed  # after each renewal: the group clock measures its offset again
         self._lease_until = 0.0  # time.monotonic() until which the lease surely holds
         self._lost = False
+        #: When (wall clock, ms) this QM last found the coupling facility unreachable (a heartbeat
+        #: not renewed, or the lease lost); None while it is connected. DISPLAY CFSTATUS and the
+        #: console show it.
+        self.unreachable_since_ms: int | None = None
         self._confirming: asyncio.Future[bool] | None = None  # a late renewal under way (confirm_lease)
         self._heartbeat_task: asyncio.Task | None = None
         self._watch_task: asyncio.Task | None = None
@@ -113,6 +117,7 @@ class Membership:
         self.incarnation = claim.incarnation
         self._lease_until = sent + self.ttl_s * LEASE_MARGIN
         self._lost = False
+        self.unreachable_since_ms = None
         previous = await self.member(self.qmgr)
         await self._record("STARTING", recovered=False)
         self._stopping = asyncio.Event()
@@ -128,11 +133,16 @@ class Membership:
         """True while this incarnation's lease surely holds (measured here, not asked of Redis)."""
         return not self._lost and time.monotonic() < self._lease_until
 
+    def _unreachable(self) -> None:
+        if self.unreachable_since_ms is None:
+            self.unreachable_since_ms = time.time_ns() // 1_000_000
+
     def lost(self, why: str) -> None:
         """This incarnation lost its place in the group: stop heartbeating and tell the QM (once)."""
         if self._lost:
             return
         self._lost = True
+        self._unreachable()
         self._stopping.set()
         log.error("CSQE016E %s: incarnation %s lost its place in the group (disconnected from the coupling facility): "
                   "%s", self.qmgr, self.incarnation, why)
@@ -213,6 +223,7 @@ class Membership:
                 if unreachable:
                     log.info("%s: heartbeat renewed again", self.qmgr)
                 unreachable = False
+                self.unreachable_since_ms = None
                 if self.on_renewed is not None:
                     # bounded: a slow answer must not hold up the next renewal
                     with contextlib.suppress(asyncio.TimeoutError):
@@ -224,6 +235,7 @@ class Membership:
                     log.warning("%s: heartbeat not renewed (%s); the lease lapses in %.1fs", self.qmgr,
                                 type(exc).__name__, max(0.0, self._lease_until - time.monotonic()))
                 unreachable = True
+                self._unreachable()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=self.interval_s)
 
@@ -313,7 +325,7 @@ class Membership:
             log.info("CSQE011I %s: peer recovery of %s (incarnations below %d fenced) started",
                      self.qmgr, failed, lowest)
             await self.fence(failed, lowest)
-            counts = await self._resolve_units_of_work(failed, self.shared_tags())
+            counts = await self._resolve_units_of_work(failed, self.shared_tags(), lowest)
             info = await self.group.member_info(failed)
             if failed != self.qmgr and int(info.get("incarnation") or 0) == member.incarnation:
                 info.update(status="FAILED", recovered=True)  # unless it has rejoined meanwhile
@@ -334,9 +346,11 @@ class Membership:
         for tag in self.shared_tags():
             await self.cf.fence(tag, qmgr, lowest)
 
-    async def _resolve_units_of_work(self, qmgr: str, tags: list[str]) -> tuple[int, int, int]:
-        """Back out ``qmgr``'s units of work in ``tags`` (commit those it recorded as committing)
-        and clear its handles there. Every step is idempotent, so a repeated recovery is harmless."""
+    async def _resolve_units_of_work(self, qmgr: str, tags: list[str], fenced_below: int) -> tuple[int, int, int]:
+        """Back out ``qmgr``'s units of work in ``tags`` (commit those it recorded as committing),
+        restore what its gets outside syncpoint held when their replies never came (incarnations
+        below ``fenced_below``: app/cf/held.py) and clear its handles there. Every step is
+        idempotent, so a repeated recovery is harmless."""
         backed_out = committed = cleared = 0
         intents = await self._commit_intents(qmgr)
         for tag in tags:
@@ -349,6 +363,10 @@ class Membership:
                 else:
                     await self.cf.backout(tag, qmgr, hconn)
                     backed_out += 1
+            restored = await self.cf.restore_held(tag, qmgr, fenced_below)
+            if restored:
+                log.info("%s: %d message(s) that %s got outside syncpoint, whose replies never arrived, restored to "
+                         "their queues in %s", self.qmgr, restored, qmgr, tag)
             cleared += await self.cf.clear_opens(tag, qmgr)
             # Expiration reports it was sending go back for whoever sends them next.
             await self.cf.requeue_reports(tag, qmgr, (qmgr, self.qsg))
@@ -362,6 +380,6 @@ class Membership:
         tag = keys.private_tag(self.qsg, self.qmgr)
         assert self.incarnation is not None
         await self.cf.fence(tag, self.qmgr, self.incarnation)  # an older incarnation may still run
-        counts = await self._resolve_units_of_work(self.qmgr, [tag])
+        counts = await self._resolve_units_of_work(self.qmgr, [tag], self.incarnation)
         await self.group.clear_own_records(self.qmgr)
         return counts

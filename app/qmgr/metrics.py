@@ -11,9 +11,9 @@ Two kinds, so that the hot path pays only a counter increment:
   and the age of its last put and get; connections, units of work, the heartbeat lease and
   each CF structure's status.
 
-Names follow Prometheus conventions (``qsg_`` prefix, ``_total`` counters, seconds); the README
-lists them. The registry is the queue manager's own, so several QMs in one process (tests)
-keep apart.
+Names follow Prometheus conventions (``qsg_`` prefix, ``_total`` counters, seconds);
+docs/reference/metrics.md lists them (generated from this file). The registry is the queue
+manager's own, so several QMs in one process (tests) keep apart.
 """
 
 from __future__ import annotations

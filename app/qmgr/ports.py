@@ -39,6 +39,9 @@ class Publisher(Protocol):
 class Members(Protocol):
     """Who is in the group."""
 
+    #: When (ms) this QM found the coupling facility unreachable; None while connected.
+    unreachable_since_ms: int | None
+
     async def members(self) -> list[Any]: ...
 
 

@@ -487,6 +487,15 @@ class QueueManager:
         """False from a loss of the coupling facility until this QM has rejoined the group."""
         return self.metrics.cf_connected
 
+    def cf_connection(self) -> dict[str, Any]:
+        """This QM's connection to the coupling facility as it knows it: ``state`` CONNECTED,
+        LOST (unreachable; the lease holds, or with CFCONLOS(TOLERATE) private work goes on) or
+        REJOINING (the lease lapsed: rejoining as a new incarnation); ``since`` (ms) when it was
+        found unreachable (None: connected); ``cfconlos`` how the QM takes the loss."""
+        since = self.membership.unreachable_since_ms
+        state = "REJOINING" if self.status == "REJOINING" else "LOST" if since is not None else "CONNECTED"
+        return {"state": state, "since": since, "cfconlos": "TOLERATE" if self.tolerates_cf_loss() else "TERMINATE"}
+
     def info(self) -> dict[str, Any]:
         """GET /v1/qmgr: name, QSG, status and the QMGR attributes."""
         shown = {spec.name: attributes.display_value(spec, self.attrs.get(spec.name, spec.default))

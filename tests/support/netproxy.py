@@ -21,6 +21,11 @@ Fault modes:
   late-arriving commands.
 * ``reset()`` - close every connection now with a reset (SO_LINGER 0); the proxy keeps
   forwarding new connections (and leaves a partition as it is).
+* ``drop_replies(after=None)`` - forward what clients send, but read and throw away what the
+  target answers: a command runs and its reply is lost (a network that fails right after the
+  request went through). With ``after`` (bytes), only on a connection that has sent those bytes,
+  from the chunk that held them on (a command before them on that connection is answered).
+  ``heal()`` ends it as it ends a partition.
 
 Bounded: at most ``max_connections`` at once (more are closed on accept), pumps read at most
 ``CHUNK`` bytes at a time, and ``stop()`` joins every thread with a timeout.
@@ -56,6 +61,7 @@ class _Link:
         self.client = client
         self.upstream: socket.socket | None = None
         self.closed = threading.Event()
+        self.dropping = threading.Event()  # sent the bytes ``drop_replies(after=...)`` waits for
         self.threads: list[threading.Thread] = []
         self.lock = threading.Lock()
 
@@ -75,14 +81,15 @@ class _Link:
                 return False
             self.upstream = up
         for src, dst, name in ((self.client, up, "c2s"), (up, self.client, "s2c")):
-            t = threading.Thread(target=self._pump, args=(src, dst), daemon=True,
+            t = threading.Thread(target=self._pump, args=(src, dst, name == "s2c"), daemon=True,
                                  name=f"netproxy-{self.proxy.port}-{name}")
             self.threads.append(t)
             t.start()
         return True
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        """Copy ``src`` to ``dst`` while forwarding; hold (read nothing) while partitioned."""
+    def _pump(self, src: socket.socket, dst: socket.socket, replies: bool) -> None:
+        """Copy ``src`` to ``dst`` while forwarding; hold (read nothing) while partitioned; throw
+        replies (``replies``: the target's direction) away while dropping them."""
         pending = b""  # read just as a partition began: delivered on resume, dropped on reset
         proxy = self.proxy
         while not self.closed.is_set() and not proxy.stopped.is_set():
@@ -101,6 +108,12 @@ class _Link:
                     break
                 if not proxy.forwarding.is_set():
                     continue  # the partition began while we read: hold the chunk
+            if proxy.dropping_replies.is_set():
+                if not replies and proxy.drop_after is not None and proxy.drop_after in pending:
+                    self.dropping.set()
+                if replies and (proxy.drop_after is None or self.dropping.is_set()):
+                    pending = b""  # lost on the way back
+                    continue
             if not self._send(dst, pending):
                 break
             pending = b""
@@ -154,6 +167,8 @@ class NetProxy:
         self.lock = threading.Lock()
         self.forwarding = threading.Event()
         self.forwarding.set()
+        self.dropping_replies = threading.Event()
+        self.drop_after: bytes | None = None
         self.stopped = threading.Event()
         self._accept_thread: threading.Thread | None = None
         self._closed_links: list[_Link] = []  # recently closed, for joining their threads on stop
@@ -227,9 +242,18 @@ class NetProxy:
         """Hold every byte in both directions; new connections go nowhere (peers time out)."""
         self.forwarding.clear()
 
+    def drop_replies(self, after: bytes | None = None) -> None:
+        """Forward requests, throw the replies away (see the module docstring)."""
+        self.drop_after = after
+        self.dropping_replies.set()
+
     def heal(self, resume: bool = False) -> None:
         """Forward again. ``resume=False`` (default): reset every connection that was open during
-        the partition, so clients reconnect clean; ``resume=True``: deliver the held bytes late."""
+        the partition (or while replies were dropped), so clients reconnect clean; ``resume=True``:
+        deliver the held bytes late."""
+        self.dropping_replies.clear()
+        for link in self._all_links():
+            link.dropping.clear()
         if resume:
             with self.lock:
                 held, self.held = self.held, []

@@ -6,7 +6,9 @@
   when nothing matches, register a waiter.
 
   get_message(q), q holding the call's inputs (get.lua's KEYS and ARGV by name):
-    ctl, uow, uows       the keys (get.lua's KEYS[1..3])
+    ctl, uow, uows, held the keys (get.lua's KEYS[1..4])
+    token                call token of a destructive get outside syncpoint ("" none): the message
+                         is held under it (held.lua) instead of deleted
     qp, name, qm, hconn  queue key prefix, queue name, queue manager name, hconn
     gen                  definition generation of the handle, "" = do not check
     mode                 GET | BROWSE_FIRST | BROWSE_NEXT | MSG_UNDER_CURSOR | BROWSE_UNDER_CURSOR
@@ -319,6 +321,11 @@ local function get_message(q)
     -- MARK_SKIP_BACKOUT: an "M:" entry, which an application's MQBACK leaves in place (_uow.lua)
     redis.call("RPUSH", q.uow, (q.mark == "1" and "M:" or "G:") .. id .. ":" .. q.name)
     redis.call("SADD", q.uows, qm .. ":" .. q.hconn)
+  elseif q.token ~= "" then
+    -- Held under the call's token until the queue manager knows the reply reached it (held.lua:
+    -- released, with its COD report, or restored): a lost reply never loses the message.
+    local entry = redis.call("HGET", q.held, q.token)
+    redis.call("HSET", q.held, q.token, entry and (entry .. "," .. id) or (q.name .. ":" .. id))
   else
     reports = reports + delivery_report(sp, qp, id, m)  -- COD (under syncpoint: at commit, _uow.lua)
     delete_data(qp, id, m)

@@ -9,7 +9,8 @@
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
     KEYS[3]  {tag}:uows                   unit-of-work registry
-    KEYS[4]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
+    KEYS[4]  {tag}:held:<QM>              messages held by call token (held.lua)
+    KEYS[5]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -29,9 +30,11 @@
     ARGV[14] waiter registration ms: when > 0 and no message matches, keep the queue's waiters
              key alive at least that long so puts and commits publish the availability channel
     ARGV[17] group and token selection, "" none (_get.lua's `select`)
-    ARGV[18] caller: queue manager name
-    ARGV[19] caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[20] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+    ARGV[18] call token "<incarnation>:<n>" of a destructive get outside syncpoint, "" none: a
+             message got is held under it (held.lua), not deleted, until released or restored
+    ARGV[19] caller: queue manager name
+    ARGV[20] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[21] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
              the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
@@ -51,11 +54,12 @@
 --@include _fence.lua
 --@include _get.lua
 
-local refused = refusal(KEYS[4], ARGV[18], ARGV[19], ARGV[20])
+local refused = refusal(KEYS[5], ARGV[19], ARGV[20], ARGV[21])
 if refused then return { refused } end
 
 return get_message(
-  { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
+  { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], held = KEYS[4], token = ARGV[18],
+    qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
     hconn = ARGV[4], gen = ARGV[5], mode = ARGV[6], sync = ARGV[7], mid = ARGV[8], cid = ARGV[9],
     cursor = ARGV[10], buflen = ARGV[11], accept = ARGV[12], now = ARGV[13], register = ARGV[14],
     sp = ARGV[15], perf = ARGV[16], select = ARGV[17] })

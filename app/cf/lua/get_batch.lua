@@ -10,7 +10,8 @@
     KEYS[1]  {tag}:q:<NAME>:ctl
     KEYS[2]  {tag}:uow:<QM>:<hconn>       unit-of-work list (written only under syncpoint)
     KEYS[3]  {tag}:uows                   unit-of-work registry
-    KEYS[4]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
+    KEYS[4]  {tag}:held:<QM>              messages held by call token (held.lua)
+    KEYS[5]  {tag}:fence                  incarnations fenced by peer recovery (_fence.lua)
 
     ARGV[1]  queue key prefix "{tag}:q:<NAME>:"
     ARGV[2]  queue name
@@ -30,10 +31,12 @@
     ARGV[16] performance events: "S" shared, "E" private with PERFMEV enabled, "D" disabled
     ARGV[17] group and token selection, "" none (_get.lua's `select`; a batch under
              MQGMO_LOGICAL_ORDER is refused by the queue manager before it comes here)
-    ARGV[18] most messages to return, >= 1
-    ARGV[19] caller: queue manager name
-    ARGV[20] caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[21] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+    ARGV[18] call token of a destructive batch outside syncpoint, "" none (get.lua's ARGV[18]:
+             every message it gets is held under that one token)
+    ARGV[19] most messages to return, >= 1
+    ARGV[20] caller: queue manager name
+    ARGV[21] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[22] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
              the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
@@ -53,14 +56,15 @@
 --@include _fence.lua
 --@include _get.lua
 
-local refused = refusal(KEYS[4], ARGV[19], ARGV[20], ARGV[21])
+local refused = refusal(KEYS[5], ARGV[20], ARGV[21], ARGV[22])
 if refused then return { refused } end
 
-local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
+local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], held = KEYS[4], token = ARGV[18],
+            qp = ARGV[1], name = ARGV[2], qm = ARGV[3],
             hconn = ARGV[4], gen = ARGV[5], mode = ARGV[6], sync = ARGV[7], mid = ARGV[8], cid = ARGV[9],
             cursor = ARGV[10], buflen = ARGV[11], accept = ARGV[12], now = ARGV[13], register = ARGV[14],
             sp = ARGV[15], perf = ARGV[16], select = ARGV[17] }
-local most = tonumber(ARGV[18])
+local most = tonumber(ARGV[19])
 local browse = q.mode == "BROWSE_FIRST" or q.mode == "BROWSE_NEXT"
 local code, reports, depth_event, discarded = 0, 0, 0, 0
 local out = { 0, 0, 0, 0 }

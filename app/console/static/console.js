@@ -28,8 +28,11 @@ function render(state) {
   $("title").textContent = `${state.qmgr.name} of ${state.qmgr.qsg}`;
   const q = state.qmgr;
   $("status").textContent = `${q.status} - IGQ agent ${q.IGQAGENT || "?"}` +
-    (q.IGQAGENT === "RETRY" ? ` (${q.IGQRETRIES} retries: ${q.IGQRETRYREASON})` : "") +
-    ` - CF ${q.CFCONN || "?"}`;
+    (q.IGQAGENT === "RETRY" ? ` (${q.IGQRETRIES} retries: ${q.IGQRETRYREASON})` : "");
+  // The QM's connection to the coupling facility: CONNECTED, LOST (tolerating or not) or REJOINING.
+  const cf = q.cf;
+  $("cfconn").textContent = `CF ${cf.state}` + (cf.state === "LOST" ? ` since ${when(cf.since)} (CFCONLOS ${cf.cfconlos})` : "");
+  $("cfconn").dataset.state = cf.state;
   document.title = `${state.qmgr.name} - QSG console`;
   fill($("members"), state.members, (row, m) => {
     row.dataset.qmgr = m.QMNAME;

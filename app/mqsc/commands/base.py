@@ -66,6 +66,8 @@ class StructureAdmin(Protocol):
 
     async def status(self, name: str, kind: str) -> dict[str, object]: ...
 
+    async def connections(self, name: str) -> list[dict[str, object]]: ...
+
 
 class QueueStates(Protocol):
     """The coupling facility as MQSC reads it (DISPLAY, RESET QSTATS, CLEAR QLOCAL): a port, so

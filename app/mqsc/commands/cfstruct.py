@@ -59,19 +59,26 @@ class StructureCommands(CommandBase):
         self.messages += await self.qm.structures.fail(self._name(cmd))
 
     async def display_cfstatus(self, cmd: Command) -> list[dict[str, Any]]:
-        """DISPLAY CFSTATUS(generic name) [TYPE(SUMMARY | BACKUP)]."""
+        """DISPLAY CFSTATUS(generic name) [TYPE(SUMMARY | CONNECT | BACKUP)]."""
         kind = cmd.value("TYPE", "SUMMARY").upper()
-        if kind not in ("SUMMARY", "BACKUP"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not SUMMARY or BACKUP")
+        if kind not in ("SUMMARY", "CONNECT", "BACKUP"):
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not SUMMARY, CONNECT or BACKUP")
         names = self._structure_names(cmd, recoverable_only=False)
         for name in names:
             if self.qm.cache.cfstruct(name) is None and "*" not in (cmd.name or ""):
                 raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CFSTRUCT({name}) not found")
+        if kind == "CONNECT":
+            return [row for name in names for row in await self.qm.structures.connections(name)]
         rows = [await self.qm.structures.status(name, kind) for name in names]
         if kind == "SUMMARY":
             # Not an IBM attribute: which Redis node holds the structure (a Redis Cluster spreads
             # structures over its masters by their hash tags; a single Redis holds them all).
             for row in rows:
                 tag = self.qm.cache.structure_tag(str(row["CFSTATUS"]))
-                row["CFNODE"] = await self.qm.queue_states.structure_node(tag)
+                try:
+                    row["CFNODE"] = await self.qm.queue_states.structure_node(tag)
+                except MQError as exc:
+                    if exc.reason != MQRC.CF_NOT_AVAILABLE:
+                        raise
+                    row["CFNODE"] = ""  # not reachable now
         return rows

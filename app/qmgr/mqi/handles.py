@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from app.activity import Verb, recorded
+from app.cf.engine import OutcomeUnknownError
 from app.core.dynamic import parse_close_options
 from app.core.errors import MQError
 from app.core.objects import ObjectDef
@@ -131,9 +132,13 @@ class Handles(Resolution):
         opts = resolve_open_options(chosen, shareable=bool(base.get("SHARE", True)),
                                     defsopt=str(base.get("DEFSOPT", "EXCL")))
         hobj = str(conn.next_hobj)
-        opened = await self.qm.cf.open_queue(
-            resolved.location, self.qm.name, f"{conn.hconn}:{hobj}", input=opts.input, output=opts.output,
-            browse=opts.browse, inquire=opts.inquire, set=opts.set)
+        try:
+            opened = await self.qm.cf.open_queue(
+                resolved.location, self.qm.name, f"{conn.hconn}:{hobj}", input=opts.input, output=opts.output,
+                browse=opts.browse, inquire=opts.inquire, set=opts.set)
+        except OutcomeUnknownError:
+            conn.next_hobj += 1  # the CF may count it until the engine takes it back: never reused
+            raise
         conn.next_hobj += 1
         if resolved.opened.objtype == "QALIAS":
             await self.qm.cf.alias_opened(self.qm.name, resolved.opened.name, f"{conn.hconn}:{hobj}")

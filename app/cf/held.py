@@ -1,0 +1,157 @@
+"""Call tokens of destructive gets outside syncpoint: no message is lost with a lost reply.
+
+A destructive MQGET outside syncpoint (get, get-batch, MSG_UNDER_CURSOR; IF_PERSISTENT for a
+non-persistent message) carries a call token ``<incarnation>:<n>``. The script takes the message
+off the queue as before but keeps its data, recorded under the token (lua/held.lua), and then:
+
+* the reply arrives: the release (held.lua RELEASE: COD report, data deleted) is written on the
+  same connection right behind the reply, before the queue manager answers its caller; its own
+  reply is read in the background. No round trip is added to the get's path; Redis runs one
+  more small script per get, and the message's data lives that much longer.
+* no reply (MQRC_CONNECTION_BROKEN once the get's deadline has passed, so it can no longer run;
+  or the call was abandoned): the message goes back where it was (held.lua RESTORE: same
+  priority and sequence, MQMD and backout count as they were), now or - while the coupling
+  facility cannot be reached - as soon as it can.
+* the queue manager dies first: peer recovery (or its own restart, for its private queues)
+  restores every token of the dead incarnation. A token whose reply arrived was released before
+  its caller was answered, so what comes back was never returned to anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from typing import Any
+
+from app.cf import deadline, keys
+from app.cf.base import CFBase
+from app.cf.errors import OutcomeUnknownError
+from app.cf.errors import cf_access as _cf_access
+from app.cf.replies import HeldReply
+from app.cf.scriptargs import GetArgs, HeldArgs
+from app.cf.scripts import FollowUp, Then
+from app.core.errors import MQError
+from app.core.reasons import MQRC
+
+log = logging.getLogger(__name__)
+
+#: Codes of a get's reply that returned a message (get.lua; get_batch.lua's code 0 returned at least one).
+_GOT = (0, MQRC.TRUNCATED_MSG_ACCEPTED)
+#: How long a release or restore that could not reach the coupling facility is tried again (s).
+RETRY_FOR_S = 600.0
+#: Pause between those tries (s).
+RETRY_EVERY_S = 0.5
+
+
+class HeldMessages(CFBase):
+    """Call tokens and the release or restore of what they hold (the module's docstring)."""
+
+    _tokens = itertools.count(1)  # unique in the process; the incarnation makes them unique in the group
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Work left behind a call whose outcome was unknown: releases, restores, opens taken back.
+        self._held_tasks: set[asyncio.Future[None]] = set()
+
+    def call_token(self, incarnation: int, mode: str, syncpoint: str) -> str:
+        """A new token for a get that removes messages outside syncpoint, "" for any other."""
+        if syncpoint == "YES" or mode not in ("GET", "MSG_UNDER_CURSOR"):
+            return ""
+        return f"{incarnation}:{next(self._tokens)}"
+
+    async def _held_call(self, call: GetArgs, tag: str, incarnation: int) -> Any:
+        """``_script`` for a get: with a token, the release follows a reply that got messages,
+        and a call without a reply restores them (once the get can no longer run)."""
+        if not call.token:
+            return await self._script(call, tag, incarnation)
+        try:
+            return await self._script(call, tag, incarnation, then=self._release_behind(tag, call.held, call.token))
+        except OutcomeUnknownError:
+            self._restore_soon(tag, call.held, call.token, 0.0)  # its deadline has passed: it cannot run any more
+            raise
+        except MQError:
+            raise  # nothing ran (refused before it was sent, fenced, late)
+        except BaseException:
+            # Abandoned mid-call (cancelled): the get may still run until its deadline.
+            self._restore_soon(tag, call.held, call.token, (self.call_budget_ms + 2 * deadline.MARGIN_MS) / 1000)
+            raise
+
+    def _release_behind(self, tag: str, held: str, token: str) -> Then:
+        def then(reply: Any) -> FollowUp | None:
+            if not isinstance(reply, list) or len(reply) <= 4 or reply[0] not in _GOT:
+                return None  # nothing was got: nothing held
+            call = _held_args(tag, held, "RELEASE", [token])
+            script = self._scripts_for(tag).held
+            return FollowUp(script, *call.call(), done=lambda r: self._released(tag, held, token, r))
+        return then
+
+    def _released(self, tag: str, held: str, token: str, reply: Any) -> None:
+        if isinstance(reply, BaseException):
+            log.warning("%s: the release of get %s in %s is unknown (%s): sending it again", self.qmgr, token,
+                        tag, reply)
+            self._in_background(self._until_done(tag, held, "RELEASE", token))
+            return
+        reports = HeldReply.parse(reply).reports
+        if reports and self.on_reports is not None:
+            self.on_reports(tag)  # COD reports queued
+
+    def _restore_soon(self, tag: str, held: str, token: str, after_s: float) -> None:
+        async def restore() -> None:
+            await asyncio.sleep(after_s)
+            await self._until_done(tag, held, "RESTORE", token)
+        self._in_background(restore())
+
+    def _in_background(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._held_tasks.add(task)
+        task.add_done_callback(self._held_tasks.discard)
+
+    async def _until_done(self, tag: str, held: str, action: str, token: str) -> None:
+        """Release or restore ``token`` (idempotent), trying again while the CF cannot be reached
+        (bounded; the queue manager's restart or peer recovery restores what is left)."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + RETRY_FOR_S
+        while True:
+            try:
+                reply = await self._held(tag, held, action, [token])
+            except MQError as exc:
+                if loop.time() > give_up:
+                    log.error("%s: could not %s get %s in %s (%s): peer recovery or a restart will", self.qmgr,
+                              action.lower(), token, tag, exc)
+                    return
+                await asyncio.sleep(RETRY_EVERY_S)
+                continue
+            if action == "RESTORE" and reply.messages:
+                log.warning("%s: the reply to get %s in %s never arrived: %d message(s) restored to the queue",
+                            self.qmgr, token, tag, reply.messages)
+            elif reply.reports and self.on_reports is not None:
+                self.on_reports(tag)
+            return
+
+    async def restore_held(self, tag: str, qmgr: str, below: int) -> int:
+        """Peer recovery, or a restart: restore every message ``qmgr`` holds in structure ``tag``
+        under a token of an incarnation below ``below`` (fenced). Returns how many."""
+        return (await self._held(tag, keys.held_key(tag, qmgr), "RESTORE", [f"<{below}"])).messages
+
+    async def _held(self, tag: str, held: str, action: str, tokens: list[str]) -> HeldReply:
+        # Idempotent and unfenced (a token resolved is a no-op): no deadline; a call without a
+        # reply is MQRC_CF_NOT_AVAILABLE and simply sent again.
+        with _cf_access(tag):
+            return HeldReply.parse(await self._unfenced(tag, _held_args(tag, held, action, tokens)))
+
+    async def releases_done(self) -> None:
+        """Return once every release written behind a reply has run and been read (tests, and a
+        look at a structure's raw contents)."""
+        pending = [*self.scripts.follow_ups, *self.pageset_scripts.follow_ups]
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def stop(self) -> None:
+        for task in list(self._held_tasks):
+            task.cancel()  # what is left, the restart or peer recovery restores
+        await super().stop()
+
+
+def _held_args(tag: str, held: str, action: str, tokens: list[str]) -> HeldArgs:
+    return HeldArgs(held, keys.structure_prefix(tag), action, keys.availability_channel(tag), tokens)
