@@ -40,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.redis_server import RedisServer  # noqa: E402
 
-
 #: Headers every call carries besides its content type and length (``--auth on``: the credentials).
 EXTRA_HEADERS: list[tuple[bytes, bytes]] = []
 
