@@ -31,7 +31,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     (``app.startup.check_dependencies``) so that ``qsg serve`` can refuse with one clear line."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: QueueManagerApp) -> AsyncIterator[None]:
         # The page set first: its own server, started here (in this thread, which it ends with).
         embedded = None
         pageset_url = settings.pageset_url
@@ -54,7 +54,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         # What start-up made lives as long as the process: out of the collector's full passes,
         # which would otherwise walk it all whenever a large request allocates (a pause of the loop).
         gc.freeze()
-        app.state.qm = qm
+        app.state.qm = app.qm = qm
         try:
             yield
         finally:

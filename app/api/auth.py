@@ -187,7 +187,8 @@ class AuthenticationMiddleware:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        qm = getattr(scope["app"].state, "qm", None) if "app" in scope else None
+        app = scope.get("app")
+        qm = (getattr(app, "qm", None) or getattr(app.state, "qm", None)) if app is not None else None
         method = scope.get("method", "WEBSOCKET") if scope["type"] == "http" else "WEBSOCKET"
         headers: dict[str, str] | None = None
         # The hot path: one plain scan of the raw headers for an Origin (which programs do not

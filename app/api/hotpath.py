@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -73,6 +74,9 @@ class QueueManagerApp(FastAPI):
     ``HotPath``, as ``create_app`` builds it), every other request as FastAPI serves it."""
 
     hot_stack: ASGIApp | None = None
+    #: The queue manager (also ``state.qm``), set by the lifespan: read on every hot call, where
+    #: Starlette's ``State`` attribute look-up is not free.
+    qm: Any = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self.hot_stack is not None:
