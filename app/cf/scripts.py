@@ -336,9 +336,10 @@ async def _read(conn: Connection) -> Any:
     """``conn.read_response()``: the reply within the socket timeout, an error reply raised,
     the next health check moved on; a failure is raised as it comes (the caller drops the
     connection). Without redis-py's per-call wrapping (push handling, host names for messages)."""
+    parser: Any = conn._parser  # the hiredis (or Python) RESP parser the connection reads with
     try:
         async with asyncio.timeout(conn.socket_timeout):
-            response = await conn._parser.read_response(disable_decoding=False)
+            response = await parser.read_response(disable_decoding=False)
     except TimeoutError:
         raise RedisTimeoutError(f"Timeout reading from {conn._host_error()}") from None
     except OSError as exc:
