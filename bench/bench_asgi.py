@@ -6,8 +6,14 @@ loop for profiling work (figures still move 10-25% between runs on a shared mach
 throughput figures come from bench/bench_wrk.py.
 
     python bench/bench_asgi.py [--calls 5000] [--size 1024] [--batch 100] [--activity on|off]
+                               [--auth on|off] [--only VERB,...] [--chunks 10]
                                [--profile FILE [--profile-verb MQPUT|MQGET|put-batch|get-batch]]
                                [--replicas N [--replica-acks N]]
+
+``--auth on`` runs the queue manager with authentication on, every call with HTTP basic
+credentials of an administrator (as bench_wrk's ``--auth on``). ``--only`` measures only the
+verbs named (e.g. ``--only MQPUT``), or a verb of one target only (``--only QM1:MQPUT`` for a long
+loop under ``py-spy record``).
 
 ``--replicas N`` gives the redis-server N replicas; ``--replica-acks N`` sets QSG_CF_REPLICA_ACKS
 (each state-changing script is followed by WAIT on its connection). Besides the CPU, each call's
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import cProfile
 import os
 import sys
@@ -33,12 +40,16 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.redis_server import RedisServer  # noqa: E402
 
+#: Headers every call carries besides its content type and length (``--auth on``: the credentials).
+EXTRA_HEADERS: list[tuple[bytes, bytes]] = []
+
 
 async def call(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
     """One POST through the ASGI application; its status and body."""
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
              "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                         *EXTRA_HEADERS],
              "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80), "state": {}}
     sent = False
     out: dict[str, Any] = {"body": b""}
@@ -106,7 +117,13 @@ async def run(args: argparse.Namespace) -> None:
 
     db = f"sqlite:///{workdir / 'qsg.db'}"
     upgrade(db)
-    settings = Settings(qmgr="QM1", qsg="QSG1", redis_url=server.url, database_url=db, auth="off",
+    if args.auth == "on":  # an administrator, HTTP basic on every call (as bench_wrk --auth on)
+        from app.repository.db import make_engine
+        from app.repository.security import SecurityStore
+
+        SecurityStore(make_engine(db), "QSG1").add_user("admin", "admin-secret", admin=True)
+        EXTRA_HEADERS.append((b"authorization", b"Basic " + base64.b64encode(b"admin:admin-secret")))
+    settings = Settings(qmgr="QM1", qsg="QSG1", redis_url=server.url, database_url=db, auth=args.auth,
                         activity_dir=str(workdir / "activity"), mqlog_dir=str(workdir / "mqlog"),
                         activity_enabled=args.activity == "on", log_level="warning",
                         cf_replica_acks=args.replica_acks)
@@ -141,24 +158,42 @@ async def run(args: argparse.Namespace) -> None:
             results: dict[tuple[str, str], float] = {}
             walls: dict[tuple[str, str], float] = {}
             profiler = cProfile.Profile() if args.profile else None
-            for target, verb, a, path, body, per_call in cases:
-                if profiler and target == "QM1" and verb == args.profile_verb:
-                    profiler.enable()
-                calls = max(1, args.calls // per_call)
-                cpu, wall = await timed_wall(a, path, body, calls)
-                results[(target, verb)], walls[(target, verb)] = cpu / per_call, wall / per_call
-                if profiler:
-                    profiler.disable()
+            only = set(args.only.split(",")) if args.only else None
+            chosen = [c for c in cases if only is None or c[1] in only or f"{c[0]}:{c[1]}" in only]
+            # Each verb's targets take turns, in ``--chunks`` slices of their calls, so that a change
+            # of the machine's load during the run falls on both alike (their ratio is what counts).
+            totals: dict[tuple[str, str], list[float]] = {(c[0], c[1]): [0.0, 0.0] for c in chosen}
+            for verb in dict.fromkeys(c[1] for c in chosen):
+                pair = [c for c in chosen if c[1] == verb]
+                for _ in range(args.chunks):
+                    for target, _verb, a, path, body, per_call in pair:
+                        profiling = profiler is not None and target == "QM1" and verb == args.profile_verb
+                        if profiling:
+                            profiler.enable()
+                        calls = max(1, args.calls // per_call // args.chunks)
+                        cpu, wall = await timed_wall(a, path, body, calls)
+                        if profiling:
+                            profiler.disable()
+                        totals[(target, verb)][0] += cpu / per_call / args.chunks
+                        totals[(target, verb)][1] += wall / per_call / args.chunks
+            for key, (cpu, wall) in totals.items():
+                results[key], walls[key] = cpu, wall
             if profiler:
                 profiler.dump_stats(args.profile)
         print(f"\n{args.calls} calls each, one after another, {args.size}-byte messages, activity log "
               f"{args.activity}, {args.replicas} replica(s), QSG_CF_REPLICA_ACKS={args.replica_acks}; CPU of "
               f"this process (application + Redis client), no HTTP server; wall = latency per call\n")
         for verb in ("MQPUT", "MQGET"):
-            bare, ours = results[("bare", verb)], results[("QM1", verb)]
-            print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us   "
-                  f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us")
+            if ("QM1", verb) in results and ("bare", verb) in results:
+                bare, ours = results[("bare", verb)], results[("QM1", verb)]
+                print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us   "
+                      f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us")
+            for target in ("bare", "QM1"):
+                if (target, verb) in results and ("bare" if target == "QM1" else "QM1", verb) not in results:
+                    print(f"{verb}: {target} {results[(target, verb)]:6.0f} us   wall {walls[(target, verb)]:6.0f} us")
         for verb in ("put-batch", "get-batch"):
+            if ("QM1", verb) not in results:
+                continue
             print(f"{verb} {n}: QM {results[('QM1', verb)]:6.1f} us per message   "
                   f"wall {walls[('QM1', verb)]:6.1f} us per message")
     finally:
@@ -172,6 +207,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--activity", choices=("on", "off"), default="on")
+    parser.add_argument("--auth", choices=("on", "off"), default="off")
+    parser.add_argument("--chunks", type=int, default=10, help="slices in which a verb's targets take turns")
+    parser.add_argument("--only", metavar="VERB,...", help="measure only these verbs (MQPUT, MQGET, put-batch, "
+                                                           "get-batch), or TARGET:VERB (QM1:MQPUT, bare:MQGET)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the queue manager's calls into FILE")
     parser.add_argument("--profile-verb", choices=("MQPUT", "MQGET", "put-batch", "get-batch"), default="MQPUT")
     parser.add_argument("--batch", type=int, default=100, help="messages per put-batch / get-batch")

@@ -1,6 +1,10 @@
 """MQPUT / MQGET on one queue manager driven by wrk (a C load generator that costs the server's
-cores little), alternated with the bare yardstick (bench/bare_app.py: the same Lua script behind
-a bare FastAPI endpoint) in one run, so the ratio is what the queue manager's own layers cost.
+cores little), alternated with two yardsticks in one run: the same-script endpoint
+(bench/bare_app.py: the same Lua script behind a bare FastAPI endpoint), whose ratio is what the
+queue manager's own layers cost, and the minimal endpoint (bench/minimal_app.py: FastAPI and a
+three-command Lua script storing 1 KB, the request body not read), whose ratio is what the whole
+MQ work costs. Each round runs every target of a verb in turn; the table gives the median of the
+rounds, and the machine's load average before and after (the figures are only as steady as it).
 
     python bench/bench_wrk.py [--seconds 8] [--rounds 3] [--connections 32] [--size 1024]
                               [--auth on|off] [--activity on|off] [--py-spy DIR]
@@ -155,9 +159,13 @@ def run(args: argparse.Namespace) -> None:
                       extra_env={"QSG_AUTH": args.auth, "QSG_MQLOG_SYNC": args.mqlog_sync,
                                  "QSG_ACTIVITY_ENABLED": str(args.activity == "on").lower(),
                                  "QSG_LOG_LEVEL": "warning"})
-    bare_port = free_port()
+    load_before = os.getloadavg()
+    bare_port, minimal_port = free_port(), free_port()
     bare = subprocess.Popen([sys.executable, "-m", "uvicorn", "bench.bare_app:app", "--port", str(bare_port),
                              "--log-level", "warning"], cwd=ROOT, env={**os.environ, "BARE_REDIS_URL": server.url})
+    minimal = subprocess.Popen([sys.executable, "-m", "uvicorn", "bench.minimal_app:app", "--port",
+                                str(minimal_port), "--log-level", "warning"], cwd=ROOT,
+                               env={**os.environ, "BARE_REDIS_URL": server.url})
     try:
         cluster.start(["QM1"])
         auth = None
@@ -169,7 +177,9 @@ def run(args: argparse.Namespace) -> None:
                                 f"DEFINE QLOCAL(BENCH.Q) {where} MAXDEPTH(999999999)")
         qm_url = cluster.url("QM1")
         bare_url = f"http://127.0.0.1:{bare_port}"
+        minimal_url = f"http://127.0.0.1:{minimal_port}"
         wait_up(f"{bare_url}/docs")
+        wait_up(f"{minimal_url}/docs")
         paths: dict[str, list[str]] = {"put": [], "get": [], "put-batch": [], "get-batch": []}
         with httpx.Client(base_url=qm_url, auth=auth) as c:
             for _ in range(args.connections * 4):
@@ -210,6 +220,8 @@ def run(args: argparse.Namespace) -> None:
                     if bare_path:
                         rows.append(phase("bare", verb, bare.pid, cf_pid, cf, bare_url, [bare_path], body, secs,
                                           args.connections, workdir, py_spy))
+                        rows.append(phase("minimal", verb, minimal.pid, cf_pid, cf, minimal_url, [bare_path], body,
+                                          secs, args.connections, workdir, py_spy))
                     rows.append(phase("QM1", verb, qm_pid, redis_pid, r, qm_url, paths[qm_verb], body, secs,
                                       args.connections, workdir, py_spy, authorization, depth))
                 return rows
@@ -224,24 +236,30 @@ def run(args: argparse.Namespace) -> None:
         print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds:g}s puts, "
               f"{args.seconds / 2:g}s gets), {args.size}-byte {kind} messages, {args.queue} queue, one QM, "
               f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores; CPU per message\n")
-        print(f"{'target':6} {'verb':14} {'req/s':>8} {'msgs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
+        load_after = os.getloadavg()
+        print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.1f}' for x in load_before)}, after "
+              f"{' '.join(f'{x:.1f}' for x in load_after)} on {os.cpu_count()} cores\n")
+        print(f"{'target':7} {'verb':14} {'req/s':>8} {'msgs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'server CPU us':>14} "
               f"{'Redis CPU us':>13} {'EVALSHA/call':>13} {'errors':>7}")
         for p in rows:
-            print(f"{p.target:6} {p.verb:14} {p.rps:8.0f} {p.msgs_per_s:8.0f} {p.p50_ms:7.2f} {p.p99_ms:7.2f} "
+            print(f"{p.target:7} {p.verb:14} {p.rps:8.0f} {p.msgs_per_s:8.0f} {p.p50_ms:7.2f} {p.p99_ms:7.2f} "
                   f"{p.server_cpu_us:14.0f} {p.redis_cpu_us:13.0f} {p.scripts_per_call:13.2f} {p.errors:7d}")
 
         def of(target: str, verb: str) -> Phase:
             return next(p for p in rows if p.verb.startswith(verb) and p.target == target)
         for verb in ("MQPUT", "MQGET"):
-            print(f"{verb}: {of('QM1', verb).msgs_per_s / of('bare', verb).msgs_per_s:.2f}x the bare endpoint's "
-                  f"messages/s")
+            qm = of("QM1", verb)
+            print(f"{verb}: {qm.msgs_per_s / of('bare', verb).msgs_per_s:.2f}x the same-script endpoint's messages/s, "
+                  f"{qm.msgs_per_s / of('minimal', verb).msgs_per_s:.2f}x the minimal endpoint's; QM CPU per call "
+                  f"{qm.server_cpu_us / of('bare', verb).server_cpu_us:.2f}x the same-script endpoint's")
         for single, batch in (("MQPUT", "put-batch"), ("MQGET", "get-batch")):
             print(f"{batch} {args.batch}: {of('QM1', batch).msgs_per_s / of('QM1', single).msgs_per_s:.1f}x the "
                   f"messages/s of single {single} calls")
     finally:
         cluster.stop()
-        bare.terminate()
-        bare.wait()
+        for yardstick in (bare, minimal):
+            yardstick.terminate()
+            yardstick.wait()
         server.cleanup()
 
 

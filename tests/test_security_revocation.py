@@ -7,11 +7,13 @@ not cached."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import threading
 
 import httpx
 import pytest
 
+from app.security import service as service_module
 from app.security.service import AuthenticationFailed
 from tests.support.redis_server import free_port
 from tests.support.security import ADMIN, CSRF, assert_2035, mqsc_ok, qsg_cli
@@ -109,3 +111,36 @@ async def test_a_read_overtaken_by_an_invalidation_is_not_cached(qm):  # noqa: F
     assert (await security.check_password("gina", "new-pw")).name == "gina"
     with pytest.raises(AuthenticationFailed):
         await security.check_password("gina", "old-pw")
+
+
+async def test_remembered_basic_credentials_hold_until_a_change_or_the_cache_time(qm, monkeypatch):  # noqa: F811
+    """The hot path's remembered HTTP basic credentials (``Security.remembered``): used again
+    while nothing changed, forgotten by every security change, not kept when a change overtook
+    their check, and never longer than the user record they were checked against."""
+    security = qm.security
+    await qm.db(security.store.add_user, "hank", "hank-pw")
+    header = b"Basic " + base64.b64encode(b"hank:hank-pw")
+    wrong = b"Basic " + base64.b64encode(b"hank:other-pw")
+
+    async def check_and_remember(authorization: bytes):
+        generation = security.generation
+        principal = await security.authenticate({"authorization": authorization.decode()}, {})
+        security.remember(authorization, principal, generation)
+        return principal
+
+    principal = await check_and_remember(header)
+    assert security.remembered(header) == principal and principal.name == "hank"
+    assert security.remembered(wrong) is None
+    await security.reload()  # any security change (a broadcast REFRESH SECURITY, a qsg user change)
+    assert security.remembered(header) is None
+    # a check that a change overtook serves its own call only
+    generation = security.generation
+    principal = await security.authenticate({"authorization": header.decode()}, {})
+    await security.reload()
+    security.remember(header, principal, generation)
+    assert security.remembered(header) is None
+    # kept no longer than the user record read for it (QSG_AUTH_CACHE_S)
+    await check_and_remember(header)
+    expires = security._users["hank"].expires
+    monkeypatch.setattr(service_module.time, "monotonic", lambda: expires + 1)
+    assert security.remembered(header) is None

@@ -13,7 +13,7 @@ from app.api import routes_admin, routes_console, routes_ibm, routes_mqi, routes
 from app.api.auth import AuthenticationMiddleware
 from app.api.docs import add_docs
 from app.api.errors import register_error_handlers
-from app.api.hotpath import HotPath
+from app.api.hotpath import HotPath, QueueManagerApp
 from app.api.limits import BodyLimit
 from app.cf.pageset import EmbeddedPageSet, pageset_folder
 from app.cf.redisconn import make_redis
@@ -30,7 +30,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     (``app.startup.check_dependencies``) so that ``qsg serve`` can refuse with one clear line."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: QueueManagerApp) -> AsyncIterator[None]:
         # The page set first: its own server, started here (in this thread, which it ends with).
         embedded = None
         pageset_url = settings.pageset_url
@@ -53,7 +53,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         # What start-up made lives as long as the process: out of the collector's full passes,
         # which would otherwise walk it all whenever a large request allocates (a pause of the loop).
         gc.freeze()
-        app.state.qm = qm
+        app.state.qm = app.qm = qm
         try:
             yield
         finally:
@@ -64,7 +64,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
             if embedded is not None:
                 embedded.stop()
 
-    app = FastAPI(
+    app = QueueManagerApp(
         title=f"IBM MQ for z/OS QSG emulator - queue manager {settings.qmgr}",
         version="1",
         description="MQI verbs, MQSC administration and queue manager status of one queue manager "
@@ -76,10 +76,12 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
     )
     register_error_handlers(app)
     add_docs(app)
-    app.add_middleware(HotPath)  # inside authentication (added later = outer)
     app.add_middleware(AuthenticationMiddleware)  # QSG_AUTH (on unless the operator says off)
     # outermost: a body over its limit is refused before anything (authentication included) runs
     app.add_middleware(BodyLimit, message_bytes=settings.max_message_body_bytes, other_bytes=settings.max_body_bytes)
+    # the hot verbs: the same limit and authentication, then straight to their endpoints
+    app.hot_stack = BodyLimit(AuthenticationMiddleware(HotPath(app.router)),
+                              message_bytes=settings.max_message_body_bytes, other_bytes=settings.max_body_bytes)
     app.state.reports_dir = settings.reports_dir  # what /reports serves (the analytics output)
     app.include_router(routes_qmgr.router)
     app.include_router(routes_qmgr.operations)  # GET /metrics

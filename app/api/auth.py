@@ -187,11 +187,22 @@ class AuthenticationMiddleware:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        qm = getattr(scope["app"].state, "qm", None) if "app" in scope else None
+        app = scope.get("app")
+        qm = (getattr(app, "qm", None) or getattr(app.state, "qm", None)) if app is not None else None
         method = scope.get("method", "WEBSOCKET") if scope["type"] == "http" else "WEBSOCKET"
         headers: dict[str, str] | None = None
-        # (the hot path: a plain scan for an Origin header, which programs do not send)
-        if method not in SAFE_METHODS and any(k == b"origin" for k, _ in scope.get("headers", ())):
+        # The hot path: one plain scan of the raw headers for an Origin (which programs do not
+        # send) and for credentials other than HTTP basic.
+        origin = other_credentials = False
+        authorization: bytes | None = None
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                authorization = value
+            elif name == b"origin":
+                origin = True
+            elif name in (b"cookie", b"x-api-key"):
+                other_credentials = True
+        if origin and method not in SAFE_METHODS:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if not origin_allowed(scope, headers, qm.settings if qm is not None else None):
                 log.info("%s %s: refused: Origin %r is not allowed", method, path, headers.get("origin"))
@@ -201,17 +212,30 @@ class AuthenticationMiddleware:
                 LOGIN_PATH.match(path) and method == "POST"):
             await self.app(scope, receive, send)
             return
+        security = qm.security
+        # HTTP basic credentials authenticated before and still valid (no security change since)
+        basic = authorization if authorization is not None and not other_credentials \
+            and scope["type"] == "http" and authorization[:6].lower() == b"basic " else None
+        principal = security.remembered(basic) if basic is not None else None
+        if principal is not None:
+            client = scope["client"][0] if scope.get("client") else ""
+            # basic credentials only (no cookie, no key): all a waiting get needs to check them again
+            credentials = ({"authorization": basic.decode("latin-1")}, {}, client, security.generation)
+            await self._as(principal, credentials, scope, receive, send)
+            return
         if headers is None:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         cookies = cookies_of(headers)
         client = scope["client"][0] if scope.get("client") else ""
-        generation = qm.security.generation  # what the credentials are checked against (read first)
+        generation = security.generation  # what the credentials are checked against (read first)
         try:
-            principal = await qm.security.authenticate(headers, cookies, client)
+            principal = await security.authenticate(headers, cookies, client)
         except AuthenticationFailed as exc:
             log.info("%s %s: authentication failed: %s", method, path, exc)
             await deny(unauthenticated_response(path, str(exc)), scope, receive, send)
             return
+        if basic is not None:
+            security.remember(basic, principal, generation)
         if principal.method == "token" and scope["type"] == "http" and method not in SAFE_METHODS \
                 and not path.startswith("/ibmmq/") and ibm_errors.CSRF_HEADER not in headers:
             # the login cookie rides along with any page's form post: a custom header does not
@@ -221,9 +245,14 @@ class AuthenticationMiddleware:
             return
         if scope["type"] == "websocket":
             scope[CREDENTIALS] = (headers, cookies, client)
+        await self._as(principal, (headers, cookies, client, generation), scope, receive, send)
+
+    async def _as(self, principal, credentials: tuple[dict[str, str], dict[str, str], str, int],
+                  scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request as ``principal``; ``credentials`` are what a get that waits checks
+        again after a security change."""
         token = current_principal.set(principal)
-        # (for a get that waits: its caller is checked again after a security change)
-        checked = current_credentials.set((headers, cookies, client, generation))
+        checked = current_credentials.set(credentials)
         try:
             await self.app(scope, receive, send)
         finally:

@@ -41,7 +41,8 @@ PUT_BATCH_VALUES = 300_000
 
 
 def _mqi(request: Request):
-    return request.app.state.qm.mqi
+    app = request.scope["app"]
+    return (getattr(app, "qm", None) or app.state.qm).mqi
 
 
 @router.post("", status_code=201, summary="MQCONN")

@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import hiredis
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import Connection
@@ -61,6 +62,8 @@ class FollowUp:
 #: Given a script's reply, the follow-up to write behind it (None: nothing).
 Then = Callable[[Any], FollowUp | None]
 
+#: Idle connections a registry keeps between script calls (``ScriptRegistry._park``).
+MAX_PARKED = 64
 
 #: Redirections one script call follows on a cluster (a slot migrating while the map is stale).
 MAX_REDIRECTS = 5
@@ -163,6 +166,12 @@ class ScriptRegistry:
         self.redis = redis
         self._cluster: RedisCluster | None = redis if isinstance(redis, RedisCluster) else None
         self._follow_ups: set[asyncio.Future[None]] = set()  # replies still to read
+        # Connections taken from the client's pool and kept here between script calls: the pool's
+        # own checkout and release (a lock, an event dispatch and observability records each way)
+        # cost a hot call about as much as packing its arguments. They stay the pool's "in use"
+        # connections, so closing the client still closes them; a parked one is checked like any
+        # pooled one before its next use (``_ready``).
+        self._parked: list[Connection] = []
         for name in SCRIPT_NAMES:
             setattr(self, name, redis.register_script(load_source(f"{name}.lua")))
 
@@ -197,27 +206,28 @@ class ScriptRegistry:
         if self._cluster is not None:
             return await self._evalsha_cluster(self._cluster, script, keys, args, wait, then)
         pool = self.redis.connection_pool
-        conn = await pool.get_connection()  # type: ignore[no-untyped-call]  # connects: nothing sent
+        parked = self._parked
+        # connects a new connection: nothing sent
+        conn = parked.pop() if parked else await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
             await _ready(conn)
         except BaseException:
             await conn.disconnect(nowait=True)
             await pool.release(conn)
             raise
-        handed = False
         try:
-            result = await _run(conn, script, keys, args, wait)
-            handed = await self._follow(conn, then, result[0], lambda: pool.release(conn))
-            return result
+            reply = await _run(conn, script, keys, args, wait)
         except ResponseError:
+            await self._park(conn)
             raise  # an error reply: the connection is in step
         except BaseException as exc:
             await conn.disconnect(nowait=True)
+            await pool.release(conn)
             _raise_unanswered(exc)
             raise
-        finally:
-            if not handed:
-                await pool.release(conn)
+        if not await self._follow(conn, then, reply[0], lambda: self._park(conn)):
+            await self._park(conn)
+        return reply
 
     async def _follow(self, conn: Connection, then: Then | None, reply: Any,
                       release: Callable[[], Awaitable[None]]) -> bool:
@@ -238,6 +248,14 @@ class ScriptRegistry:
         self._follow_ups.add(task)
         task.add_done_callback(self._follow_ups.discard)
         return True
+
+    async def _park(self, conn: Connection) -> None:
+        """Keep ``conn`` (its reply read: in step) for the next call; past ``MAX_PARKED`` idle ones
+        it goes back to the pool (a burst of concurrent calls leaves no more than that here)."""
+        if len(self._parked) < MAX_PARKED:
+            self._parked.append(conn)
+        else:
+            await self.redis.connection_pool.release(conn)
 
     async def _evalsha_cluster(self, cluster: RedisCluster, script: AsyncScript, keys: list[Any],
                                args: list[Any], wait: tuple[int, int] | None,
@@ -369,8 +387,8 @@ async def _send(conn: Connection, sha: str, keys: list[Any], args: list[Any],
                 wait: tuple[int, int] | None) -> tuple[Any, int]:
     command = ("EVALSHA", sha, len(keys), *keys, *args)
     if wait is None:
-        await conn.send_command(*command)
-        return await conn.read_response(), -1
+        await _write(conn, command)
+        return await _read(conn), -1
     # One write for both: WAIT must run on the connection that wrote, right after the script.
     await conn.send_packed_command(conn.pack_commands([command, ("WAIT", *wait)]))
     try:
@@ -379,6 +397,45 @@ async def _send(conn: Connection, sha: str, keys: list[Any], args: list[Any],
         await _wait_reply(conn)  # read WAIT's reply too: the connection stays in step
         raise
     return reply, await _wait_reply(conn)
+
+
+async def _write(conn: Connection, command: tuple[Any, ...]) -> None:
+    """``conn.send_command(*command)`` of a connection ``_ready`` made ready, without the task
+    redis-py starts for every write to bound it by the socket timeout: the transport takes the
+    bytes at once, and only a write that has to wait for room (the socket's buffer full) is bounded
+    so. A failure is raised as it comes (the caller drops the connection: it may have been sent)."""
+    writer = conn._writer
+    if writer is None:  # not connected after all: redis-py's own path (it connects, or says why not)
+        await conn.send_command(*command)
+        return
+    try:
+        packed = [hiredis.pack_command(command)]
+    except TypeError:  # an argument hiredis does not pack
+        packed = conn.pack_command(*command)
+    writer.writelines(packed)
+    if writer.transport.get_write_buffer_size():
+        await asyncio.wait_for(writer.drain(), conn.socket_timeout)
+    else:
+        await writer.drain()  # returns at once; raises what a lost connection raised
+
+
+async def _read(conn: Connection) -> Any:
+    """``conn.read_response()``: the reply within the socket timeout, an error reply raised,
+    the next health check moved on; a failure is raised as it comes (the caller drops the
+    connection). Without redis-py's per-call wrapping (push handling, host names for messages)."""
+    parser: Any = conn._parser  # the hiredis (or Python) RESP parser the connection reads with
+    try:
+        async with asyncio.timeout(conn.socket_timeout):
+            response = await parser.read_response(disable_decoding=False)
+    except TimeoutError:
+        raise RedisTimeoutError(f"Timeout reading from {conn._host_error()}") from None
+    except OSError as exc:
+        raise ConnectionError(f"Error while reading from {conn._host_error()} : {exc.args}") from exc
+    if conn.health_check_interval:
+        conn.next_health_check = asyncio.get_running_loop().time() + conn.health_check_interval
+    if isinstance(response, ResponseError):
+        raise response from None
+    return response
 
 
 async def _wait_reply(conn: Connection) -> int:

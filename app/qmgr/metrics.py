@@ -217,8 +217,11 @@ class QmgrMetrics:
         throttled = CounterMetricFamily("qsg_auth_throttled",
                                       "Authentications refused by the failed-login throttle since start")
         throttled.add_metric((), security.throttle.refused)
+        fsyncs = CounterMetricFamily("qsg_mqlog_fsyncs", "fsyncs of this QM's recovery log since start (persistent "
+                                     "messages of RECOVER(YES) structures; concurrent calls share one)")
+        fsyncs.add_metric((), qm.structures.log.fsyncs)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
-                lag_max, offset, cf, structures, verified, throttled, *self._igq_agent()]
+                lag_max, offset, cf, structures, verified, throttled, fsyncs, *self._igq_agent()]
 
     def _igq_agent(self) -> list[Metric]:
         """The IGQ agent's state (GET /v1/qmgr's IGQAGENT, IGQRETRIES, IGQRESTARTS): 1 for the

@@ -27,6 +27,7 @@ segment's newest stamp, not at its file time.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -68,6 +69,10 @@ class MessageLog:
         self._size = 0
         self._written = 0  # records written, ever
         self._forced = 0  # records known to be on disk
+        #: The fsync the callers of ``force`` wait on together (group commit), None between them.
+        self._flush: asyncio.Future[None] | None = None
+        #: fsyncs of the log, ever (``/metrics``: how many calls each one served).
+        self.fsyncs = 0
         # The folder exists from the start, so that every other queue manager's RECOVER
         # CFSTRUCT can tell a log it cannot see (storage not shared) from one still empty.
         self.own_dir.mkdir(parents=True, exist_ok=True)
@@ -128,18 +133,43 @@ class MessageLog:
     async def force(self) -> None:
         """Return once every record written so far is on disk (with ``sync``; else at once).
 
-        The fsync runs on the event loop: a worker thread's hand-off cost more than the
-        fsync itself in ``bench/bench_wrk.py --persistent``, and one fsync covers every record
-        written before it (a record written while it runs waits for the next one).
+        Group commit: concurrent callers share one fsync. The first one to need it lets the calls
+        that are ready to run write their records first (one turn of the event loop), then
+        fsyncs once for all of them; a caller whose record came after that fsync began waits for
+        the next one. No caller returns before its own record is on disk. The fsync itself runs on
+        the event loop: a worker thread's hand-off cost more than the fsync itself in
+        ``bench/bench_wrk.py --persistent``.
         """
-        if self.sync and self._forced < self._written and self._fd is not None:
-            upto = self._written
-            os.fsync(self._fd)
-            self._forced = upto
+        upto = self._written
+        while self.sync and self._forced < upto and self._fd is not None:
+            flush = self._flush
+            if flush is not None:
+                await asyncio.shield(flush)  # the fsync under way; then look again
+                continue
+            flush = self._flush = asyncio.get_running_loop().create_future()
+            try:
+                await asyncio.sleep(0)  # the other ready calls write their records: this fsync is theirs too
+                covered = self._written
+                if self._fd is not None and self._forced < covered:
+                    os.fsync(self._fd)
+                    self.fsyncs += 1
+                    self._forced = max(self._forced, covered)
+            except BaseException as exc:
+                self._flush = None
+                if isinstance(exc, OSError):
+                    flush.set_exception(exc)  # nobody waiting on it may answer: their records are not on disk
+                    flush.exception()  # (retrieved: raised here, and to each waiter)
+                else:
+                    flush.set_result(None)  # cancelled before its fsync: a waiter takes over
+                raise
+            self._flush = None
+            flush.set_result(None)
 
     def _open_segment(self) -> None:
         if self._fd is not None and self.sync:
             os.fsync(self._fd)  # what went to the old segment is on disk before it is left
+            self.fsyncs += 1
+            self._forced = self._written
         self.close()
         self.own_dir.mkdir(parents=True, exist_ok=True)
         # Named by the group time it starts at (unique: a clock held still gives the next ns).

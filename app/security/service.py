@@ -182,6 +182,10 @@ class Security:
         self.throttle = Throttle(settings.auth_fail_limit, settings.auth_fail_limit_client,
                                  settings.auth_fail_window_s)
         self._listeners: set[Callable[[], None]] = set()  # told after every invalidation
+        # HTTP basic credentials authenticated since the last security change, by a keyed hash of
+        # the header (``remembered``): the hot path's calls skip decoding and checking them again.
+        self._remembered: dict[bytes, tuple[Principal, float]] = {}
+        self._mac_key = secrets.token_bytes(32)
 
     # ---- caches -----------------------------------------------------------------------------
 
@@ -190,6 +194,7 @@ class Security:
         self._generation += 1
         self._users.clear()
         self._keys.clear()
+        self._remembered.clear()
         self.records = await self.qm.db(self.store.authrecs)
         for listener in list(self._listeners):
             try:
@@ -293,6 +298,32 @@ class Security:
         if entry.value is None:
             raise AuthenticationFailed(f"user '{name}' is not defined")
         return Principal(entry.value.name, entry.value.groups, entry.value.admin, method)
+
+    # ---- remembered credentials ---------------------------------------------------------------
+
+    def _mac(self, authorization: bytes) -> bytes:
+        # keyed: what is kept is no hash of a password that could be guessed offline
+        return hashlib.blake2b(authorization, digest_size=16, key=self._mac_key).digest()
+
+    def remembered(self, authorization: bytes) -> Principal | None:
+        """The principal an ``Authorization`` header (HTTP basic) authenticated before, while it
+        still holds: no security change since (every one forgets them all) and the user record it
+        was checked against not older than ``QSG_AUTH_CACHE_S``. None: authenticate it in full."""
+        entry = self._remembered.get(self._mac(authorization))
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        return entry[0]
+
+    def remember(self, authorization: bytes, principal: Principal, generation: int) -> None:
+        """Keep what ``authenticate`` found for ``authorization`` (an HTTP basic header), unless a
+        security change (``generation`` moved on) overtook the check: until the next change, or
+        until the user record it was checked against expires from the cache."""
+        user = self._users.get(principal.name)
+        if principal.method != "basic" or generation != self._generation or user is None or user.value is None:
+            return
+        if len(self._remembered) > 10_000:
+            self._remembered.clear()  # bound the memory; credentials are checked again
+        self._remembered[self._mac(authorization)] = (principal, user.expires)
 
     # ---- authentication ---------------------------------------------------------------------
 
