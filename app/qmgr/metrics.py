@@ -219,7 +219,7 @@ class QmgrMetrics:
         throttled.add_metric((), security.throttle.refused)
         fsyncs = CounterMetricFamily("qsg_mqlog_fsyncs", "fsyncs of this QM's recovery log since start (persistent "
                                      "messages of RECOVER(YES) structures; concurrent calls share one)")
-        fsyncs.add_metric((), qm.structures.log.fsyncs)
+        fsyncs.add_metric((), qm.structures.recovery_log.fsyncs)
         return [depth, uncommitted, ipprocs, opprocs, enq, deq, last_put, last_get, conns, uows, running, lease,
                 lag_max, offset, cf, structures, verified, throttled, fsyncs, *self._igq_agent()]
 
