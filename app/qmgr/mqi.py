@@ -566,7 +566,8 @@ class Mqi:
         other = chosen - {"INQUIRE", "FAIL_IF_QUIESCING"}
         if other:
             raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
-                          f"{', '.join(sorted(other))} cannot open the queue manager object: only INQUIRE")
+                          f"{', '.join(sorted(other))} cannot open {'a namelist' if namelist else 'the queue manager object'}: "
+                          "only INQUIRE")
         name = object_name.strip() if isinstance(object_name, str) else None
         qmgr = object_qmgr.strip() if isinstance(object_qmgr, str) else None
         if namelist:
