@@ -403,10 +403,17 @@ def test_a_body_trickled_a_byte_at_a_time_is_cut_off(group):
     """Headers in time, then the body a byte every 0.2 s: answered 408 (2009) and closed once
     QSG_BODY_TIMEOUT_S (plus the time its few bytes earn) has passed, not when the client pleases."""
     port = int(group.url("QM2").rsplit(":", 1)[1])
-    head = (f"POST /v1/connections/QM2-x/objects/h/put HTTP/1.1\r\nHost: q\r\nContent-Type: application/json\r\n"
+    hconn = httpx.post(f"{group.url('QM2')}/v1/connections", auth=MALLORY, timeout=30).json()["hconn"]
+    head = (f"POST /v1/connections/{hconn}/put1 HTTP/1.1\r\nHost: q\r\nContent-Type: application/json\r\n"
             f"Authorization: {basic(MALLORY)}\r\n").encode()
     raw, sent = trickle(port, head, 150)  # all of it would take 30 s
     assert raw.startswith(b"HTTP/1.1 408") and b'"reason":2009' in raw, raw[:300]
+    assert sent < 150
+    # a call refused before its body is needed (a made-up hconn) is answered at once, and the
+    # rest of its body does not hold the connection either
+    head = head.replace(hconn.encode(), b"QM2-x")
+    raw, sent = trickle(port, head, 150)
+    assert raw.startswith(b"HTTP/1.1 404") and b'"reason":2018' in raw, raw[:300]
     assert sent < 150
     # a body that keeps coming at a fair rate is read whole (one second per QSG_BODY_MIN_RATE bytes)
     big = b'{"data":"' + b"z" * 3_000_000 + b'"}'

@@ -200,9 +200,12 @@ def test_topic_objects_and_their_rules(group, connect):
         open_topic(m, f"{base}/#")  # no wildcards in a publication's topic
     with mq_reason(2045):
         open_topic(m, f"{base}/a", options=["INPUT_AS_Q_DEF"])
-    with mq_reason(2043):
+    with mq_reason(2045):  # a namelist opens for INQUIRE only
         m.call("POST", f"/v1/connections/{m.hconn}/objects",
                {"object_type": "NAMELIST", "object_name": "X", "options": ["OUTPUT"]})
+    with mq_reason(2043):  # no MQOPEN of a channel
+        m.call("POST", f"/v1/connections/{m.hconn}/objects",
+               {"object_type": "CHANNEL", "object_name": "X", "options": ["OUTPUT"]})
     group.mqsc_ok("QM1", f"DELETE TOPIC({name})")
 
 

@@ -57,8 +57,9 @@ class Handles(Resolution):
         self._check_running("FAIL_IF_QUIESCING" in chosen)
         other = chosen - {"INQUIRE", "FAIL_IF_QUIESCING"}
         if other:
+            what = "a namelist" if namelist else "the queue manager object"
             raise MQError(MQRC.OPTION_NOT_VALID_FOR_TYPE,
-                          f"{', '.join(sorted(other))} cannot open the queue manager object: only INQUIRE")
+                          f"{', '.join(sorted(other))} cannot open {what}: only INQUIRE")
         name = object_name.strip() if isinstance(object_name, str) else None
         qmgr = object_qmgr.strip() if isinstance(object_qmgr, str) else None
         if namelist:
