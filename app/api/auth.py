@@ -217,10 +217,11 @@ class AuthenticationMiddleware:
         basic = authorization if authorization is not None and not other_credentials \
             and scope["type"] == "http" and authorization[:6].lower() == b"basic " else None
         principal = security.remembered(basic) if basic is not None else None
-        if principal is not None:
+        if basic is not None and principal is not None:
             client = scope["client"][0] if scope.get("client") else ""
             # basic credentials only (no cookie, no key): all a waiting get needs to check them again
-            credentials = ({"authorization": basic.decode("latin-1")}, {}, client, security.generation)
+            credentials: tuple[dict[str, str], dict[str, str], str, int] = (
+                {"authorization": basic.decode("latin-1")}, {}, client, security.generation)
             await self._as(principal, credentials, scope, receive, send)
             return
         if headers is None:

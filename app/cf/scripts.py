@@ -239,7 +239,7 @@ class ScriptRegistry:
         if follow is None:
             return False
         try:
-            await _write(conn, follow)
+            await _write_follow_up(conn, follow)
         except Exception as exc:  # noqa: BLE001 - the first call's reply stands; the follow-up is unknown
             await conn.disconnect(nowait=True)
             follow.done(exc)
@@ -318,8 +318,8 @@ def _releaser(node: ClusterNode, conn: Connection) -> Callable[[], Awaitable[Non
     return release
 
 
-async def _write(conn: Connection, follow: FollowUp) -> None:
-    await conn.send_command("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+async def _write_follow_up(conn: Connection, follow: FollowUp) -> None:
+    await _write(conn, ("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args))
 
 
 async def _finish(conn: Connection, follow: FollowUp, release: Callable[[], Awaitable[None]]) -> None:
@@ -331,7 +331,7 @@ async def _finish(conn: Connection, follow: FollowUp, release: Callable[[], Awai
         except NoScriptError:
             await conn.send_command("SCRIPT", "LOAD", follow.script.script)
             follow.script.sha = (await conn.read_response()).decode()
-            await _write(conn, follow)
+            await _write_follow_up(conn, follow)
             reply = await conn.read_response()
     except BaseException as exc:
         await conn.disconnect(nowait=True)
