@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+import sqlalchemy
 
 import qsg_pymqi as pymqi
 from app.cmdserver import pcf
@@ -138,36 +139,65 @@ def test_cmdscope_star_answers_a_set_per_queue_manager(group, connect):
     pcf_.disconnect()
 
 
-def test_authority_refused_for_a_non_admin_with_authentication_on(make_cluster):
+def _ask(g, qm: str, user: tuple[str, str], command: bytes) -> list[str]:
+    """An MQSC command put to ``qm``'s SYSTEM.COMMAND.INPUT as ``user``; its CSQN205I reply lines."""
+    qmgr = pymqi.connect(qm, "DEV.APP.SVRCONN", f"127.0.0.1({g.qms[qm].port})", *user)
+    md = pymqi.MD(Format=CMQC.MQFMT_STRING, MsgType=CMQC.MQMT_REQUEST, ReplyToQ=b"ALICE.REPLY")
+    pymqi.Queue(qmgr, "SYSTEM.COMMAND.INPUT", CMQC.MQOO_OUTPUT).put(
+        command, md, pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
+    rq = pymqi.Queue(qmgr, "ALICE.REPLY", CMQC.MQOO_INPUT_SHARED)
+    gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=15000,
+                    MatchOptions=CMQC.MQMO_MATCH_CORREL_ID)
+    first = rq.get(None, pymqi.MD(CorrelId=md.MsgId), gmo).decode()
+    lines = [first] + [rq.get(None, pymqi.MD(CorrelId=md.MsgId), gmo).decode()
+                       for _ in range(int(first[17:25]) - 1)]
+    qmgr.disconnect()
+    return lines
+
+
+def _secured_group(make_cluster, qms: list[str]):
     from tests.support.security import ADMIN, ALICE, mqsc_ok, qsg_cli
-    g = make_cluster(["QM1"], env={"QSG_AUTH": "on"})
+    g = make_cluster(qms, env={"QSG_AUTH": "on"})
     qsg_cli(g, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
     qsg_cli(g, "user", "add", "alice", "--password-stdin", stdin=ALICE[1] + "\n")
-    mqsc_ok(g, "QM1", "DEFINE QLOCAL(ALICE.REPLY)\n"
-                      "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)\n"
-                      "SET AUTHREC PROFILE('SYSTEM.COMMAND.INPUT') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(PUT)\n"
-                      "SET AUTHREC PROFILE('ALICE.REPLY') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(GET)")
-    conn = f"127.0.0.1({g.qms['QM1'].port})"
+    for qm in qms:
+        mqsc_ok(g, qm, "DEFINE QLOCAL(ALICE.REPLY) REPLACE\n"
+                       "SET AUTHREC OBJTYPE(QMGR) PRINCIPAL('alice') AUTHADD(CONNECT)\n"
+                       "SET AUTHREC PROFILE('SYSTEM.COMMAND.INPUT') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(PUT)\n"
+                       "SET AUTHREC PROFILE('ALICE.REPLY') OBJTYPE(QUEUE) PRINCIPAL('alice') AUTHADD(GET)")
+    return g
 
-    def ask(user: tuple[str, str]) -> list[str]:
-        qmgr = pymqi.connect("QM1", "DEV.APP.SVRCONN", conn, *user)
-        md = pymqi.MD(Format=CMQC.MQFMT_STRING, MsgType=CMQC.MQMT_REQUEST, ReplyToQ=b"ALICE.REPLY")
-        pymqi.Queue(qmgr, "SYSTEM.COMMAND.INPUT", CMQC.MQOO_OUTPUT).put(
-            b"DEFINE QLOCAL(ALICE.MADE) REPLACE", md, pymqi.PMO(Options=CMQC.MQPMO_NO_SYNCPOINT))
-        rq = pymqi.Queue(qmgr, "ALICE.REPLY", CMQC.MQOO_INPUT_SHARED)
-        gmo = pymqi.GMO(Options=CMQC.MQGMO_WAIT | CMQC.MQGMO_NO_SYNCPOINT, WaitInterval=5000,
-                        MatchOptions=CMQC.MQMO_MATCH_CORREL_ID)
-        first = rq.get(None, pymqi.MD(CorrelId=md.MsgId), gmo).decode()
-        lines = [first] + [rq.get(None, pymqi.MD(CorrelId=md.MsgId), gmo).decode()
-                           for _ in range(int(first[17:25]) - 1)]
-        qmgr.disconnect()
-        return lines
 
-    refused = ask(ALICE)
+def test_authority_refused_for_a_non_admin_with_authentication_on(make_cluster):
+    from tests.support.security import ADMIN, ALICE
+    g = _secured_group(make_cluster, ["QM1"])
+    refused = _ask(g, "QM1", ALICE, b"DEFINE QLOCAL(ALICE.MADE) REPLACE")
     assert refused[0].endswith("RETURN=0000000C, REASON=00000008")
     assert any("not authorized" in line.lower() or "2035" in line for line in refused), refused
-    allowed = ask(ADMIN)  # the administrator's request runs
+    allowed = _ask(g, "QM1", ADMIN, b"DEFINE QLOCAL(ALICE.MADE) REPLACE")  # the administrator's request runs
     assert allowed[0].endswith("RETURN=00000000, REASON=00000000")
+
+
+def test_cmdscope_with_authentication_on_runs_as_the_requester_on_every_queue_manager(make_cluster):
+    """A command message carries no credentials, only its UserIdentifier: CMDSCOPE(*) still runs
+    on the other queue managers, as the requester (whose authority each of them checks)."""
+    from tests.support.security import ADMIN, ALICE, mqsc, mqsc_ok
+    g = _secured_group(make_cluster, ["QM1", "QM2"])
+    allowed = _ask(g, "QM1", ADMIN, b"DEFINE QLOCAL(SCOPED.MADE) REPLACE CMDSCOPE(*)")
+    assert allowed[0].endswith("RETURN=00000000, REASON=00000000"), allowed
+    assert any("CSQN137I" in line and "QM2" in line for line in allowed), allowed
+    [shown] = mqsc_ok(g, "QM2", "DISPLAY QLOCAL(SCOPED.MADE)")
+    assert [o["QUEUE"] for o in shown["objects"]] == ["SCOPED.MADE"]
+    refused = _ask(g, "QM1", ALICE, b"DEFINE QLOCAL(ALICE.SCOPED) REPLACE CMDSCOPE(*)")
+    assert refused[0].endswith("RETURN=0000000C, REASON=00000008"), refused
+    [none] = mqsc(g, "QM2", "DISPLAY QLOCAL(ALICE.SCOPED)")
+    assert none["reason"] == 2085, none  # refused on every queue manager
+    # the requester's credentials for the other queue managers lived as long as the command
+    engine = sqlalchemy.create_engine(g.database_url)
+    with engine.connect() as db:
+        live = db.execute(sqlalchemy.text("SELECT COUNT(*) FROM api_key WHERE revoked = :no"), {"no": False}).scalar()
+    engine.dispose()
+    assert live == 0
 
 
 def test_other_object_families_and_commands_by_pcf(group, connect):

@@ -174,9 +174,13 @@ class CommandServer:
         return await self.qm.security.principal_of(got.md.user_identifier.strip())
 
     async def _run_mqsc(self, got: GotMessage, text: str) -> list[dict[str, Any]]:
-        token = current_principal.set(await self._principal(got))
+        principal = await self._principal(got)
+        token = current_principal.set(principal)
         try:
-            return await run_script(self.qm, text)
+            if "CMDSCOPE" not in text.upper():
+                return await run_script(self.qm, text)
+            async with self.qm.security.credentials_for_peers(principal) as credentials:
+                return await run_script(self.qm, text, credentials)
         finally:
             current_principal.reset(token)
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import hashlib
 import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -44,7 +45,7 @@ from app.core.rights import (
     rights_of,
 )
 from app.repository.passwords import split_api_key, verify_off_loop
-from app.repository.security import KeyRecord, SecurityStore, UserRecord
+from app.repository.security import KeyRecord, SecurityStore, UserNotFound, UserRecord
 
 if TYPE_CHECKING:
     from app.cf.engine import CouplingFacility
@@ -206,6 +207,27 @@ class Security:
     def generation(self) -> int:
         """Bumped by every security change applied here."""
         return self._generation
+
+    @contextlib.asynccontextmanager
+    async def credentials_for_peers(self, principal: Principal | None) -> AsyncIterator[dict[str, str]]:
+        """Headers that let another queue manager of the group run a CMDSCOPE command as
+        ``principal`` when the request carried no credentials of its own (the command server's:
+        its requester is the message's UserIdentifier). A new API key of that user, revoked when
+        the block ends, so the other queue managers check the requester's authority as their own.
+        Empty with authentication off, or for a principal with no user record."""
+        if not self.enabled or principal is None:
+            yield {}
+            return
+        try:
+            key = await self.qm.db(self.store.new_key, principal.name)
+        except UserNotFound:
+            yield {}
+            return
+        try:
+            yield {"x-api-key": key}
+        finally:
+            key_id = (split_api_key(key) or ("",))[0]
+            await self.qm.db(self.store.revoke_keys, principal.name, key_id)
 
     def waiting_check(self) -> Callable[[], Awaitable[None]] | None:
         """For a call that waits (MQGET with a wait interval): a check it makes before each try
