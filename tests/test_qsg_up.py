@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 
 import httpx
 
 from tests.support.doclabs import free_port_block as _free_block
+from tests.support.doclabs import ports_free
 from tests.support.mq import MQ
 
 
@@ -45,7 +45,7 @@ def test_qsg_up_runs_a_group_and_stops_on_ctrl_c(tmp_path):
 def test_qsg_up_with_a_local_redis_cluster(tmp_path):
     """``qsg up --redis-cluster 3``: three masters started from redis-server, the QMs on them."""
     base = _free_block(3)
-    nodes = next(p for p in (_free_block(3) for _ in range(50)) if p < 45000 and _free_block_at(p + 10000, 3))
+    nodes = next(p for p in (_free_block(3) for _ in range(50)) if p < 45000 and ports_free(p + 10000, 3))
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "up", "--dir", str(tmp_path / "qsg"), "--qmgrs", "2",
                              "--base-port", str(base + 1), "--redis-cluster", "3",
                              "--redis-cluster-port", str(nodes)], stdout=subprocess.PIPE,
@@ -71,22 +71,6 @@ def test_qsg_up_with_a_local_redis_cluster(tmp_path):
     assert proc.returncode == 0
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "qsg")], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""  # its redis-server nodes are gone too
-
-
-def _free_block_at(base: int, n: int) -> bool:
-    """Whether ports base..base+n-1 are free now."""
-    socks = []
-    try:
-        for p in range(base, base + n):
-            s = socket.socket()
-            socks.append(s)
-            s.bind(("127.0.0.1", p))
-        return True
-    except OSError:
-        return False
-    finally:
-        for s in socks:
-            s.close()
 
 
 def test_qsg_up_with_authentication_on_still_makes_the_sample_definitions(tmp_path):

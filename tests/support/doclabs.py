@@ -48,22 +48,28 @@ def blocks(page: str) -> list[Block]:
             if m.group(1) in ("bash", "text")]
 
 
+def ports_free(base: int, n: int) -> bool:
+    """Whether ports base..base+n-1 of 127.0.0.1 are free now."""
+    socks: list[socket.socket] = []
+    try:
+        for p in range(base, base + n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        for s in socks:
+            s.close()
+
+
 def free_port_block(n: int) -> int:
     """A base port with ``n`` consecutive free ports."""
     for _ in range(100):
         base = random.randint(20000, 40000)
-        socks: list[socket.socket] = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
+        if ports_free(base, n):
             return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
     raise RuntimeError("no free port block")
 
 
