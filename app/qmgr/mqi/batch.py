@@ -176,13 +176,8 @@ class Batches(Gets):
                 conn.uow_tags.add(handle.resolved.location.tag)  # before the call, as MQGET
             try:
                 results: list[GetResult] = await self.qm.cf.get_batch(
-                    handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen,
-                    max_messages=max_messages, mode=gmo.mode, syncpoint=gmo.syncpoint,
-                    match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
-                    cursor=handle.browse_cursor, buffer_length=call.buffer_length,
-                    accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
-                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
-                    select=select, admit=self.qm.security.waiting_check() if wait_ms else None)
+                    handle.resolved.location, max_messages=max_messages,
+                    **self._cf_get_args(conn, handle, call, wait_ms, select))
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse and results:

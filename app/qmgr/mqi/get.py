@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import Any
 
 import orjson
 
@@ -43,6 +44,18 @@ class Gets(Puts):
     def _converted(self, got: GotMessage, call: GetCall) -> GotMessage:
         return _converted_message(got, call, int(self.qm.attrs.get("CCSID", 500)))
 
+    def _cf_get_args(self, conn: Connection, handle: Handle, call: GetCall, wait_ms: int,
+                     select: str) -> dict[str, Any]:
+        """The coupling facility's get arguments of an MQGET (and of a get-batch) on ``handle``."""
+        gmo = call.gmo
+        return {"qmgr": self.qm.name, "hconn": conn.hconn, "gen": handle.gen, "mode": gmo.mode,
+                "syncpoint": gmo.syncpoint, "match_msg_id": call.match_msg_id,
+                "match_correl_id": call.match_correl_id, "cursor": handle.browse_cursor,
+                "buffer_length": call.buffer_length, "accept_truncated": gmo.accept_truncated,
+                "wait_ms": wait_ms, "select": select,
+                "should_stop": lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
+                "admit": self.qm.security.waiting_check() if wait_ms else None}
+
     def _ended_wait(self, exc: MQError, conn: Connection, wait_ms: int) -> MQError:
         """What a get that found no message answers: 2161 when the queue manager is quiescing
         (a waiting get ends with it), 2009 when its connection ended meanwhile, else ``exc``."""
@@ -77,12 +90,7 @@ class Gets(Puts):
                 conn.uow_tags.add(handle.resolved.location.tag)
             try:
                 result: GetResult = await self.qm.cf.get(
-                    handle.resolved.location, qmgr=self.qm.name, hconn=conn.hconn, gen=handle.gen, mode=gmo.mode,
-                    syncpoint=gmo.syncpoint, match_msg_id=call.match_msg_id, match_correl_id=call.match_correl_id,
-                    cursor=handle.browse_cursor, buffer_length=call.buffer_length,
-                    accept_truncated=gmo.accept_truncated, wait_ms=wait_ms,
-                    should_stop=lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
-                    select=select, admit=self.qm.security.waiting_check() if wait_ms else None)
+                    handle.resolved.location, **self._cf_get_args(conn, handle, call, wait_ms, select))
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse:
