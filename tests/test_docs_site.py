@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.doclabs import DOCS, ROOT, blocks, free_port_block
+from tests.support.doclabs import DOCS, ROOT, blocks
+from tests.support.ports import free_port_block
 
 sys.path.insert(0, str(ROOT / "tools"))
 import docs_reference  # noqa: E402 - the mkdocs hook, a file of tools/

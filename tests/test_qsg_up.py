@@ -9,8 +9,8 @@ import sys
 
 import httpx
 
-from tests.support.doclabs import free_port_block as _free_block
-from tests.support.doclabs import ports_free
+from tests.support.ports import free_port_block as _free_block
+from tests.support.ports import ports_free
 from tests.support.mq import MQ
 
 

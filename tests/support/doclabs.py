@@ -15,16 +15,16 @@ docs/labs/lab.sh.
 from __future__ import annotations
 
 import os
-import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.support.ports import free_port_block
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -46,31 +46,6 @@ def blocks(page: str) -> list[Block]:
     source = (DOCS / page).read_text()
     return [Block(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(source)
             if m.group(1) in ("bash", "text")]
-
-
-def ports_free(base: int, n: int) -> bool:
-    """Whether ports base..base+n-1 of 127.0.0.1 are free now."""
-    socks: list[socket.socket] = []
-    try:
-        for p in range(base, base + n):
-            s = socket.socket()
-            socks.append(s)
-            s.bind(("127.0.0.1", p))
-        return True
-    except OSError:
-        return False
-    finally:
-        for s in socks:
-            s.close()
-
-
-def free_port_block(n: int) -> int:
-    """A base port with ``n`` consecutive free ports."""
-    for _ in range(100):
-        base = random.randint(20000, 40000)
-        if ports_free(base, n):
-            return base
-    raise RuntimeError("no free port block")
 
 
 def qsg_up_command(page: str) -> tuple[dict[str, str], list[str]]:

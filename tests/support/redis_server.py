@@ -14,21 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-_handed_out: set[int] = set()
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now (the OS picks it), never one this process handed
-    out before: two servers started back to back could otherwise be given the same port before
-    either binds it (and the second's readiness check would be answered by the first)."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
-
+from tests.support.ports import free_port
 
 def _find_binary() -> str:
     found = shutil.which("redis-server") or "/usr/bin/redis-server"
