@@ -844,6 +844,42 @@ async def test_a_lapsed_lease_stops_calls_before_they_reach_redis(cf) -> None:
     assert await cf.queue_depth(Q) == 1
 
 
+@pytest.mark.asyncio
+async def test_a_get_overtaken_by_peer_recovery_before_its_release_is_not_delivered(cf, cf2) -> None:
+    """Paused past its lease between a NO_SYNCPOINT get's reply and the write of its release,
+    while peer recovery restored what the get held: the get answers 2009 (the message is not
+    its caller's) and the peer gets the message, once. The same gets with the lease intact are
+    delivered and released as always."""
+    await define(cf)
+    cf.qmgr, cf.incarnation = "QM1", 100
+    cf2.qmgr, cf2.incarnation = "QM2", 200
+    lease = {"valid": True}
+    cf.lease_valid = lambda: lease["valid"]
+    cf.confirm_lease = None
+    for body in ("kept", "restored"):
+        await put(cf, body)
+    assert (await get(cf)).body == b"kept"  # released at once: nothing held now
+    await cf.releases_done()
+    assert await cf.redis.hlen(keys.held_key(SHARED, "QM1")) == 0
+
+    real_send = cf.scripts.send
+
+    async def peer_recovery_first(follow):
+        # what the pause let happen before the release reached Redis
+        lease["valid"] = False
+        await cf2.fence(SHARED, "QM1", 101)
+        assert await cf2.restore_held(SHARED, "QM1", 101) == 1
+        return await real_send(follow)
+
+    cf.scripts.send = peer_recovery_first
+    fenced: list[str] = []
+    cf.on_fenced = fenced.append
+    with pytest.raises(MQError) as caught:
+        await get(cf)
+    assert caught.value.reason == MQRC.CONNECTION_BROKEN and fenced
+    assert await bodies(cf2, qmgr="QM2", hconn="C2") == [b"restored"]  # once, to the peer's getter
+
+
 def test_a_connection_closed_under_a_call_is_cf_not_available() -> None:
     """uvloop raises RuntimeError for a write on a transport Redis closed (seen in bench_faults
     when Redis stopped mid-call): the caller gets 2345 like any lost connection, not a 500."""

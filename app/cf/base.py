@@ -23,7 +23,7 @@ from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
 from app.cf.redisconn import make_redis, socket_timeout_of
 from app.cf.scriptargs import ScriptArgs
-from app.cf.scripts import ScriptRegistry, SentUnanswered, Then
+from app.cf.scripts import ScriptRegistry, SentUnanswered
 from app.cf.shardsub import ShardSubscriber
 from app.cf.tokens import TokenStore
 from app.core.clock import Clock
@@ -326,11 +326,10 @@ class CFBase:
         raise FencedError(f"queue manager {self.qmgr} lost its place in the group ({why}): "
                           f"the connection is broken")
 
-    async def _script(self, call: ScriptArgs, tag: str, incarnation: int, then: Then | None = None) -> Any:
+    async def _script(self, call: ScriptArgs, tag: str, incarnation: int) -> Any:
         """Call a fenced script (``call.SCRIPT``) of structure ``tag`` as ``incarnation`` of this
         queue manager: the fence key follows its KEYS, the caller its fixed ARGV (then its
-        variable part), as lua/_fence.lua describes. ``then``: a follow-up written behind the
-        reply (``ScriptRegistry.evalsha``)."""
+        variable part), as lua/_fence.lua describes."""
         if (incarnation != self.incarnation or not self.lease_valid()) \
                 and not await self._lease_confirmed(tag, incarnation):
             incarnation = self._tolerated(tag, incarnation)
@@ -339,7 +338,7 @@ class CFBase:
         argv, tail = [*call.argv(), self.qmgr, str(incarnation)], call.tail()
         started = perf_counter()
         reply = await self._deadlined(tag, call, lambda due: self._evalsha(
-            tag, script, k, [*argv, str(due), *tail], call.changes_state(), then))
+            tag, script, k, [*argv, str(due), *tail], call.changes_state()))
         if self.observe_call is not None:
             self.observe_call(call.SCRIPT, perf_counter() - started)
         if _is_fenced(reply):
@@ -421,17 +420,15 @@ class CFBase:
         k, a = call.call()
         return await self._evalsha(tag, getattr(self.scripts, call.SCRIPT), k, a, call.changes_state())
 
-    async def _evalsha(self, tag: str, script: Any, k: list[str], a: list[Any], changes_state: bool,
-                       then: Then | None = None) -> Any:
+    async def _evalsha(self, tag: str, script: Any, k: list[str], a: list[Any], changes_state: bool) -> Any:
         """One script call; followed by WAIT on the same connection when it changes state and
         replica acknowledgement is on (the coupling facility's: a page set has no replicas)."""
         scripts = self._scripts_for(tag)
         if self.replica_acks and changes_state and scripts is self.scripts:
-            reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks, self.replica_timeout_ms,
-                                                           then)
+            reply, acks = await self.scripts.evalsha_acked(script, k, a, self.replica_acks, self.replica_timeout_ms)
             self._replicated(tag, acks)
             return reply
-        return await scripts.evalsha(script, k, a, then)
+        return await scripts.evalsha(script, k, a)
 
     def _replicated(self, tag: str, acks: int) -> None:
         """After a call's WAIT: fewer acknowledgements than asked (a replica down, lagging or

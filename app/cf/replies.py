@@ -326,17 +326,19 @@ _register(ScanReply)
 
 @dataclass(slots=True)
 class HeldReply(ScriptReply):
-    """lua/held.lua: messages released or restored, and the COD reports a release queued."""
+    """lua/held.lua: messages released or restored, the COD reports a release queued, and the
+    tokens named that were no longer held."""
 
     SCRIPT: ClassVar[str] = "held"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("messages", "reports")
+    SHAPE: ClassVar[tuple[str, ...] | None] = ("messages", "reports", "gone")
 
     messages: int
     reports: int
+    gone: frozenset[str]
 
     @classmethod
     def parse(cls, raw: Any) -> HeldReply:
-        return cls(int(raw[0]), int(raw[1]))
+        return cls(int(raw[0]), int(raw[1]), frozenset(_text(t) for t in raw[2]))
 
 
 _register(HeldReply)

@@ -48,19 +48,15 @@ class SentUnanswered(ConnectionError):
 
 @dataclass(slots=True)
 class FollowUp:
-    """A script call written on the same connection right behind another call's reply, before
-    that call returns, whose own reply is read in the background (``evalsha``'s ``then``): it
-    reaches Redis before the caller acts on the first reply, without a round trip on its path.
-    ``done`` gets its reply, or the exception that left it unknown (not written, or no reply)."""
+    """A script call written now whose reply is read in the background (``ScriptRegistry.send``):
+    it reaches Redis before the caller acts, without a round trip on the caller's path. ``done``
+    gets its reply, or the exception that left it unknown (not written, or no reply)."""
 
     script: AsyncScript
     keys: list[Any]
     args: list[Any]
     done: Callable[[Any], None]
 
-
-#: Given a script's reply, the follow-up to write behind it (None: nothing).
-Then = Callable[[Any], FollowUp | None]
 
 #: Idle connections a registry keeps between script calls (``ScriptRegistry._park``).
 MAX_PARKED = 64
@@ -175,7 +171,7 @@ class ScriptRegistry:
         for name in SCRIPT_NAMES:
             setattr(self, name, redis.register_script(load_source(f"{name}.lua")))
 
-    async def evalsha(self, script: AsyncScript, keys: list[Any], args: list[Any], then: Then | None = None) -> Any:
+    async def evalsha(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
         """EVALSHA ``script`` on a pooled connection: one round trip without redis-py's layers
         around each command (retry wrapper, observability hooks, response callbacks), which
         cost the hot path about as much as its own MQI logic. The rules of ``make_redis`` hold:
@@ -185,26 +181,22 @@ class ScriptRegistry:
 
         On a Redis Cluster the call goes to the master of the first key's slot (every key of a
         script shares one hash tag). A MOVED or ASK reply means the script did not run there,
-        so the call follows it; a connection failure surfaces as on a single Redis, once.
-
-        ``then``: told the reply; the ``FollowUp`` it returns is written on the same connection
-        before this returns, and its reply read in the background (the connection goes back to
-        the pool after that)."""
-        return (await self._call(script, keys, args, None, then))[0]
+        so the call follows it; a connection failure surfaces as on a single Redis, once."""
+        return (await self._call(script, keys, args, None))[0]
 
     async def evalsha_acked(self, script: AsyncScript, keys: list[Any], args: list[Any], replicas: int,
-                            timeout_ms: int, then: Then | None = None) -> tuple[Any, int]:
+                            timeout_ms: int) -> tuple[Any, int]:
         """``evalsha``, then ``WAIT replicas timeout_ms`` on the same connection of the same node
         (WAIT covers only the writes of the connection it runs on; replication is one ordered
         stream, so also every earlier write of that master). Returns the script's reply and how
         many replicas acknowledged (possibly fewer than ``replicas``: the write is done all the
         same). An error reply of the script is raised as by ``evalsha``."""
-        return await self._call(script, keys, args, (replicas, timeout_ms), then)
+        return await self._call(script, keys, args, (replicas, timeout_ms))
 
     async def _call(self, script: AsyncScript, keys: list[Any], args: list[Any],
-                    wait: tuple[int, int] | None, then: Then | None) -> tuple[Any, int]:
+                    wait: tuple[int, int] | None) -> tuple[Any, int]:
         if self._cluster is not None:
-            return await self._evalsha_cluster(self._cluster, script, keys, args, wait, then)
+            return await self._evalsha_cluster(self._cluster, script, keys, args, wait)
         pool = self.redis.connection_pool
         parked = self._parked
         # connects a new connection: nothing sent
@@ -225,29 +217,55 @@ class ScriptRegistry:
             await pool.release(conn)
             _raise_unanswered(exc)
             raise
-        if not await self._follow(conn, then, reply[0], lambda: self._park(conn)):
-            await self._park(conn)
+        await self._park(conn)
         return reply
 
-    async def _follow(self, conn: Connection, then: Then | None, reply: Any,
-                      release: Callable[[], Awaitable[None]]) -> bool:
-        """Write ``then(reply)``'s follow-up on ``conn`` (the reply of the first call is read):
-        True when it was written and its reply will be read in the background, which then
-        gives ``conn`` back with ``release``; False (``conn`` is the caller's to give back)
-        when there was none or writing it failed (its ``done`` is told)."""
-        follow = then(reply) if then is not None else None
-        if follow is None:
+    async def send(self, follow: FollowUp) -> bool:
+        """Write ``follow`` on a connection of its first key's node now and read its reply in the
+        background: True once it is written (``follow.done`` gets the reply later), False when it
+        could not be (``follow.done`` has been told why; it may have been sent in part). No
+        redirection is followed: on a cluster a MOVED or ASK reply is what ``done`` gets (the
+        script did not run)."""
+        release: Callable[[], Awaitable[None]]
+        try:
+            if self._cluster is not None:
+                if self._cluster._initialize:
+                    await self._cluster.initialize()
+                node = self._cluster.get_node_from_key(follow.keys[0])
+                if node is None:
+                    raise ClusterError(f"no master serves the slot of {follow.keys[0]!r}")
+                conn = node.acquire_connection()
+                release = _releaser(node, conn)
+            else:
+                parked = self._parked
+                conn = parked.pop() if parked else await self.redis.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+                release = self._parker(conn)
+        except Exception as exc:  # noqa: BLE001 - told to ``done``: nothing was sent
+            follow.done(exc)
+            return False
+        try:
+            await _ready(conn)
+        except Exception as exc:  # noqa: BLE001 - as above
+            await conn.disconnect(nowait=True)
+            await release()
+            follow.done(exc)
             return False
         try:
             await _write_follow_up(conn, follow)
-        except Exception as exc:  # noqa: BLE001 - the first call's reply stands; the follow-up is unknown
+        except Exception as exc:  # noqa: BLE001 - told to ``done``: it may have been sent in part
             await conn.disconnect(nowait=True)
+            await release()
             follow.done(exc)
             return False
         task = asyncio.ensure_future(_finish(conn, follow, release))
         self._follow_ups.add(task)
         task.add_done_callback(self._follow_ups.discard)
         return True
+
+    def _parker(self, conn: Connection) -> Callable[[], Awaitable[None]]:
+        async def park() -> None:
+            await self._park(conn)
+        return park
 
     async def _park(self, conn: Connection) -> None:
         """Keep ``conn`` (its reply read: in step) for the next call; past ``MAX_PARKED`` idle ones
@@ -258,8 +276,7 @@ class ScriptRegistry:
             await self.redis.connection_pool.release(conn)
 
     async def _evalsha_cluster(self, cluster: RedisCluster, script: AsyncScript, keys: list[Any],
-                               args: list[Any], wait: tuple[int, int] | None,
-                               then: Then | None) -> tuple[Any, int]:
+                               args: list[Any], wait: tuple[int, int] | None) -> tuple[Any, int]:
         if cluster._initialize:  # first call, or the slot map went stale with a failed node
             await cluster.initialize()
         found = cluster.get_node_from_key(keys[0])
@@ -269,16 +286,14 @@ class ScriptRegistry:
         asking = False
         for _ in range(MAX_REDIRECTS):
             owner, conn = node, node.acquire_connection()
-            written = handed = False
+            written = False
             try:
                 await _ready(conn)
                 if asking:
                     await conn.send_command("ASKING")
                     await conn.read_response()
                 written = True
-                result = await _run(conn, script, keys, args, wait)
-                handed = await self._follow(conn, then, result[0], _releaser(owner, conn))
-                return result
+                return await _run(conn, script, keys, args, wait)
             except MovedError as moved:  # the slot has a new master (failover, resharding): not run
                 await cluster.nodes_manager.move_slot(moved)
                 node = cluster.nodes_manager.get_node_from_slot(moved.slot_id)
@@ -296,8 +311,7 @@ class ScriptRegistry:
                     _raise_unanswered(exc)
                 raise
             finally:
-                if not handed:
-                    owner.release(conn)
+                owner.release(conn)
         raise ClusterError(f"more than {MAX_REDIRECTS} redirections for the slot of {keys[0]!r}")
 
     @property

@@ -8,10 +8,10 @@
 
     {tag}:held:<QM>   hash   token "<incarnation>:<n>" -> "<queue>:<id>[,<id>...]"
 
-  RELEASE: the reply arrived (the queue manager writes this call on the same connection right
-  behind the get's reply, before it answers its caller, and reads its reply later: no round
-  trip on the get's path). The messages are delivered: their COD reports are queued now and
-  their data deleted.
+  RELEASE: the replies arrived (the queue manager gathers the tokens of one event-loop turn's
+  answered gets into one call, written before it answers their callers, whose reply it reads
+  later: no round trip on a get's path). The messages are delivered: their COD reports are
+  queued now and their data deleted.
   RESTORE: the reply never arrived (MQRC_CONNECTION_BROKEN after the get's deadline passed, so
   the get can no longer run), or peer recovery / the queue manager's restart resolves a dead
   incarnation's tokens: the messages go back where they were (same score: priority and
@@ -19,8 +19,9 @@
   depth + 1, waiting getters woken. A message whose queue was deleted meanwhile is dropped.
   Tokens already resolved are no-ops, so both are idempotent and need no fence.
 
-  Cost per get outside syncpoint: one HSET in the get, one more script call (HGET, HDEL and
-  what the data deletion always cost) written behind it; the data lives until that call runs.
+  Cost per get outside syncpoint: one HGET and HSET in the get, and in a RELEASE shared with
+  the other gets of its turn an HGET, HDEL and what the data deletion always cost; the data
+  lives until that call runs.
 
   Input:
     KEYS[1]  {tag}:held:<QM>
@@ -31,7 +32,9 @@
     ARGV[4..] tokens; for RESTORE "<N" means every token of an incarnation below N
 
   Output:
-    {messages, reports}   messages released or restored; COD reports queued (RELEASE)
+    {messages, reports, gone}   messages released or restored; COD reports queued (RELEASE);
+             gone = the tokens named that were no longer held (resolved before: a RELEASE
+             that finds one gone was overtaken by peer recovery's RESTORE)
 ]]
 --@include _helpers.lua
 
@@ -53,10 +56,12 @@ for i = 4, #ARGV do
   end
 end
 
-local messages, reports = 0, 0
+local messages, reports, gone = 0, 0, {}
 for i = 1, #tokens do
   local entry = redis.call("HGET", KEYS[1], tokens[i])
-  if entry then
+  if not entry then
+    gone[#gone + 1] = tokens[i]
+  else
     redis.call("HDEL", KEYS[1], tokens[i])
     local queue, ids = string.match(entry, "^([^:]+):(.*)$")
     local qp = sp .. "q:" .. queue .. ":"
@@ -83,4 +88,4 @@ for i = 1, #tokens do
     end
   end
 end
-return { messages, reports }
+return { messages, reports, gone }
