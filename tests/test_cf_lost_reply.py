@@ -11,6 +11,7 @@ never comes back. The checker in each test: every message put arrives exactly on
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -196,3 +197,37 @@ def _answer(app: MQ, hobj: str) -> object:
         return app.get(hobj)
     except (MQFailed, httpx.HTTPError) as exc:
         return exc
+
+
+def test_a_private_get_whose_reply_never_came_is_restored_at_the_queue_managers_restart(make_fresh_cluster):
+    """A private queue lives in the QM's own page set, which no peer recovers (as on z/OS): a get
+    outside syncpoint that ran there as the QM died (the script's reply never read: here the
+    test sends the QM's own get.lua call, as its current incarnation) is put back when the QM
+    restarts, in its place, with the persistent messages its restart keeps."""
+    group = make_fresh_cluster(["QM1"], env=FAST)
+    group.mqsc_ok("QM1", "DEFINE QLOCAL(LOST.PRIV) QSGDISP(QMGR) DEFPSIST(YES)")
+    checker = MQ(group.url("QM1"), "CHECKER")
+    put_all(checker, "LOST.PRIV", ["p0", "p1", "p2"])
+    tag = keys.private_tag(group.qsg, "QM1")
+    qk = keys.QueueKeys(keys.QueueLocation(tag, "LOST.PRIV"))
+    held = keys.held_key(tag, "QM1")
+    cf = redis_sync.Redis.from_url(group.redis_url)
+    incarnation = json.loads(cf.hget(keys.members_key(group.qsg), "QM1"))["incarnation"]
+    pageset = redis_sync.Redis.from_url(group.pageset_url("QM1"))
+    seconds, micros = pageset.time()
+    now = seconds * 1000 + micros // 1000
+    got = pageset.eval(load_source("get.lua"), 5, qk.ctl, keys.uow_key(tag, "QM1", "H"), keys.uow_registry(tag),
+                       held, keys.structure_fence(tag),
+                       qk.queue_prefix, "LOST.PRIV", "QM1", "H", "", "GET", "NO", "", "", "", "-1", "0", str(now),
+                       "0", keys.structure_prefix(tag), "D", "", f"{incarnation}:999999", "QM1", str(incarnation),
+                       str(now + 5000))
+    assert got[0] == 0 and got[2] == b"p0" and pageset.hlen(held) == 1  # off the queue, held
+    pageset.close()
+
+    group.qms["QM1"].kill()
+    group.qms["QM1"].start()
+    assert [m["data"] for m in everything(MQ(group.url("QM1"), "CHECKER"), "LOST.PRIV")] == ["p0", "p1", "p2"]
+    pageset = redis_sync.Redis.from_url(group.pageset_url("QM1"))
+    assert pageset.hlen(held) == 0
+    pageset.close()
+    cf.close()
