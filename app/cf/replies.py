@@ -11,6 +11,8 @@ What a class declares about its header (``tests/test_cf_scripts.py`` checks it):
 * ``SHAPE``: the names of the elements of the *longest* list shape of the Output section (the
   success shape), in order; a literal element (``0``) may have any name, a named one has the
   header's name. ``None``: the reply is a scalar (an integer, or JSON: see ``JSON_KEYS``).
+  ``@reply`` derives it from the class's fields (the header's names are the fields' names), as
+  ``scriptargs.script`` derives KEYS and ARGV.
 * ``REPEAT``: for a shape ending with ``...``, the names of the group that repeats after
   ``SHAPE`` (``backup.lua``).
 * ``JSON_KEYS``: for a JSON reply, the keys of its objects, in the header's order.
@@ -23,12 +25,15 @@ length test picks the shape. Treat them as immutable.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
 
 from app.cf.codec import flat_to_dict
 from app.cf.codec import text as _text
 from app.cf.results import UowQueueResult
+
+R = TypeVar("R", bound="ScriptReply")
 
 #: Every script's reply type, by script name (file ``lua/<name>.lua``).
 SCRIPT_REPLIES: dict[str, type[ScriptReply]] = {}
@@ -47,21 +52,29 @@ class ScriptReply:
         raise NotImplementedError
 
 
-def _register(cls: type[ScriptReply]) -> None:
-    SCRIPT_REPLIES[cls.SCRIPT] = cls
+def reply(script: str, *, shape: bool = True, extra: int = 0) -> Callable[[type[R]], type[R]]:
+    """Register a dataclass as the reply type of ``lua/<script>.lua``. Its ``SHAPE`` is the names of
+    its fields but the last ``extra`` (which a failure shape or the repeated groups fill), so each
+    name is written once; ``shape=False``: a scalar or JSON reply (``SHAPE`` None). A class whose
+    fields are named otherwise than the header's elements sets ``SHAPE`` itself."""
+    def register(cls: type[R]) -> type[R]:
+        cls.SCRIPT = script
+        if "SHAPE" not in cls.__dict__:
+            names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+            cls.SHAPE = names[:len(names) - extra] if shape else None
+        SCRIPT_REPLIES[script] = cls
+        return cls
+    return register
 
 
 # ---- the hot path: put, get, open, close --------------------------------------------------
 
 
+@reply("put", extra=1)
 @dataclass(slots=True)
 class PutReply(ScriptReply):
     """lua/put.lua: ``{code}``, ``{2053, full_event}`` or the success shape (``code`` 0)."""
 
-    SCRIPT: ClassVar[str] = "put"
-    SHAPE: ClassVar[tuple[str, ...] | None] = (
-        "code", "depth_after", "seq", "depth_before", "available_after", "ipprocs", "opprocs",
-        "visible", "depth_event", "service_event", "trig_before", "trig_after", "meta")
 
     code: int
     depth_after: int = 0
@@ -90,19 +103,14 @@ class PutReply(ScriptReply):
                    meta)
 
 
-_register(PutReply)
 
 
+@reply("get")
 @dataclass(slots=True)
 class GetReply(ScriptReply):
     """lua/get.lua's three shapes: ``{code}`` (refused), ``{code, reports, depth_event,
     discarded}`` (no message, or -1: call again) and the message (``code`` 0, 2079 or 2080)."""
 
-    SCRIPT: ClassVar[str] = "get"
-    SHAPE: ClassVar[tuple[str, ...] | None] = (
-        "code", "md", "data", "data_length", "backout_count", "persistent", "cursor", "depth_after",
-        "depth_before", "available_after", "id", "syncpoint", "expiry_ms", "reports", "depth_event",
-        "service_event", "discarded")
 
     code: int
     md: bytes = b""
@@ -136,16 +144,14 @@ class GetReply(ScriptReply):
                    int(depth_event), int(service_event), int(discarded))
 
 
-_register(GetReply)
 
 
+@reply("put_batch", extra=1)
 @dataclass(slots=True)
 class PutBatchReply(ScriptReply):
     """lua/put_batch.lua: ``{code, count, full_event}`` and one ``PutReply`` (code 0) per message
     put, in put order; ``code`` is 0 or the failure that stopped the batch after ``count``."""
 
-    SCRIPT: ClassVar[str] = "put_batch"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "count", "full_event")
     REPEAT: ClassVar[tuple[str, ...]] = PutReply.SHAPE[1:] if PutReply.SHAPE else ()
 
     code: int
@@ -160,16 +166,14 @@ class PutBatchReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]), puts)
 
 
-_register(PutBatchReply)
 
 
+@reply("get_batch", extra=1)
 @dataclass(slots=True)
 class GetBatchReply(ScriptReply):
     """lua/get_batch.lua: ``{code, reports, depth_event, discarded}`` and one ``GetReply`` per
     message (its ``code`` is the group's reason: 0, 2079, or 2080 for a first message too big)."""
 
-    SCRIPT: ClassVar[str] = "get_batch"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "reports", "depth_event", "discarded")
     REPEAT: ClassVar[tuple[str, ...]] = (
         "md", "data", "data_length", "backout_count", "persistent", "cursor", "depth_after", "depth_before",
         "available_after", "id", "syncpoint", "expiry_ms", "reason", "service_event")
@@ -192,15 +196,13 @@ class GetBatchReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]), int(raw[3]), messages)
 
 
-_register(GetBatchReply)
 
 
+@reply("open")
 @dataclass(slots=True)
 class OpenReply(ScriptReply):
     """lua/open.lua: ``{code}`` or ``{0, gen, ipprocs, opprocs, reopened}``."""
 
-    SCRIPT: ClassVar[str] = "open"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "gen", "ipprocs", "opprocs", "reopened")
 
     code: int
     gen: int = 0
@@ -215,15 +217,13 @@ class OpenReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]), int(raw[3]), bool(raw[4]))
 
 
-_register(OpenReply)
 
 
+@reply("close")
 @dataclass(slots=True)
 class CloseReply(ScriptReply):
     """lua/close.lua: ``{0}`` (not open) or ``{1, queue, flags, ipprocs, opprocs}`` (closed)."""
 
-    SCRIPT: ClassVar[str] = "close"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("closed", "queue", "flags", "ipprocs", "opprocs")
 
     closed: bool
     queue: str = ""
@@ -238,14 +238,13 @@ class CloseReply(ScriptReply):
         return cls(True, _text(raw[1]), _text(raw[2]), int(raw[3]), int(raw[4]))
 
 
-_register(CloseReply)
 
 
+@reply("clear_opens", shape=False)
 @dataclass(slots=True)
 class ClearOpensReply(ScriptReply):
     """lua/clear_opens.lua: the number of handles cleared."""
 
-    SCRIPT: ClassVar[str] = "clear_opens"
 
     cleared: int
 
@@ -254,7 +253,6 @@ class ClearOpensReply(ScriptReply):
         return cls(int(raw))
 
 
-_register(ClearOpensReply)
 
 
 # ---- units of work, expiry ----------------------------------------------------------------
@@ -270,11 +268,11 @@ def _uow_queues(raw: Any) -> list[UowQueueResult]:
 _UOW_KEYS = ("queue", "puts", "gets", "depth", "available", "reports")
 
 
+@reply("commit", shape=False)
 @dataclass(slots=True)
 class CommitReply(ScriptReply):
     """lua/commit.lua: a JSON array, one object per queue touched."""
 
-    SCRIPT: ClassVar[str] = "commit"
     JSON_KEYS: ClassVar[tuple[str, ...]] = _UOW_KEYS
 
     queues: list[UowQueueResult]
@@ -284,14 +282,13 @@ class CommitReply(ScriptReply):
         return cls(_uow_queues(raw))
 
 
-_register(CommitReply)
 
 
+@reply("backout", shape=False)
 @dataclass(slots=True)
 class BackoutReply(ScriptReply):
     """lua/backout.lua: a JSON array, one object per queue touched."""
 
-    SCRIPT: ClassVar[str] = "backout"
     JSON_KEYS: ClassVar[tuple[str, ...]] = _UOW_KEYS
 
     queues: list[UowQueueResult]
@@ -301,15 +298,13 @@ class BackoutReply(ScriptReply):
         return cls(_uow_queues(raw))
 
 
-_register(BackoutReply)
 
 
+@reply("scan")
 @dataclass(slots=True)
 class ScanReply(ScriptReply):
     """lua/scan.lua: ``{discarded, reports, more, depth_event}``."""
 
-    SCRIPT: ClassVar[str] = "scan"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("discarded", "reports", "more", "depth_event")
 
     discarded: int
     reports: int
@@ -321,16 +316,14 @@ class ScanReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), bool(int(raw[2])), int(raw[3]))
 
 
-_register(ScanReply)
 
 
+@reply("held")
 @dataclass(slots=True)
 class HeldReply(ScriptReply):
     """lua/held.lua: messages released or restored, the COD reports a release queued, and the
     tokens named that were no longer held."""
 
-    SCRIPT: ClassVar[str] = "held"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("messages", "reports", "gone")
 
     messages: int
     reports: int
@@ -341,15 +334,13 @@ class HeldReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), frozenset(_text(t) for t in raw[2]))
 
 
-_register(HeldReply)
 
 
+@reply("take_report")
 @dataclass(slots=True)
 class TakeReportReply(ScriptReply):
     """lua/take_report.lua: ``{2009}`` fenced, ``{0}`` nothing to send, ``{0, report}``."""
 
-    SCRIPT: ClassVar[str] = "take_report"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "report")
 
     code: int
     report: bytes | None = None
@@ -359,18 +350,16 @@ class TakeReportReply(ScriptReply):
         return cls(int(raw[0]), bytes(raw[1]) if len(raw) > 1 else None)
 
 
-_register(TakeReportReply)
 
 
 # ---- administration -----------------------------------------------------------------------
 
 
+@reply("define")
 @dataclass(slots=True)
 class DefineReply(ScriptReply):
     """lua/define.lua: ``{gen, created}``."""
 
-    SCRIPT: ClassVar[str] = "define"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("gen", "created")
 
     gen: int
     created: bool
@@ -380,15 +369,13 @@ class DefineReply(ScriptReply):
         return cls(int(raw[0]), bool(int(raw[1])))
 
 
-_register(DefineReply)
 
 
+@reply("alter")
 @dataclass(slots=True)
 class AlterReply(ScriptReply):
     """lua/alter.lua: ``{2085}`` or ``{0, gen}``."""
 
-    SCRIPT: ClassVar[str] = "alter"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "gen")
 
     code: int
     gen: int = 0
@@ -398,15 +385,13 @@ class AlterReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]) if len(raw) > 1 else 0)
 
 
-_register(AlterReply)
 
 
+@reply("delete")
 @dataclass(slots=True)
 class DeleteReply(ScriptReply):
     """lua/delete.lua: ``{code}`` or ``{0, purged, seq}``."""
 
-    SCRIPT: ClassVar[str] = "delete"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "purged", "seq")
 
     code: int
     purged: int = 0
@@ -419,15 +404,13 @@ class DeleteReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]))
 
 
-_register(DeleteReply)
 
 
+@reply("purge")
 @dataclass(slots=True)
 class PurgeReply(ScriptReply):
     """lua/purge.lua: ``{code}`` or ``{0, discarded, cursor}``."""
 
-    SCRIPT: ClassVar[str] = "purge"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "discarded", "cursor")
 
     code: int
     discarded: int = 0
@@ -440,12 +423,11 @@ class PurgeReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), _text(raw[2]))
 
 
+@reply("clear")
 @dataclass(slots=True)
 class ClearReply(ScriptReply):
     """lua/clear.lua: ``{code}`` or ``{0, removed, seq}``."""
 
-    SCRIPT: ClassVar[str] = "clear"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "removed", "seq")
 
     code: int
     removed: int = 0
@@ -458,16 +440,13 @@ class ClearReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]))
 
 
-_register(ClearReply)
-_register(PurgeReply)
 
 
+@reply("status")
 @dataclass(slots=True)
 class StatusReply(ScriptReply):
     """lua/status.lua: ``{2085}`` or ``{0, ctl, opens, stats, available}`` (hashes as dicts)."""
 
-    SCRIPT: ClassVar[str] = "status"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "ctl", "opens", "stats", "available")
 
     code: int
     ctl: dict[str, str] = field(default_factory=dict)
@@ -482,15 +461,13 @@ class StatusReply(ScriptReply):
         return cls(int(raw[0]), flat_to_dict(raw[1]), flat_to_dict(raw[2]), flat_to_dict(raw[3]), int(raw[4]))
 
 
-_register(StatusReply)
 
 
+@reply("reset_stats")
 @dataclass(slots=True)
 class ResetStatsReply(ScriptReply):
     """lua/reset_stats.lua: ``{2085}`` or ``{0, enq, deq, hiq, reset_ms_before, depth}``."""
 
-    SCRIPT: ClassVar[str] = "reset_stats"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "enq", "deq", "hiq", "reset_ms_before", "depth")
 
     code: int
     enq: int = 0
@@ -506,18 +483,16 @@ class ResetStatsReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]), int(raw[3]), int(raw[4]), int(raw[5]))
 
 
-_register(ResetStatsReply)
 
 
 # ---- recovery and structures --------------------------------------------------------------
 
 
+@reply("intent")
 @dataclass(slots=True)
 class IntentReply(ScriptReply):
     """lua/intent.lua: ``{0}`` recorded or ``{2009}`` fenced."""
 
-    SCRIPT: ClassVar[str] = "intent"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code",)
 
     code: int
 
@@ -526,14 +501,13 @@ class IntentReply(ScriptReply):
         return cls(int(raw[0]))
 
 
-_register(IntentReply)
 
 
+@reply("fence", shape=False)
 @dataclass(slots=True)
 class FenceReply(ScriptReply):
     """lua/fence.lua: the lowest incarnation allowed after the call."""
 
-    SCRIPT: ClassVar[str] = "fence"
 
     lowest: int
 
@@ -542,15 +516,13 @@ class FenceReply(ScriptReply):
         return cls(int(raw))
 
 
-_register(FenceReply)
 
 
+@reply("struct")
 @dataclass(slots=True)
 class StructReply(ScriptReply):
     """lua/struct.lua: ``{status, alloc, failtime, outcome, by}``."""
 
-    SCRIPT: ClassVar[str] = "struct"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("status", "alloc", "failtime", "outcome", "by")
 
     status: str
     alloc: str
@@ -564,16 +536,14 @@ class StructReply(ScriptReply):
         return cls(status, alloc, int(failtime or 0), outcome, by)
 
 
-_register(StructReply)
 
 
+@reply("backup", extra=1)
 @dataclass(slots=True)
 class BackupReply(ScriptReply):
     """lua/backup.lua: ``{cursor, id, meta, md, data, ...}``: the next cursor ("0" at the end)
     and one (id, meta, MQMD JSON, data) per message."""
 
-    SCRIPT: ClassVar[str] = "backup"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("cursor",)
     REPEAT: ClassVar[tuple[str, ...]] = ("id", "meta", "md", "data")
 
     cursor: str
@@ -586,15 +556,13 @@ class BackupReply(ScriptReply):
                                    for i in range(0, len(items), 4)])
 
 
-_register(BackupReply)
 
 
+@reply("restore")
 @dataclass(slots=True)
 class RestoreReply(ScriptReply):
     """lua/restore.lua: ``{code}`` or ``{0, restored, depth}``."""
 
-    SCRIPT: ClassVar[str] = "restore"
-    SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "restored", "depth")
 
     code: int
     restored: int = 0
@@ -607,17 +575,16 @@ class RestoreReply(ScriptReply):
         return cls(int(raw[0]), int(raw[1]), int(raw[2]))
 
 
-_register(RestoreReply)
 
 
 # ---- the group: heartbeats and leases -----------------------------------------------------
 
 
+@reply("claim")
 @dataclass(slots=True)
 class ClaimReply(ScriptReply):
     """lua/claim.lua: ``{0, incarnation}`` claimed or ``{1, holder}`` (a live instance holds it)."""
 
-    SCRIPT: ClassVar[str] = "claim"
     SHAPE: ClassVar[tuple[str, ...] | None] = ("code", "incarnation")
 
     claimed: bool
@@ -631,14 +598,13 @@ class ClaimReply(ScriptReply):
         return cls(True, incarnation=int(raw[1]))
 
 
-_register(ClaimReply)
 
 
+@reply("renew", shape=False)
 @dataclass(slots=True)
 class RenewReply(ScriptReply):
     """lua/renew.lua: 1 renewed, 2 claimed back after Redis lost its data, 0 the lease is lost."""
 
-    SCRIPT: ClassVar[str] = "renew"
     LOST: ClassVar[int] = 0
     RENEWED: ClassVar[int] = 1
     CLAIMED_BACK: ClassVar[int] = 2
@@ -650,14 +616,13 @@ class RenewReply(ScriptReply):
         return cls(int(raw))
 
 
-_register(RenewReply)
 
 
+@reply("lease_take", shape=False)
 @dataclass(slots=True)
 class LeaseTakeReply(ScriptReply):
     """lua/lease_take.lua: 1 taken, 0 held by someone."""
 
-    SCRIPT: ClassVar[str] = "lease_take"
 
     taken: bool
 
@@ -666,14 +631,13 @@ class LeaseTakeReply(ScriptReply):
         return cls(bool(int(raw)))
 
 
-_register(LeaseTakeReply)
 
 
+@reply("lease_hold", shape=False)
 @dataclass(slots=True)
 class LeaseHoldReply(ScriptReply):
     """lua/lease_hold.lua: 1 held by this owner now, 0 held by someone else."""
 
-    SCRIPT: ClassVar[str] = "lease_hold"
 
     held: bool
 
@@ -682,14 +646,13 @@ class LeaseHoldReply(ScriptReply):
         return cls(bool(int(raw)))
 
 
-_register(LeaseHoldReply)
 
 
+@reply("lease_release", shape=False)
 @dataclass(slots=True)
 class LeaseReleaseReply(ScriptReply):
     """lua/lease_release.lua: 1 released, 0 not held by this owner."""
 
-    SCRIPT: ClassVar[str] = "lease_release"
 
     released: bool
 
@@ -698,4 +661,3 @@ class LeaseReleaseReply(ScriptReply):
         return cls(bool(int(raw)))
 
 
-_register(LeaseReleaseReply)
