@@ -18,6 +18,7 @@ SETUP = ("DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\n"
          "DEFINE QLOCAL(CL.SH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) DEFPSIST(YES)\n"
          "DEFINE QLOCAL(CL.PRIV.Q) DEFPSIST(YES)\n"
          "DEFINE QLOCAL(CL.PRIV2.Q)\n"
+         "DEFINE QLOCAL(CL.REPLY.Q)\n"
          "ALTER QMGR CFCONLOS(TOLERATE)")
 
 
@@ -90,12 +91,27 @@ def test_display_cfstatus_and_the_console_during_an_outage_answer_what_the_qm_kn
         assert (summary["CFSTATUS"], summary["STATUS"]) == ("APPL1", "UNKNOWN")
         assert (connect["QMNAME"], connect["STATUS"]) == ("QM1", "FAILED") and connect["FAILTIME"]
         assert _console(url)["qmgr"]["cf"]["cfconlos"] == "TOLERATE"
+        # The same through the command server (its queues are private: it goes on serving).
+        lines = _command(MQ(url), "DISPLAY CFSTATUS(APPL1)")
+        assert any("CFSTATUS(APPL1)" in line and "STATUS(UNKNOWN)" in line for line in lines), lines
     finally:
         group.redis_server.start()
     wait_until(lambda: _console(url)["qmgr"]["cf"]["state"] == "CONNECTED", what="the console showing it back",
                timeout_s=30)
     (summary,) = group.mqsc_ok("QM1", "DISPLAY CFSTATUS(APPL1)")[0]["objects"]
     assert summary["STATUS"] == "ACTIVE"
+
+
+def _command(mq: MQ, command: str) -> list[str]:
+    """``command`` put to SYSTEM.COMMAND.INPUT as an MQSC string: its CSQN205I-framed reply lines."""
+    reply = mq.open("CL.REPLY.Q", ["INPUT_EXCLUSIVE"])
+    mq.put1("SYSTEM.COMMAND.INPUT", command, md={"format": "MQSTR", "msg_type": "REQUEST", "reply_to_q": "CL.REPLY.Q"})
+    lines = []
+    while not any("CSQ9022I" in line or "CSQ9023E" in line for line in lines):
+        lines.append(mq.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["data"])
+        assert len(lines) < 50, lines
+    mq.close(reply)
+    return lines
 
 
 def _console(url: str) -> dict:
