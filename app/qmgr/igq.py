@@ -96,7 +96,6 @@ class IgqAgent:
         self._committing = False  # the unit of work is being committed: finish it, never back it out
         self._stopping = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self.fail_next: Exception | None = None  # tests: make the next step end abnormally
 
     def start(self) -> None:
         self._stopping = asyncio.Event()  # started again after a rejoin
@@ -238,9 +237,6 @@ class IgqAgent:
     async def _transfer_one(self, wait_ms: int) -> bool:
         """Move one message addressed to this QM from the transmission queue; False when none.
         Raises MessageStays (back out and retry) or the outage that stopped it."""
-        if self.fail_next is not None:
-            exc, self.fail_next = self.fail_next, None
-            raise exc
         xmitq = self.qm.cache.queue(IGQ_XMITQ)
         if xmitq is None:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{IGQ_XMITQ} is not defined")  # the agent retries
@@ -338,7 +334,3 @@ class IgqAgent:
             log.warning("%s IGQ agent: exception report for %s cannot go to %s at %s (%s): dead-lettered",
                         self.qm.name, md.get("msg_id"), reply_q, reply_qmgr, exc.message)
             await self.qm.expiry.dead_letter(reply_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
-
-    async def transfer_now(self, wait_ms: int = 0) -> bool:
-        """One transfer outside the loop (tests)."""
-        return await self._transfer_one(wait_ms)

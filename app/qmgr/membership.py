@@ -188,9 +188,6 @@ class Membership:
     async def member(self, name: str) -> Member | None:
         return next((m for m in await self.members() if m.name == name), None)
 
-    async def active_names(self) -> list[str]:
-        return [m.name for m in await self.members() if m.status == "ACTIVE"]
-
     # ---- heartbeat and peer recovery --------------------------------------------------
 
     async def _heartbeat(self) -> None:
