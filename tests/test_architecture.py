@@ -105,7 +105,7 @@ def package_cycles(package: str = "app", root: Path | None = None) -> list[tuple
 #: Package cycles known and not yet broken, each with why (the rule fails on any other, and on
 #: one of these that grows): the queue manager (app.qmgr.qmgr, the composition root) makes its
 #: command server, which runs MQSC, which reads the domain (app.qmgr.definitions, display).
-#: Breaking it moves the composition root above app.qmgr (issue 30).
+#: Breaking it moves the composition root above app.qmgr (docs/design.md §3).
 KNOWN_PACKAGE_CYCLES = [["app.cmdserver", "app.mqsc", "app.qmgr"]]
 
 

@@ -222,7 +222,7 @@ def test_msg_ids_are_unique_within_and_across_generators():
     assert restarted.next() not in ids
 
 
-# ---- MQLONG bounds, MQCHAR fields, stored MQMDs (issue 28) ------------------------------------------
+# ---- MQLONG bounds, MQCHAR fields, stored MQMDs (docs/howto/security.md, Limits) ---------------------------
 
 MQLONG_MAX = 2**31 - 1
 

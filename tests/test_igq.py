@@ -38,7 +38,7 @@ def agent(group, qm: str) -> str:
 def restart_agent(group, qm: str) -> None:
     """Restart ``qm``'s agent the operator's way (IGQ(DISABLED) stops it, also in the middle of
     a retry interval; IGQ(ENABLED) starts it): an agent in retry otherwise waits IBM's fixed
-    60 s before it looks at SYSTEM.QSG.TRANSMIT.QUEUE again (document 004; IBM's agent is not
+    60 s before it looks at SYSTEM.QSG.TRANSMIT.QUEUE again (docs/ibm-rules.md §5.3; IBM's agent is not
     told when the queue is defined or altered), which tests/test_igq_retry.py steps on a clock."""
     group.mqsc_ok(qm, "ALTER QMGR IGQ(DISABLED)")
     wait_until(lambda: agent(group, qm) == "STOPPED", what=f"{qm}'s agent stopped")

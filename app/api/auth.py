@@ -1,4 +1,4 @@
-"""Authentication of every request (issue 11), as a pure ASGI middleware so that the caller is
+"""Authentication of every request (docs/howto/security.md), as a pure ASGI middleware so that the caller is
 known (``app.core.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
 Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs`` and its

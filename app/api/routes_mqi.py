@@ -134,8 +134,8 @@ async def _put_batch_calls(request: Request, hconn: str, hobj: str) -> list[PutC
     """The put-batch's messages, every one checked before any is put: a failure here put
     nothing, so its error body carries count 0 (docs/api.md §12). Cheap checks first: the
     handles, then the size of the body (values counted without parsing it), then the number of
-    messages, and only then each message (issue 28: a huge batch to a made-up hconn must not
-    hold the event loop)."""
+    messages, and only then each message (docs/howto/security.md, Limits: a huge batch to a
+    made-up hconn must not hold the event loop)."""
     try:
         _mqi(request).check_handle(hconn, hobj)
         try:

@@ -34,7 +34,7 @@ from app.mqsc.parser import Command, ParseFailure, iter_commands, parse_command
 #: The longest MQSC script one call takes (docs/howto/security.md, Limits).
 MAX_SCRIPT_CHARS = 1_000_000
 #: How long a script runs before it gives the event loop a turn: a script of thousands of
-#: commands never holds the loop (issue 28: 1 MB of DISPLAY QMGR held it 3 s).
+#: commands never holds the loop (docs/howto/security.md, Limits: 1 MB of DISPLAY QMGR held it 3 s).
 _SLICE_S = 0.02
 
 

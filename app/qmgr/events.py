@@ -71,7 +71,7 @@ class EventService:
         correl_id = self.qm.mqi.msg_ids.next() if shared else NO_ID
         try:
             # A coordinating QM with PERFMEV(DISABLED) issues no message of its own but still
-            # broadcasts the request (document 001, docs/ibm-rules.md §2.3): the enabled others
+            # broadcasts the request (docs/ibm-rules.md §2.3): the enabled others
             # issue theirs, so an event on a shared queue yields 1 to N messages, never none
             # while some active QM is enabled.
             if self.enabled():

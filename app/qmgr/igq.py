@@ -22,8 +22,8 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
   get-inhibited), peer recovery of its queue manager is still running, the coupling facility
   cannot be reached (MQRC_CF_NOT_AVAILABLE, a failed structure, Redis connection errors), its
   queue manager was fenced (MQRC_CONNECTION_BROKEN) or a message stays as above, it retries with
-  the short and long retry counts and intervals of document 004 - IBM's fixed values, which
-  cannot be changed (Table 1 there), measured on the queue manager's clock (tests step it).
+  the short and long retry counts and intervals of docs/ibm-rules.md §5.3 - IBM's fixed values,
+  which cannot be changed - measured on the queue manager's clock (tests step it).
   Entering retry is logged once; it is not an abnormal end (CSQM067E is for unexpected failures
   only). Setting IGQ(DISABLED) stops the agent, also in the middle of a retry interval.
 """
@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# IBM's short and long retry counts and intervals of the IGQ agent, "which cannot be changed"
-# (document 004, "Retry capability of the intra-group queuing agent", Table 1).
+# IBM's short and long retry counts and intervals of the IGQ agent, which cannot be changed
+# (docs/ibm-rules.md §5.3).
 SHORT_RETRY_COUNT = 10
 SHORT_RETRY_INTERVAL_MS = 60_000  # 1 minute
 LONG_RETRY_COUNT = 999_999_999

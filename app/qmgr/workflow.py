@@ -185,12 +185,11 @@ class DefinitionWorkflow(DefinitionSteps):
         DEFINE REPLACE) or those an ALTER named; the others keep the value the queue manager
         last switched them to.
 
-        The service timer is left alone: document 000 restarts it only on an MQPUT to an empty
-        queue and an MQGET ("Queue service interval events algorithm"), never on an ALTER. The
-        one exception is a service interval event being enabled where it was NONE: the CF does
-        not keep the timer while the event is NONE, and the timer "is always active if the
-        queue has messages on it and a queue service interval event is enabled" (document 000,
-        "When is the service timer active?"), so it starts now if messages wait, else is OFF.
+        The service timer is left alone: it restarts only on an MQPUT to an empty queue and an
+        MQGET (docs/ibm-rules.md §1.2), never on an ALTER. The one exception is a service
+        interval event being enabled where it was NONE: the CF does not keep the timer while the
+        event is NONE, and the timer is active whenever the queue has messages and the event is
+        enabled (docs/ibm-rules.md §1.4), so it starts now if messages wait, else is OFF.
         """
         cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
         loc = queue_location(self.cache, obj)

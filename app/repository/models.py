@@ -92,7 +92,7 @@ class ObjectRow(Base):
     __mapper_args__ = {"version_id_col": version}
 
 
-# ---- security (issue 11) -----------------------------------------------------------------
+# ---- security (docs/howto/security.md) --------------------------------------------------
 
 
 class UserRow(Base):

@@ -192,7 +192,7 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     # Never more than was put: another QM's estimate of the group clock may run a little behind.
     md.expiry = left if md.expiry == UNLIMITED or left == UNLIMITED else min(md.expiry, left)
     body, length = result.body, result.data_length
-    if md.format == "MQXMIT" and not result.truncated:  # document 003 note 9: the MQXQH's Expiry too
+    if md.format == "MQXMIT" and not result.truncated:  # the MQXQH's Expiry too (docs/ibm-rules.md §4.7)
         inner = decrement_inner_expiry(body, waited_tenths(put_expiry, md.expiry, md.put_date_time, now_ms))
         if inner is not None:
             body, length = inner, len(inner)
