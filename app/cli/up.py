@@ -1,4 +1,4 @@
-"""qsg up: a whole queue-sharing group on this machine (app/local_group.py)."""
+"""qsg up: a whole queue-sharing group on this machine (app/launcher.py)."""
 
 from __future__ import annotations
 
@@ -36,11 +36,11 @@ if TYPE_CHECKING:
 def up(qmgrs: int, qsg: str, base_port: int, redis_url: str | None, redis_cluster: int, redis_cluster_port: int,
        workdir: str, sample: bool, auth: str, tls: bool) -> None:
     """Run a whole QSG on this machine; Ctrl-C stops everything."""
-    from app.local_group import run_local_group
+    from app.launcher import run_local_qsg
 
     if redis_cluster and redis_url:
         raise click.UsageError("--redis-cluster starts a cluster: give it or --redis-url, not both")
-    sys.exit(run_local_group(qmgrs=qmgrs, qsg=qsg, base_port=base_port, redis_url=redis_url,
+    sys.exit(run_local_qsg(qmgrs=qmgrs, qsg=qsg, base_port=base_port, redis_url=redis_url,
                              workdir=Path(workdir), sample=sample, auth=auth, tls=tls, redis_cluster=redis_cluster,
                              redis_cluster_port=redis_cluster_port))
 

@@ -37,11 +37,11 @@ class Handle:
     creator: bool = False
     # The dynamic queue was deleted while this handle had it open: MQRC_Q_DELETED but for MQCLOSE.
     deleted: bool = False
-    # Message groups in progress under LOGICAL_ORDER (app.core.groups): puts, gets, browse; and
+    # Message groups in progress under LOGICAL_ORDER (app.core.msggroups): puts, gets, browse; and
     # whether the browse started with LOGICAL_ORDER (MQRC_INCONSISTENT_BROWSE when it changes).
-    put_group: Any = None
-    get_group: Any = None
-    browse_group: Any = None
+    put_msg_group: Any = None
+    get_msg_group: Any = None
+    browse_msg_group: Any = None
     browse_logical: bool | None = None
     # MQOO_ALTERNATE_USER_AUTHORITY: the alternate user id, which z/OS puts in the UserIdentifier
     # of the handle's default-context puts ("" when the open named none).
