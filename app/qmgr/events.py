@@ -51,7 +51,7 @@ class EventService:
             return
         attrs = {**attributes.defaults("QLOCAL"), "DESCR": "Performance events", "MAXDEPTH": 999999999}
         try:
-            await self.qm.db(self.qm.repo.insert, ObjectDef("QLOCAL", EVENT_QUEUE, "QMGR", self.qm.name, attrs))
+            await self.qm.workflow.define_own(ObjectDef("QLOCAL", EVENT_QUEUE, "QMGR", self.qm.name, attrs))
         except MQError:
             pass  # defined meanwhile
         await self.qm.reload_definitions()

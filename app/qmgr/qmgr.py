@@ -423,7 +423,7 @@ class QueueManager:
             if own is None:
                 copy = ObjectDef(group_obj.objtype, group_obj.name, "COPY", self.name, dict(group_obj.attrs))
                 try:
-                    await self.db(self.repo.insert, copy)
+                    await self.workflow.define_own(copy)
                 except MQError:
                     continue  # created meanwhile by a concurrent DEFINE
         await self.reload_definitions()
