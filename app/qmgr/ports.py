@@ -153,6 +153,23 @@ class DefinitionChanges(Protocol):
     async def define_own(self, new: ObjectDef) -> ObjectDef: ...
 
 
+class CommandServerTask(Protocol):
+    """The command server that serves SYSTEM.COMMAND.INPUT (app.cmdserver.server.CommandServer).
+    It runs MQSC, which reads the domain, so app/qmgr never imports it: the composition root
+    (app/api/app.py) gives the queue manager a ``CommandServerFactory``."""
+
+    @property
+    def state(self) -> str: ...
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+#: Makes the command server of a queue manager (given the queue manager itself).
+CommandServerFactory = Callable[[Any], CommandServerTask]
+
+
 # ---- what each service reads from its queue manager ----------------------------------------
 
 class QmgrContext(Protocol):

@@ -1,7 +1,9 @@
 """One queue manager of the group: its repository, coupling facility, caches and life cycle.
 
 The QueueManager creates the services and wires them: each is given this object typed as the
-small Protocol of what it uses (app/qmgr/ports.py), so no service imports this module.
+small Protocol of what it uses (app/qmgr/ports.py), so no service imports this module. The one
+service it does not make itself is the command server (app/cmdserver), which runs MQSC and so
+sits above app/qmgr: whoever composes the queue manager (app/api/app.py) hands in its factory.
 
 Every definition change, whether MQSC, a dynamic queue or MQSET, goes through
 ``DefinitionWorkflow`` in app/qmgr/workflow.py (``define``, ``alter``, ``delete``,
@@ -25,7 +27,6 @@ from app.cf.engine import CFHooks, CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
 from app.cf.keys import QueueLocation, private_tag, structure_name
-from app.cmdserver.server import CommandServer
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
@@ -53,6 +54,7 @@ from app.tls import peer_ssl_context
 
 if TYPE_CHECKING:
     from app.cf.redisconn import RedisClient
+    from app.qmgr.ports import CommandServerFactory
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,7 +72,8 @@ class QueueManager:
     """State and services of one running queue manager."""
 
     def __init__(self, settings: Settings, repo: Repository, redis: RedisClient,
-                 clock: Clock | None = None, *, pageset: RedisClient | None = None) -> None:
+                 clock: Clock | None = None, *, pageset: RedisClient | None = None,
+                 command_server: CommandServerFactory) -> None:
         self.settings = settings
         self.name = settings.qmgr
         self.qsg = settings.qsg
@@ -115,7 +118,7 @@ class QueueManager:
         self.pubsub = PubSub(self)
         self.triggers = TriggerService(self)
         self.igq = IgqAgent(self)
-        self.cmdserver = CommandServer(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
+        self.cmdserver = command_server(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
         self.security = Security(self)
         # a waiting get checks its caller again after a security change (Security.waiting_check)
         self.security.on_change(self.cf.wake_all_waiters)
