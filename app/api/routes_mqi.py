@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +29,10 @@ from app.core.options import parse_object_type
 from app.core.reasons import MQRC
 from app.qmgr.connection import QmgrHandle
 
+if TYPE_CHECKING:
+    from app.qmgr.mqi import Mqi
+    from app.qmgr.qmgr import QueueManager
+
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
 
 #: The most JSON values the body of one put, put1 or get may hold: an MQMD of a few dozen fields
@@ -40,9 +44,11 @@ MESSAGE_VALUES = 4096
 PUT_BATCH_VALUES = 300_000
 
 
-def _mqi(request: Request):
+def _mqi(request: Request) -> Mqi:
+    """The queue manager's MQI (``app.qm`` as the lifespan sets it; ``app.state.qm`` otherwise)."""
     app = request.scope["app"]
-    return (getattr(app, "qm", None) or app.state.qm).mqi
+    qm: QueueManager = getattr(app, "qm", None) or app.state.qm
+    return qm.mqi
 
 
 @router.post("", status_code=201, summary="MQCONN")

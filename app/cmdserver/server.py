@@ -63,7 +63,7 @@ class CommandServer:
         self.state = "STOPPED"
         self.served = 0
         self._stopping = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._hconn: str | None = None
         self._hobj: str | None = None
 

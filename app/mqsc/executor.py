@@ -116,7 +116,8 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
                 r = await client.post(f"{url}/v1/admin/mqsc", json={"script": text}, headers=dict(credentials))
             body = r.json()
             if r.status_code == 200:
-                return body["results"][0]
+                result: dict[str, Any] = body["results"][0]
+                return result
             error = body.get("error", {})
             raise MQError(int(error.get("reason", MQRC.Q_MGR_NOT_AVAILABLE)), str(error.get("message", r.text)))
         except MQError as exc:

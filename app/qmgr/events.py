@@ -39,7 +39,7 @@ class EventService:
 
     def __init__(self, qm: EventsHost) -> None:
         self.qm = qm
-        self._pending: set[asyncio.Task] = set()
+        self._pending: set[asyncio.Task[Any]] = set()
 
     def enabled(self) -> bool:
         """PERFMEV(ENABLED) on this queue manager (the coupling facility's ``perfmev_enabled``)."""

@@ -63,7 +63,7 @@ class ExpiryService:
         self.qm = qm
         self._reports_due = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[Any]] = []
         self._last_scan = 0.0
         self._lease = scanner_lease(qm.qsg)
         self.is_shared_scanner = False

@@ -95,7 +95,7 @@ class IgqAgent:
         self.conn = Connection(f"{qm.name}-IGQAGENT", "CSQMIGQA", qmgr_agent=True)  # the agent's own unit of work
         self._committing = False  # the unit of work is being committed: finish it, never back it out
         self._stopping = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[Any] | None = None
 
     def start(self) -> None:
         self._stopping = asyncio.Event()  # started again after a rejoin

@@ -96,8 +96,8 @@ class Membership:
         #: console show it.
         self.unreachable_since_ms: int | None = None
         self._confirming: asyncio.Future[bool] | None = None  # a late renewal under way (confirm_lease)
-        self._heartbeat_task: asyncio.Task | None = None
-        self._watch_task: asyncio.Task | None = None
+        self._heartbeat_task: asyncio.Task[Any] | None = None
+        self._watch_task: asyncio.Task[Any] | None = None
         self._stopping = asyncio.Event()
 
     # ---- own life cycle ---------------------------------------------------------------

@@ -33,7 +33,7 @@ T = TypeVar("T")
 class Publisher(Protocol):
     """The acknowledged broadcast to every queue manager of the group."""
 
-    async def publish(self, message: dict) -> int: ...
+    async def publish(self, message: dict[str, Any]) -> int: ...
 
 
 class Members(Protocol):

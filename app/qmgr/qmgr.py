@@ -54,6 +54,7 @@ from app.tls import peer_ssl_context
 
 if TYPE_CHECKING:
     from app.cf.redisconn import RedisClient
+    from app.qmgr.connection import Connection
     from app.qmgr.ports import CommandServerFactory
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ class QueueManager:
             on_lease_lost=self.lease_lost, on_renewed=self._refresh_clocks if self.group_clock else None)
         # Every script runs as this QM's current incarnation (none until it has joined).
         self.cf.incarnation = None
-        self._rejoin_task: asyncio.Task | None = None
+        self._rejoin_task: asyncio.Task[None] | None = None
         # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
         self.peer_tls = peer_ssl_context(settings.tls_ca, settings.tls_cert)
 
@@ -272,7 +273,7 @@ class QueueManager:
         self.metrics.cf_connectivity(False)
         for tag in self.shared_tags():
             log.warning("CSQE006I Structure %s connection name %s disconnected", structure_name(tag), self.name)
-        ended: list = []
+        ended: list[Connection] = []
         if self.tolerates_cf_loss():
             ended = self.mqi.break_shared_connections()
             broken = len(ended)
@@ -285,7 +286,7 @@ class QueueManager:
                       "rejoining as a new incarnation", self.name, why, broken)
         self._rejoin_task = asyncio.create_task(self._rejoin(ended), name=f"rejoin-{self.name}")
 
-    async def _rejoin(self, ended: list | None = None) -> None:
+    async def _rejoin(self, ended: list[Connection] | None = None) -> None:
         """Stop the agents, claim the name again as a new incarnation (waiting while Redis cannot
         be reached or another live process holds the name), recover the old incarnation's work
         (fencing it), reload what may have been missed, and serve again. With CFCONLOS(TOLERATE)
@@ -459,7 +460,7 @@ class QueueManager:
                 except MQError as exc:
                     log.warning("%s: state of COPY queue %s not updated: %s", self.name, obj.name, exc)
 
-    async def _on_broadcast(self, message: dict) -> None:
+    async def _on_broadcast(self, message: dict[str, Any]) -> None:
         if message.get("kind") == "defs":
             queues: list[ObjectDef] = []
             tags: set[str] = set()
