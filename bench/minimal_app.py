@@ -1,8 +1,8 @@
-"""The benchmark's minimal endpoint (issue 32): a FastAPI app whose put stores a 1 KB message with
-a three-command Lua script and whose get takes one back, neither reading the request body (a
-fixed 1 KB message is stored). What a queue manager would cost if an MQPUT/MQGET were no more
-than FastAPI plus one small script: the floor the benchmark measures the queue manager against,
-next to the same-script yardstick (bench/bare_app.py)."""
+"""The benchmark's minimal endpoint (docs/explanation/performance.md): a FastAPI app whose put
+stores a 1 KB message with a three-command Lua script and whose get takes one back, neither
+reading the request body (a fixed 1 KB message is stored). What a queue manager would cost if an
+MQPUT/MQGET were no more than FastAPI plus one small script: the floor the benchmark measures
+the queue manager against, next to the same-script yardstick (bench/bare_app.py)."""
 
 from __future__ import annotations
 

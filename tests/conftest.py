@@ -151,6 +151,7 @@ async def qm(redis_url, tmp_path):
     """A started ``QueueManager`` QM1 (real Redis, SQLite), its clock a ``ManualClock``, with
     CFSTRUCT APPL1, REPLY.Q and DEADQ DLQ defined; drive it with ``tests.support.inproc.App``."""
     from app.cf.redisconn import make_redis
+    from app.cmdserver.server import CommandServer
     from app.core.clock import ManualClock
     from app.qmgr.qmgr import QueueManager
     from app.repository.db import make_engine, upgrade
@@ -162,7 +163,8 @@ async def qm(redis_url, tmp_path):
     upgrade(url)
     clock = ManualClock(1_800_000_000_000)
     manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url, auth="off"),
-                           Repository(make_engine(url), "QSG1"), make_redis(redis_url), clock)
+                           Repository(make_engine(url), "QSG1"), make_redis(redis_url), clock,
+                           command_server=CommandServer)
     await manager.start()
     await mqsc(manager, "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)\nDEFINE QLOCAL(REPLY.Q)\nDEFINE QLOCAL(DLQ)\n"
                         "ALTER QMGR DEADQ(DLQ)")

@@ -1,5 +1,5 @@
-"""Authority that follows every change, tried as an attacker would (issue 28, items 5-8 and the
-smaller ones), against real queue-manager processes with authentication on, over real HTTP and
+"""Authority that follows every change, tried as an attacker would (docs/howto/security.md, What a
+change ends, and when), against real queue-manager processes with authentication on, over real HTTP and
 WebSocket (and a real headless Chromium for the cross-origin page):
 
 5. a session re-resolves its principal after each security change: a revoked key's or a deleted

@@ -1,4 +1,4 @@
-"""No request can take a queue manager down (issue 28, items 1 and 3): each attack over real
+"""No request can take a queue manager down (docs/howto/security.md, Limits): each attack over real
 HTTP/WebSocket against a real group with authentication on, by a user with only CONNECT
 authority where the attack needs credentials.
 

@@ -1,4 +1,4 @@
-"""Issue 28, the values an attacker sends, over real HTTP on a real queue manager: a wildcard
+"""The values an attacker sends (docs/howto/security.md, Limits), over real HTTP on a real queue manager: a wildcard
 subscription built to make a backtracking matcher explode, a topic of hundreds of levels, MQMD
 integers outside their MQLONG (and IBM's narrower) ranges, MQCHAR fields with NULs and line
 breaks, a message stored with values no MQMD can hold, and message properties bigger than the
@@ -85,7 +85,7 @@ def test_a_backtracking_wildcard_subscription_does_not_stall_publishing(group, c
     pub.put(hobj, "no match", options=["NO_SYNCPOINT"])
     elapsed = time.monotonic() - started
     probe.join(timeout=60)
-    # The bound is the behaviour itself (issue 28): generous, against seconds before.
+    # The bound is the behaviour itself (docs/howto/security.md, Limits): generous, against seconds before.
     assert elapsed < 2, f"a publish took {elapsed:.1f} s against one wildcard subscription"
     assert served and served[0] < 2
     with mq_reason(2033):  # it did not match...

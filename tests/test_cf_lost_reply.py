@@ -1,4 +1,4 @@
-"""A destructive MQGET outside syncpoint whose reply is lost after Redis ran it (issue 27).
+"""A destructive MQGET outside syncpoint whose reply is lost after Redis ran it (docs/explanation/reliability.md).
 
 A TCP proxy between QM2 and Redis forwards every request but throws the replies away: the get
 runs in Redis and takes the message off the queue, and QM2 never learns what it got. QM2 answers

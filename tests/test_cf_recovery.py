@@ -1,4 +1,4 @@
-"""CF structure failure, BACKUP CFSTRUCT and RECOVER CFSTRUCT (issue 11), over real HTTP between
+"""CF structure failure, BACKUP CFSTRUCT and RECOVER CFSTRUCT (docs/explanation/reliability.md), over real HTTP between
 real queue managers and a real redis-server: persistent messages of a RECOVER(YES) structure are
 recovered after its contents are lost, non-persistent ones are not, and nothing comes back that
 was got or backed out."""

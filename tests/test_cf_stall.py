@@ -1,4 +1,4 @@
-"""A stalled coupling facility (issue 27): every answer stays true.
+"""A stalled coupling facility (docs/explanation/reliability.md): every answer stays true.
 
 Redis is stalled with SIGSTOP while a call is in flight (the kernel still takes the command into
 Redis's socket buffer; Redis runs it when SIGCONT resumes it), or a proxy holds the bytes without

@@ -1,4 +1,4 @@
-"""CF structure commands answer as IBM MQ for z/OS does (issue 17), over real HTTP between real
+"""CF structure commands answer as IBM MQ for z/OS does (docs/reference/mqsc.md), over real HTTP between real
 queue managers and a real redis-server: RESET CFSTRUCT only on CFLEVEL(5) structures and not
 on one already failed, RECOVER CFSTRUCT only of a failed structure, DISPLAY CFSTATUS(*) one row
 per structure, and RECAUTO(YES) recovering a failed structure without an operator."""

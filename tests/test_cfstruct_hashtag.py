@@ -1,4 +1,4 @@
-"""CFSTRUCT HASHTAG (an emulator addition, issue 19): the hash tag a structure's keys use, so an
+"""CFSTRUCT HASHTAG (an emulator addition, docs/howto/redis-cluster.md): the hash tag a structure's keys use, so an
 operator chooses where each structure lives on a Redis Cluster. Over real HTTP between two real
 queue managers and a real redis-server (or a 3-master cluster with ``QSG_TEST_REDIS=cluster``):
 DEFINE validates the value, DISPLAY shows it, the keys go where it says, messages flow, BACKUP

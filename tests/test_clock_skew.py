@@ -1,4 +1,4 @@
-"""Queue managers whose hosts' clocks disagree by minutes still agree on time (issue 19): every
+"""Queue managers whose hosts' clocks disagree by minutes still agree on time (docs/explanation/group.md): every
 time compared across queue managers is on the group clock, the coupling facility's.
 
 Real ``qsg serve`` processes over real HTTP and a real redis-server; QM1's wall clock runs five

@@ -1,4 +1,4 @@
-"""Message context and alternate user authority (issue 17) over real HTTP, as IBM MQ defines
+"""Message context and alternate user authority (docs/api.md §6.1) over real HTTP, as IBM MQ defines
 them ("Message context", "Controlling context information", MQOO_/MQPMO_ context options,
 MQOO_ALTERNATE_USER_AUTHORITY): what a getter sees after each put context option, passing the
 context of a request to its reply or forward, the reasons 2046 and 2093-2098, context and

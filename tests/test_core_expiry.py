@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.expiry import REPORT_DATA_BYTES, UNLIMITED, expiration_report, expiry_at, remaining_tenths, report_kind
+from app.core.expiry import REPORT_DATA_BYTES, UNLIMITED, expiration_report, expiry_at, remaining_tenths
 from app.core.mqmd import NO_ID
+from app.core.reports import report_code
 
 NOW = 1_800_000_000_000
 MSG_ID = "aa" * 24
@@ -48,8 +49,9 @@ def test_remaining_is_never_zero_or_negative_for_a_returned_message():
     (["EXPIRATION", "EXPIRATION_WITH_DATA"], 2), (["EXPIRATION_WITH_DATA", "EXPIRATION_WITH_FULL_DATA"], 3),
     (["EXPIRATION", "EXPIRATION_WITH_FULL_DATA", "PASS_CORREL_ID"], 3),
 ])
-def test_report_kind_fullest_wins(report, kind):
-    assert report_kind(report) == kind
+def test_expiration_report_kind_fullest_wins(report, kind):
+    """The expiration part of the coupling facility's report code (a message on its way: no COA/COD)."""
+    assert report_code(report, arrival=False) == kind
 
 
 def test_report_data_is_the_first_100_bytes():

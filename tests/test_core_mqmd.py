@@ -1,5 +1,5 @@
 """The message descriptor rules of app/core/mqmd.py, through its public functions (validate_put_md,
-hex_id, MsgIdGenerator, format_put_time, warning_comp): validation on put as IBM MQ answers it.
+hex_id, MsgIdGenerator, format_put_time): validation on put as IBM MQ answers it.
 Kept apart from other core tests: the module is being given a typed MQMD, and these tests state
 behaviour, not representation."""
 
@@ -19,7 +19,6 @@ from app.core.mqmd import (
     message_length,
     properties_length,
     validate_put_md,
-    warning_comp,
 )
 from app.core.reasons import MQRC
 
@@ -87,7 +86,6 @@ def test_priority_above_9_is_a_warning_2049_and_the_md_keeps_it():
     out, warnings = validate_put_md({"priority": 12})
     assert out.priority == 12
     assert [w[0] for w in warnings] == [MQRC.PRIORITY_EXCEEDS_MAXIMUM] == [2049]
-    assert warning_comp(warnings) == 1
 
 
 @pytest.mark.parametrize("priority", [-2, True, False, "5", 5.0, None])
@@ -224,12 +222,7 @@ def test_msg_ids_are_unique_within_and_across_generators():
     assert restarted.next() not in ids
 
 
-def test_warning_comp():
-    assert warning_comp([]) == 0
-    assert warning_comp([(2049, "priority")]) == 1
-
-
-# ---- MQLONG bounds, MQCHAR fields, stored MQMDs (issue 28) ------------------------------------------
+# ---- MQLONG bounds, MQCHAR fields, stored MQMDs (docs/howto/security.md, Limits) ---------------------------
 
 MQLONG_MAX = 2**31 - 1
 

@@ -1,7 +1,7 @@
 """The subscription wildcard matchers (app/core/wildcards.py, app/core/topics.matches): the same
 answers as the backtracking regex and the recursive level matcher they replaced (kept here as the
 reference), on many random patterns; and bounded work where those took seconds or overflowed the
-stack (issue 28, items 2 and 4)."""
+stack (docs/howto/security.md, Limits)."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ def test_queue_full_refusal_and_event(group):
 
 
 def test_a_disabled_coordinator_issues_nothing_but_the_enabled_others_do(group):
-    """Document 001: the coordinating QM with PERFMEV(DISABLED) issues no message itself but still
+    """docs/ibm-rules.md §2.3: the coordinating QM with PERFMEV(DISABLED) issues no message itself but still
     broadcasts the request; every other active QM with PERFMEV(ENABLED) issues its own (n from
     1 to the number of active QMs), all with the coordinator's CorrelId."""
     q = shared_queue(group)

@@ -1,4 +1,4 @@
-"""Event switches and ALTER (documents 000 and 001, docs/ibm-rules.md §1 and §2): an ALTER that
+"""Event switches and ALTER (docs/ibm-rules.md §1.4 and §2.2): an ALTER that
 names one event switch changes that switch only, never the ones the queue manager toggled
 itself when an event fired; an ALTER does not restart the service timer.
 
@@ -92,7 +92,7 @@ async def test_alter_does_not_restart_the_service_timer(redis_url, tmp_path):
         await mq.get(inp)
         assert [e["reason"] for e in await perfm_events(qm1.qm, mq)] == [2226]  # MQRC_Q_SERVICE_INTERVAL_HIGH
 
-        # Enabling the event where it was NONE starts the timer now, messages waiting (document 000:
+        # Enabling the event where it was NONE starts the timer now, messages waiting (docs/ibm-rules.md §1.4:
         # the timer is active while the queue has messages and the event is enabled).
         await qm1.mqsc("ALTER QLOCAL(SVC.Q) QSVCIEV(NONE)")
         clock.advance(60_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import redis
 
-from app.qmgr.expiry import scanner_lease_key
+from app.cf import keys
 from tests.support.cluster import FAST
 from tests.support.mq import MQ
 from tests.support.waits import wait_until
@@ -20,7 +20,7 @@ def test_one_scanner_for_shared_queues_and_takeover(make_cluster):
     group.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1)\nDEFINE QLOCAL(EXP.SH) QSGDISP(SHARED) CFSTRUCT(APPL1)")
     group.mqsc_ok("QM3", "DEFINE QLOCAL(EXP.PRIV)")
     cf = redis.Redis.from_url(group.redis_url)
-    lease = scanner_lease_key("QSG1")
+    lease = keys.scanner_lease("QSG1")
     assert cf.get(lease) is None  # nobody scans while EXPRYINT is OFF everywhere
     group.mqsc_ok("QM2", "ALTER QMGR EXPRYINT(1)")
     wait_until(lambda: cf.get(lease) == b"QM2", what="QM2, the first with EXPRYINT set, scanning")

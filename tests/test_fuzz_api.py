@@ -29,7 +29,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_breach(make_cluster, tmp_path):
 
 def test_schemathesis_on_the_message_verbs_of_a_real_handle(make_cluster, tmp_path):
     """The verbs that carry messages (put, get, their batches, put1) fuzzed on a real connection
-    and handle (issue 28), under small body limits: the cheap checks (handles, count, body size)
+    and handle (docs/howto/security.md, Limits), under small body limits: the cheap checks (handles, count, body size)
     and what follows them answer every generated body with an MQ reason, never a 5xx."""
     group = make_cluster(["QM1"], env={"QSG_MAX_MESSAGE_BODY_BYTES": "65536", "QSG_MAX_BODY_BYTES": "16384",
                                        "QSG_MAX_WAIT_MS": "200"})

@@ -94,6 +94,7 @@ async def _failing() -> int:
 
 
 async def test_a_running_queue_manager_measures_again_on_its_heartbeats(redis_url, tmp_path):
+    from app.cmdserver.server import CommandServer
     from app.qmgr.qmgr import QueueManager
     from app.repository.db import make_engine, upgrade
     from app.repository.store import Repository
@@ -103,7 +104,7 @@ async def test_a_running_queue_manager_measures_again_on_its_heartbeats(redis_ur
     upgrade(url)
     manager = QueueManager(Settings(qmgr="QM1", redis_url=redis_url, database_url=url, auth="off",
                                     mqlog_dir=str(tmp_path / "mqlog"), activity_enabled=False),
-                           Repository(make_engine(url), "QSG1"), make_redis(redis_url))
+                           Repository(make_engine(url), "QSG1"), make_redis(redis_url), command_server=CommandServer)
     assert manager.group_clock is not None and manager.clock is manager.group_clock
     await manager.start()
     try:

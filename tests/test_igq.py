@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from app.cf import keys
-from app.core.igq import IGQ_XMITQ
+from app.core.igq import IGQ_XMITQ, igq_correl_id
 from tests.support.cluster import FAST
-from tests.support.inproc import mqsc
+from tests.support.inproc import App, mqsc
 from tests.support.mq import MQ, MQFailed, mq_reason
 from tests.support.waits import wait_until
 
@@ -38,7 +38,7 @@ def agent(group, qm: str) -> str:
 def restart_agent(group, qm: str) -> None:
     """Restart ``qm``'s agent the operator's way (IGQ(DISABLED) stops it, also in the middle of
     a retry interval; IGQ(ENABLED) starts it): an agent in retry otherwise waits IBM's fixed
-    60 s before it looks at SYSTEM.QSG.TRANSMIT.QUEUE again (document 004; IBM's agent is not
+    60 s before it looks at SYSTEM.QSG.TRANSMIT.QUEUE again (docs/ibm-rules.md §5.3; IBM's agent is not
     told when the queue is defined or altered), which tests/test_igq_retry.py steps on a clock."""
     group.mqsc_ok(qm, "ALTER QMGR IGQ(DISABLED)")
     wait_until(lambda: agent(group, qm) == "STOPPED", what=f"{qm}'s agent stopped")
@@ -180,10 +180,20 @@ async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
         raise AssertionError("condition not reached")
 
     await until(lambda: qm.igq.state == "RUNNING")
+    # a real fault: a message addressed to QM1's agent whose data is no transmission header (the
+    # agent cannot read it: an abnormal end, and again at each restart while the message is there)
+    app = await App.connect(qm)
     with caplog.at_level(logging.ERROR):
-        qm.igq.fail_next = RuntimeError("forced failure")
-        await until(lambda: qm.igq.restarts == 1)
-    assert any("CSQM067E" in r.message for r in caplog.records)
+        await app.put(await app.open(IGQ_XMITQ, ["OUTPUT"]), "not a transmission header",
+                      correl_id=igq_correl_id("QM1"))
+        await until(lambda: qm.igq.restarts >= 1)
+    assert any("CSQM067E" in r.message and "QM1 IGQ agent ended abnormally" in r.message for r in caplog.records)
+    await mqsc(qm, "ALTER QMGR IGQ(DISABLED)")  # the agent stops (its unit of work backed out) ...
+    await until(lambda: qm.igq.state == "STOPPED")
+    got = await app.get(await app.open(IGQ_XMITQ, ["INPUT_SHARED"]))  # ... and the operator removes the message
+    assert got["data"] == "not a transmission header"
+    await mqsc(qm, "ALTER QMGR IGQ(ENABLED)")
+    await until(lambda: qm.igq.state == "RUNNING")
     lock = f"{keys.group_prefix('QSG1')}recovery:QM1"
     await qm.redis.set(lock, "QM2", px=60_000)
     await until(lambda: qm.igq.state == "RETRY")

@@ -1,6 +1,6 @@
 """Nothing lost, nothing twice: the IGQ agent's retry state (docs/ibm-rules.md §5) for a message it
 can neither deliver nor dead-letter, with IBM's fixed short and long retry counts and intervals
-(document 004: 10 retries 60 s apart, then 1200 s apart; they are not settings), exception
+(docs/ibm-rules.md §5.3: 10 retries 60 s apart, then 1200 s apart; they are not settings), exception
 reports routed through the group, and a coupling facility outage that puts the agent in retry
 instead of ending it abnormally.
 
@@ -95,7 +95,7 @@ async def test_undeliverable_message_retries_at_ibms_fixed_intervals_and_is_deli
         for n in range(2, SHORT_RETRY_COUNT + 2):  # each short interval passed on the clock: one retry
             clock.advance(SHORT_RETRY_INTERVAL_MS)
             await until(lambda n=n: _retries_are(qm2, n), f"retry {n}")
-        assert SHORT_RETRY_INTERVAL_MS == 60_000 and LONG_RETRY_INTERVAL_MS == 1_200_000  # document 004
+        assert SHORT_RETRY_INTERVAL_MS == 60_000 and LONG_RETRY_INTERVAL_MS == 1_200_000  # docs/ibm-rules.md §5.3
         assert await xmitq_depth(qm1) == 2  # both stay on SYSTEM.QSG.TRANSMIT.QUEUE: nothing lost
 
         await qm2.mqsc("ALTER QLOCAL(DEST.STUCK) PUT(ENABLED)")

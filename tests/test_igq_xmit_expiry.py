@@ -1,6 +1,6 @@
-"""Expiry of a message on SYSTEM.QSG.TRANSMIT.QUEUE (document 003): both Expiry fields of a
+"""Expiry of a message on SYSTEM.QSG.TRANSMIT.QUEUE (docs/ibm-rules.md §4.7): both Expiry fields of a
 transmission message - the MQMD's and the one in the MQXQH's MsgDesc - are decremented by the
-time it waited (note 9), and an expiration report on one that expired there describes the
+time it waited, and an expiration report on one that expired there describes the
 application's message, not the transmission header.
 
 QM2's IGQ agent is stopped (IGQ(DISABLED) there), so what QM1 sends through the group stays on
@@ -43,12 +43,12 @@ async def test_both_expiry_fields_are_decremented_on_the_transmission_queue(redi
         for m in (browsed, got):
             header = xqh(m)
             assert m["md"]["format"] == "MQXMIT" and m["md"]["expiry"] == 196
-            assert header["MsgDesc"]["expiry"] == 196  # note 9: the MQXQH's Expiry too
+            assert header["MsgDesc"]["expiry"] == 196  # docs/ibm-rules.md §4.7: the MQXQH's Expiry too
             assert base64.b64decode(header["MsgData"]) == b"on its way"
 
 
 async def test_inner_expiry_shorter_than_the_outer_one_becomes_zero(redis_url, tmp_path):
-    """Note 9: an MQXQH put by an application straight on a transmission queue may carry a smaller
+    """docs/ibm-rules.md §4.7: an MQXQH put by an application straight on a transmission queue may carry a smaller
     inner Expiry; once that time has passed it is set to zero while the message is still got."""
     clock = ManualClock(T0)
     async with inprocess_group(["QM1"], redis_url, tmp_path, clock, activity_enabled=False) as qms:

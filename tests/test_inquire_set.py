@@ -1,4 +1,4 @@
-"""MQINQ and MQSET by selector over real HTTP (issue 17, item 3): MQSC names, IBM's MQIA_/MQCA_
+"""MQINQ and MQSET by selector over real HTTP (docs/api.md §7): MQSC names, IBM's MQIA_/MQCA_
 names and numbers, the queue manager object (MQOPEN with ObjectType Q_MGR) and IBM's reasons:
 2067 a selector not valid (or not for this kind of object, or not settable), 2068 a queue
 selector the queue's type lacks (warning), 2065 too many, 2045 an open option not valid for the

@@ -1,4 +1,4 @@
-"""Queue-manager limits over real HTTP (issue 17, item 6): MAXUMSGS, the messages one unit of
+"""Queue-manager limits over real HTTP (docs/api.md §7.1): MAXUMSGS, the messages one unit of
 work may put and get under syncpoint (MQRC_SYNCPOINT_LIMIT_REACHED 2024, each message of a
 put-batch and get-batch counted), and MAXHANDS, the handles one connection may have open
 (MQRC_HANDLE_NOT_AVAILABLE 2017 at MQOPEN and MQPUT1). Both altered by ALTER QMGR and shown by

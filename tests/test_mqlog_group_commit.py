@@ -1,7 +1,8 @@
-"""Group commit of the recovery log (app/qmgr/mqlog.py, issue 32): concurrent MQPUT/MQCMIT calls
-share one fsync, and no call is answered before its record is on disk. In-process on the log
-itself, and over real HTTP: persistent puts answered by a queue manager that is then killed
-(SIGKILL) come back when another queue manager recovers the structure from the logs."""
+"""Group commit of the recovery log (app/qmgr/mqlog.py; docs/explanation/performance.md, Group
+commit): concurrent MQPUT/MQCMIT calls share one fsync, and no call is answered before its
+record is on disk. In-process on the log itself, and over real HTTP: persistent puts answered by
+a queue manager that is then killed (SIGKILL) come back when another queue manager recovers the
+structure from the logs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MQSC as real IBM MQ scripts use it (issue 16, point 4), over HTTP on real queue managers with
+"""MQSC as real IBM MQ scripts use it (docs/howto/ibm-tools.md), over HTTP on real queue managers with
 authentication on: IBM's SET AUTHREC syntax and authority names (the MQ developer
 configuration grants what it grants on IBM MQ), and DISPLAY output shaped as IBM's."""
 

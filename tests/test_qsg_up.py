@@ -9,9 +9,9 @@ import sys
 
 import httpx
 
+from tests.support.mq import MQ
 from tests.support.ports import free_port_block as _free_block
 from tests.support.ports import ports_free
-from tests.support.mq import MQ
 
 
 def test_qsg_up_runs_a_group_and_stops_on_ctrl_c(tmp_path):

@@ -21,10 +21,10 @@ import pytest
 import redis
 
 from app.cf import keys
+from app.cf.channelsub import ChannelSubscriber
 from app.cf.engine import CouplingFacility
 from app.cf.errors import REDIS_FAILURES
 from app.cf.keys import QueueLocation
-from app.cf.pubsub import Subscriber
 from app.cf.redisconn import cluster_seeds, make_redis
 from app.cf.scripts import SCRIPT_NAMES, ScriptRegistry, load_source
 from app.core.clock import ManualClock
@@ -298,7 +298,7 @@ async def test_a_subscription_moves_to_a_live_node_when_its_node_fails():
         async def received(_channel: str, data: bytes) -> None:
             await got.put(data)
 
-        sub = Subscriber(client, keys.definitions_channel("QSGX"), pattern=False, on_message=received,
+        sub = ChannelSubscriber(client, keys.definitions_channel("QSGX"), pattern=False, on_message=received,
                          backoff=None, poll_s=0.2)
         try:
             assert await sub.start(ready_timeout_s=10)

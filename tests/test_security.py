@@ -1,4 +1,4 @@
-"""Authentication and authorization (issue 11) on real queue managers with QSG_AUTH=on: users
+"""Authentication and authorization (docs/howto/security.md) on real queue managers with QSG_AUTH=on: users
 made with the `qsg user` CLI, rights granted with MQSC SET AUTHREC on one QM and in force on the
 others, IBM's token login, and PutApplName that cannot be forged without the context right."""
 

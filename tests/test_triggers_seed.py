@@ -1,4 +1,4 @@
-"""Trigger conditions 11 and 13 of document 002 (docs/ibm-rules.md §3) over real HTTP against a
+"""Trigger conditions 11 and 13 (docs/ibm-rules.md §3.5 and §3.7) over real HTTP against a
 real queue-manager process: condition 11 when no trigger message was written yet (FIRST), the
 DEPTH form of condition 11, and a TRIGDPTH change re-triggering only a DEPTH queue."""
 

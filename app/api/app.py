@@ -1,5 +1,6 @@
 """``create_app()``: one FastAPI application per queue manager, with a lifespan that owns the
-Redis client, the repository engine and the queue manager."""
+Redis client, the repository engine and the queue manager - the composition root, which also
+gives the queue manager its command server (app/cmdserver sits above app/qmgr)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from app.api.hotpath import HotPath, QueueManagerApp
 from app.api.limits import BodyLimit
 from app.cf.pageset import EmbeddedPageSet, pageset_folder
 from app.cf.redisconn import make_redis
+from app.cmdserver.server import CommandServer
 from app.core.clock import Clock
 from app.qmgr.qmgr import QueueManager
 from app.reports import routes as routes_reports
@@ -41,7 +43,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> FastAPI:
         engine = make_engine(settings.database_url)
         redis = make_redis(settings.redis_url, socket_timeout_s=settings.cf_timeout_s)
         pageset = make_redis(pageset_url, socket_timeout_s=settings.cf_timeout_s)
-        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock, pageset=pageset)
+        qm = QueueManager(settings, Repository(engine, settings.qsg), redis, clock, pageset=pageset,
+                          command_server=CommandServer)
         try:
             await qm.start()
         except BaseException:

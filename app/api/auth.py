@@ -1,4 +1,4 @@
-"""Authentication of every request (issue 11), as a pure ASGI middleware so that the caller is
+"""Authentication of every request (docs/howto/security.md), as a pure ASGI middleware so that the caller is
 known (``app.core.rights.current_principal``) inside every endpoint, the MQI and MQSC.
 
 Open without credentials: ``/v1/health``, ``/v1/ready`` (probes), the API docs (``/docs`` and its
@@ -31,15 +31,20 @@ import ipaddress
 import logging
 import re
 from http.cookies import CookieError, SimpleCookie
+from typing import TYPE_CHECKING
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.errors import json_response
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.core.rights import current_credentials, current_principal
+from app.core.rights import Principal, current_credentials, current_principal
 from app.ibmrest import errors as ibm_errors
 from app.security.service import AuthenticationFailed
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +104,7 @@ def _unbindable(origin: str) -> str:
     return origin
 
 
-def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
+def origin_allowed(scope: Scope, headers: dict[str, str], settings: Settings | None) -> bool:
     """Whether the request comes from no web page (no ``Origin``) or from an allowed one: this
     queue manager's own origin (as the ``Host`` header and the advertised URL name it, and the
     entry point's as it says in ``X-Forwarded-Host``) or one of ``settings.allowed_origins``."""
@@ -127,7 +132,7 @@ def origin_allowed(scope: Scope, headers: dict[str, str], settings) -> bool:
     return origin in allowed
 
 
-def unauthenticated_response(path: str, detail: str):
+def unauthenticated_response(path: str, detail: str) -> Response:
     if path.startswith("/ibmmq/"):
         err = ibm_errors.not_authenticated(detail)
         response = json_response(err.to_body(), err.status)
@@ -159,7 +164,7 @@ class _DeniedUpgrades(logging.Filter):
 DENIED_UPGRADES = _DeniedUpgrades()
 
 
-async def deny(response, scope: Scope, receive: Receive, send: Send) -> None:
+async def deny(response: Response, scope: Scope, receive: Receive, send: Send) -> None:
     """Answer ``scope`` with ``response``: for a WebSocket upgrade an HTTP response instead of the
     handshake (the client sees the status and the MQ error body)."""
     await response(scope, receive, send)
@@ -168,7 +173,7 @@ async def deny(response, scope: Scope, receive: Receive, send: Send) -> None:
         DENIED_UPGRADES.pending = min(DENIED_UPGRADES.pending + 1, 16)
 
 
-def origin_refused(path: str):
+def origin_refused(path: str) -> Response:
     detail = "this page's origin may not call this queue manager (see QSG_ALLOWED_ORIGINS)"
     if path.startswith("/ibmmq/"):
         err = ibm_errors.from_mq_error(MQError(MQRC.NOT_AUTHORIZED, detail), action="call", target=path)
@@ -248,7 +253,7 @@ class AuthenticationMiddleware:
             scope[CREDENTIALS] = (headers, cookies, client)
         await self._as(principal, (headers, cookies, client, generation), scope, receive, send)
 
-    async def _as(self, principal, credentials: tuple[dict[str, str], dict[str, str], str, int],
+    async def _as(self, principal: Principal, credentials: tuple[dict[str, str], dict[str, str], str, int],
                   scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the request as ``principal``; ``credentials`` are what a get that waits checks
         again after a security change."""

@@ -5,7 +5,8 @@ When the process was paused (SIGSTOP, a long GC or VM stall) a client may have s
 request on such a connection meanwhile: the request waits, unread, in the socket. On SIGCONT
 uvloop runs due timers before it polls for input, so the keep-alive timer fires first and closes
 the socket with the request unread - the kernel answers that with a reset, and the client sees
-its call end without an answer, not knowing whether it ran (issue 27, case 4).
+its call end without an answer, not knowing whether it ran (docs/explanation/reliability.md: a
+queue manager paused while clients send calls to it).
 
 Here the keep-alive timer first looks whether the socket has unread bytes (FIONREAD, no read):
 when it has, the connection is not idle; the timer stands down and the request is read and

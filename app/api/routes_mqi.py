@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +29,10 @@ from app.core.options import parse_object_type
 from app.core.reasons import MQRC
 from app.qmgr.connection import QmgrHandle
 
+if TYPE_CHECKING:
+    from app.qmgr.mqi import Mqi
+    from app.qmgr.qmgr import QueueManager
+
 router = APIRouter(prefix="/v1/connections", tags=["MQI"])
 
 #: The most JSON values the body of one put, put1 or get may hold: an MQMD of a few dozen fields
@@ -40,9 +44,11 @@ MESSAGE_VALUES = 4096
 PUT_BATCH_VALUES = 300_000
 
 
-def _mqi(request: Request):
+def _mqi(request: Request) -> Mqi:
+    """The queue manager's MQI (``app.qm`` as the lifespan sets it; ``app.state.qm`` otherwise)."""
     app = request.scope["app"]
-    return (getattr(app, "qm", None) or app.state.qm).mqi
+    qm: QueueManager = getattr(app, "qm", None) or app.state.qm
+    return qm.mqi
 
 
 @router.post("", status_code=201, summary="MQCONN")
@@ -134,8 +140,8 @@ async def _put_batch_calls(request: Request, hconn: str, hobj: str) -> list[PutC
     """The put-batch's messages, every one checked before any is put: a failure here put
     nothing, so its error body carries count 0 (docs/api.md §12). Cheap checks first: the
     handles, then the size of the body (values counted without parsing it), then the number of
-    messages, and only then each message (issue 28: a huge batch to a made-up hconn must not
-    hold the event loop)."""
+    messages, and only then each message (docs/howto/security.md, Limits: a huge batch to a
+    made-up hconn must not hold the event loop)."""
     try:
         _mqi(request).check_handle(hconn, hobj)
         try:

@@ -7,7 +7,7 @@
 * **commit intents** of units of work spanning several structures (written by
   ``CouplingFacility.record_commit_intent``, read here by peer recovery);
 * **definition broadcasts** (the XCF of z/OS): publish with acknowledgement, and the
-  ``Subscriber`` that receives them;
+  ``ChannelSubscriber`` that receives them;
 * **ping** of the coupling facility (readiness).
 
 Every call turns a Redis failure into ``MQError`` MQRC_CF_NOT_AVAILABLE (``group_access``).
@@ -26,9 +26,9 @@ from typing import Any
 from redis.asyncio import Redis
 
 from app.cf import keys
+from app.cf.channelsub import ChannelSubscriber, SubscribedHandler
 from app.cf.codec import text
 from app.cf.errors import group_access
-from app.cf.pubsub import SubscribedHandler, Subscriber
 from app.cf.redisconn import is_cluster, scan_tagged
 from app.cf.replies import ClaimReply, LeaseReleaseReply, RenewReply
 from app.cf.scriptargs import ClaimArgs, LeaseReleaseArgs, RenewArgs
@@ -244,12 +244,12 @@ class Broadcasts:
             await self._redis.pexpire(ack_key, ACK_TTL_MS)
 
     def subscriber(self, on_message: Callable[[bytes], Awaitable[None]], *,
-                   on_subscribed: SubscribedHandler | None = None, name: str = "") -> Subscriber:
+                   on_subscribed: SubscribedHandler | None = None, name: str = "") -> ChannelSubscriber:
         """A subscriber of the broadcast channel (``on_message`` gets the raw payload)."""
 
         async def received(_channel: str, data: bytes) -> None:
             await on_message(data)
-        return Subscriber(self._redis, self.channel, pattern=False, on_message=received,
+        return ChannelSubscriber(self._redis, self.channel, pattern=False, on_message=received,
                           on_subscribed=on_subscribed, name=name or f"broadcasts of {self.qsg}")
 
 

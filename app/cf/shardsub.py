@@ -1,4 +1,5 @@
-"""Sharded pub/sub (SSUBSCRIBE) of the per-structure notices, each on its slot's node.
+"""Sharded Redis pub/sub (SSUBSCRIBE) of the per-structure notices, each on its slot's node (Redis's
+channels, not MQ publish/subscribe: that is ``app.qmgr.pubsub``).
 
 A structure's notices (availability wake-ups, trigger counts: ``keys.availability_channel`` and
 ``keys.trigger_channel``) are shard channels named under the structure's hash tag, so the scripts
@@ -26,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
+from redis.asyncio.client import PubSub as RedisPubSub
 
+from app.cf.channelsub import Backoff, MessageHandler
 from app.cf.codec import text
 from app.cf.errors import REDIS_FAILURES
-from app.cf.pubsub import Backoff, MessageHandler
 from app.cf.redisconn import is_cluster, node_client
 from app.core.errors import MQError
 
@@ -226,23 +227,23 @@ class ShardSubscriber:
 
     async def _serve(self, shard: _Shard) -> None:
         node_redis: Redis | None = None
-        pubsub: PubSub | None = None
+        channel_conn: RedisPubSub | None = None
         read: asyncio.Future[Any] | None = None
         try:
             if shard.node is None:
-                pubsub = self._redis.pubsub()
+                channel_conn = self._redis.pubsub()
             else:
                 node_redis = node_client(self._redis, *shard.node)  # type: ignore[arg-type]
-                pubsub = node_redis.pubsub()
+                channel_conn = node_redis.pubsub()
             while not self._stopping.is_set():
                 while shard.pending:
                     # One channel per SSUBSCRIBE: a cluster refuses channels of several slots in one.
-                    await pubsub.ssubscribe(shard.pending.pop(0))
+                    await channel_conn.ssubscribe(shard.pending.pop(0))
                 shard.more.clear()
                 waits: set[asyncio.Future[Any]] = {asyncio.ensure_future(shard.more.wait())}
-                if pubsub.connection is not None:
+                if channel_conn.connection is not None:
                     if read is None:
-                        read = asyncio.ensure_future(pubsub.get_message(timeout=self._poll_s))
+                        read = asyncio.ensure_future(channel_conn.get_message(timeout=self._poll_s))
                     waits.add(read)
                 try:
                     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -270,7 +271,7 @@ class ShardSubscriber:
                 del self._shards[shard.node]
             if not self._stopping.is_set():
                 self._lost(shard, set(shard.channels))
-            for closing in (pubsub, node_redis):
+            for closing in (channel_conn, node_redis):
                 if closing is not None:
                     with contextlib.suppress(Exception):  # the connection may already be broken
                         await closing.aclose()

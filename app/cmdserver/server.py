@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.activity.hooks import unrecorded
 from app.cmdserver import mapping, pcf
@@ -42,6 +42,9 @@ from app.mqsc.executor import run_script
 from app.qmgr.connection import connection_owner
 from app.qmgr.tasks import stop_task
 
+if TYPE_CHECKING:
+    from app.qmgr.qmgr import QueueManager
+
 log = logging.getLogger(__name__)
 
 COMMAND_QUEUE = "SYSTEM.COMMAND.INPUT"
@@ -53,14 +56,14 @@ _RETRY_S = 0.5
 class CommandServer:
     """The command server task of one queue manager. ``state``: what DISPLAY CMDSERV shows."""
 
-    def __init__(self, qm: Any) -> None:
-        self.qm = qm  # the QueueManager (typed Any: app.qmgr.qmgr imports this module)
+    def __init__(self, qm: QueueManager) -> None:
+        self.qm = qm  # given by the composition root (app/api/app.py): app/qmgr does not import this module
         # STARTING, RUNNING (serving the queue: waiting for a request or running one), STOPPED;
         # what DISPLAY CMDSERV (CSQN206I) shows
         self.state = "STOPPED"
         self.served = 0
         self._stopping = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._hconn: str | None = None
         self._hobj: str | None = None
 

@@ -28,16 +28,6 @@ def remaining_tenths(expiry_at_ms: int, now_ms: int) -> int:
     return min(MQLONG_MAX, max(1, -((now_ms - expiry_at_ms) // 100)))
 
 
-def report_kind(report: list[str]) -> int:
-    """Which expiration report a message asks for: 0 none, 1 EXPIRATION, 2 _WITH_DATA,
-    3 _WITH_FULL_DATA (the fullest wins when several are given)."""
-    if "EXPIRATION_WITH_FULL_DATA" in report:
-        return 3
-    if "EXPIRATION_WITH_DATA" in report:
-        return 2
-    return 1 if "EXPIRATION" in report else 0
-
-
 def expiration_report(original: dict[str, Any], new_msg_id: str, now_ms: int = 0) -> dict[str, Any]:
     """The MQMD of the expiration report for an expired message (IBM's report rules, see
     ``app.core.reports.report_md``): CorrelId the expired MsgId (or its CorrelId with

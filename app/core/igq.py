@@ -31,7 +31,7 @@ def transmission_message(md: dict[str, Any], data: bytes, remote_q: str,
 
 
 def decrement_inner_expiry(body: bytes, elapsed_tenths: int) -> bytes | None:
-    """The MQXQH of a transmission-queue message as MQGET returns it (document 003, note 9): the
+    """The MQXQH of a transmission-queue message as MQGET returns it (docs/ibm-rules.md §4.7): the
     queue manager decrements both Expiry fields - the MQMD's and the one in the MsgDesc within
     the MQXQH - by the time the message waited on the queue; the inner one is set to zero
     when that time has elapsed (it may have been put smaller than the outer one). None when

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core.errors import MQError
-from app.core.reasons import MQRC, CompCode
+from app.core.reasons import MQRC
 from app.core.reports import REPORT_OPTIONS, asks_for_reports, normalise_report  # noqa: F401 (REPORT_OPTIONS: re-exported)
 
 NO_ID = "0" * 48
@@ -473,9 +473,4 @@ class MsgIdGenerator:
 
     def next(self) -> str:
         return (self._prefix + struct.pack(">QQ", self._start, next(self._counter))).hex()
-
-
-def warning_comp(warnings: list[tuple[int, str]]) -> int:
-    """Completion code of a call that produced these warnings."""
-    return CompCode.WARNING if warnings else CompCode.OK
 

@@ -24,11 +24,6 @@ def check_object_name(name: str, reason: int = MQRC.OBJECT_NAME_ERROR) -> str:
     return name
 
 
-def is_generic(name: str) -> bool:
-    """True when a name ends in ``*`` (a generic name for DISPLAY and similar commands)."""
-    return name.endswith("*")
-
-
 def matches(pattern: str, name: str) -> bool:
     """MQSC generic-name match: ``*`` alone matches all, ``ABC*`` matches names starting ABC."""
     if pattern.endswith("*"):

@@ -81,7 +81,7 @@ def trigger_messages_for(trigtype: str, before: int, after: int, trigdpth: int, 
     * EVERY: one per message (3).
     * DEPTH: when the count reaches TRIGDPTH (3), and - condition 11 for DEPTH - when a message
       arrives while the queue already had TRIGDPTH or more messages (the interval applies to
-      FIRST only: document 002). The queue manager sets TRIGGER off after a DEPTH trigger, so
+      FIRST only: docs/ibm-rules.md §3.5). The queue manager sets TRIGGER off after a DEPTH trigger, so
       this fires only after TRIGGER was set on again with the depth already reached."""
     if after <= before:
         return 0

@@ -34,7 +34,7 @@ from app.mqsc.parser import Command, ParseFailure, iter_commands, parse_command
 #: The longest MQSC script one call takes (docs/howto/security.md, Limits).
 MAX_SCRIPT_CHARS = 1_000_000
 #: How long a script runs before it gives the event loop a turn: a script of thousands of
-#: commands never holds the loop (issue 28: 1 MB of DISPLAY QMGR held it 3 s).
+#: commands never holds the loop (docs/howto/security.md, Limits: 1 MB of DISPLAY QMGR held it 3 s).
 _SLICE_S = 0.02
 
 
@@ -116,7 +116,8 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
                 r = await client.post(f"{url}/v1/admin/mqsc", json={"script": text}, headers=dict(credentials))
             body = r.json()
             if r.status_code == 200:
-                return body["results"][0]
+                result: dict[str, Any] = body["results"][0]
+                return result
             error = body.get("error", {})
             raise MQError(int(error.get("reason", MQRC.Q_MGR_NOT_AVAILABLE)), str(error.get("message", r.text)))
         except MQError as exc:

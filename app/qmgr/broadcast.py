@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from app.cf.group import Broadcasts, Delivery, publish_from_outside
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[dict], Awaitable[None]]
+Handler = Callable[[dict[str, Any]], Awaitable[None]]
 
 __all__ = ["Broadcaster", "Delivery", "publish_from_outside"]
 
@@ -46,7 +47,7 @@ class Broadcaster:
     async def stop(self) -> None:
         await self._subscriber.stop()
 
-    async def publish(self, message: dict) -> int:
+    async def publish(self, message: dict[str, Any]) -> int:
         """Send ``message`` to every QM (this one included); return how many acknowledged in time."""
         delivery = await self._broadcasts.publish(self._qmgr, message, self._timeout_s)
         return delivery.acknowledged

@@ -20,7 +20,7 @@ import asyncio
 import logging
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.cf.keys import QueueLocation, private_tag, shared_tag, slot_tag, structure_name
 from app.cf.leases import BACKUP_LOCK_MS, backup_lock
@@ -51,7 +51,7 @@ class StructureService:
         self.store = StructureStore(qm.repo.engine, qm.qsg)
         self.recovery_log = MessageLog(qm.settings.mqlog_dir, qm.qsg, qm.name, sync=qm.settings.mqlog_sync == "commit",
                               structure_of=self._recoverable, now_ns=self._now_ns)
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         # One check of a structure at a time: a stale answer must not overwrite a newer one.
         self._locks: dict[str, asyncio.Lock] = {}
         self._auto_running: set[str] = set()  # structures this QM is recovering by RECAUTO

@@ -37,11 +37,11 @@ class Handle:
     creator: bool = False
     # The dynamic queue was deleted while this handle had it open: MQRC_Q_DELETED but for MQCLOSE.
     deleted: bool = False
-    # Message groups in progress under LOGICAL_ORDER (app.core.groups): puts, gets, browse; and
+    # Message groups in progress under LOGICAL_ORDER (app.core.msggroups): puts, gets, browse; and
     # whether the browse started with LOGICAL_ORDER (MQRC_INCONSISTENT_BROWSE when it changes).
-    put_group: Any = None
-    get_group: Any = None
-    browse_group: Any = None
+    put_msg_group: Any = None
+    get_msg_group: Any = None
+    browse_msg_group: Any = None
     browse_logical: bool | None = None
     # MQOO_ALTERNATE_USER_AUTHORITY: the alternate user id, which z/OS puts in the UserIdentifier
     # of the handle's default-context puts ("" when the open named none).
@@ -105,7 +105,8 @@ class Connection:
     busy: int = 0  # calls in progress (a waiting get keeps an idle client's connection alive)
     calls_done: asyncio.Event = field(default_factory=asyncio.Event)  # set when busy drops to 0
     next_hobj: int = 1
-    pending_triggers: list = field(default_factory=list)  # trigger messages held until the UOW ends
+    # trigger messages held until the UOW ends: (initiation queue, MQTM, TRIGTYPE)
+    pending_triggers: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
     marked: str | None = None  # structure of this UOW's get marked MQGMO_MARK_SKIP_BACKOUT
     qmgr_handles: dict[str, QmgrHandle] = field(default_factory=dict)  # MQOT_Q_MGR opens (MQINQ)
     # Messages put and got under syncpoint in the current unit of work (MAXUMSGS, MQRC 2024).
@@ -157,7 +158,7 @@ class ConnectionTable(dict[str, Connection]):
         super().__delitem__(hconn)
         self._count(conn, -1)
 
-    def pop(self, hconn: str, *default: Any) -> Any:  # type: ignore[override]
+    def pop(self, hconn: str, *default: Any) -> Any:
         if hconn in self:
             conn = super().pop(hconn)
             self._count(conn, -1)

@@ -67,7 +67,7 @@ def runtime_attrs(obj: ObjectDef, cfstruct: ObjectDef | None, *,
     The event switches are written only where the queue has none yet, except those
     ``set_switches`` names (all four for DEFINE REPLACE, ``True``; the ones an ALTER named): the
     queue manager toggles QDPHIEV/QDPLOEV/QDPMAXEV/QSVCIEV itself when an event fires
-    (documents 000 and 001), and re-applying a definition - or an ALTER of another switch or
+    (docs/ibm-rules.md §1.4 and §2.2), and re-applying a definition - or an ALTER of another switch or
     attribute - must not undo those toggles.
 
     ``offload`` says whether messages over 63 KB may be stored: always for private queues; for

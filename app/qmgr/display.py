@@ -10,9 +10,10 @@ from app.qmgr.definitions import EVENT_SWITCHES
 
 if TYPE_CHECKING:
     from app.cf.engine import QueueStatus
+    from app.core.objects import ObjectDef
 
 
-def display_object(obj) -> dict[str, Any]:
+def display_object(obj: ObjectDef) -> dict[str, Any]:
     """An object definition keyed by MQSC attribute names, as DISPLAY and MQINQ show it."""
     key = obj.objtype if obj.objtype in ("PROCESS", "CFSTRUCT", "TOPIC", "NAMELIST", "CHANNEL") else "QUEUE"
     out: dict[str, Any] = {key: obj.name}

@@ -39,7 +39,7 @@ class EventService:
 
     def __init__(self, qm: EventsHost) -> None:
         self.qm = qm
-        self._pending: set[asyncio.Task] = set()
+        self._pending: set[asyncio.Task[Any]] = set()
 
     def enabled(self) -> bool:
         """PERFMEV(ENABLED) on this queue manager (the coupling facility's ``perfmev_enabled``)."""
@@ -51,7 +51,7 @@ class EventService:
             return
         attrs = {**attributes.defaults("QLOCAL"), "DESCR": "Performance events", "MAXDEPTH": 999999999}
         try:
-            await self.qm.db(self.qm.repo.insert, ObjectDef("QLOCAL", EVENT_QUEUE, "QMGR", self.qm.name, attrs))
+            await self.qm.workflow.define_own(ObjectDef("QLOCAL", EVENT_QUEUE, "QMGR", self.qm.name, attrs))
         except MQError:
             pass  # defined meanwhile
         await self.qm.reload_definitions()
@@ -71,7 +71,7 @@ class EventService:
         correl_id = self.qm.mqi.msg_ids.next() if shared else NO_ID
         try:
             # A coordinating QM with PERFMEV(DISABLED) issues no message of its own but still
-            # broadcasts the request (document 001, docs/ibm-rules.md §2.3): the enabled others
+            # broadcasts the request (docs/ibm-rules.md §2.3): the enabled others
             # issue theirs, so an event on a shared queue yields 1 to N messages, never none
             # while some active QM is enabled.
             if self.enabled():

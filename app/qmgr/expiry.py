@@ -41,13 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Failures of the queue manager's resources rather than of a report's destination: the report
-# is kept for a later attempt instead of being dead-lettered or discarded.
-def scanner_lease_key(qsg: str) -> str:
-    """Who scans the group's shared queues for expired messages (``app.cf.leases.scanner_lease``)."""
-    return scanner_lease(qsg).key
-
-
 #: The kind letter before a queued report's entry -> its feedback; none: an expiration report.
 _REPORT_KINDS = {b"A"[0]: MQFB.COA, b"D"[0]: MQFB.COD}
 
@@ -70,7 +63,7 @@ class ExpiryService:
         self.qm = qm
         self._reports_due = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[Any]] = []
         self._last_scan = 0.0
         self._lease = scanner_lease(qm.qsg)
         self.is_shared_scanner = False

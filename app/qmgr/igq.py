@@ -22,8 +22,8 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
   get-inhibited), peer recovery of its queue manager is still running, the coupling facility
   cannot be reached (MQRC_CF_NOT_AVAILABLE, a failed structure, Redis connection errors), its
   queue manager was fenced (MQRC_CONNECTION_BROKEN) or a message stays as above, it retries with
-  the short and long retry counts and intervals of document 004 - IBM's fixed values, which
-  cannot be changed (Table 1 there), measured on the queue manager's clock (tests step it).
+  the short and long retry counts and intervals of docs/ibm-rules.md §5.3 - IBM's fixed values,
+  which cannot be changed - measured on the queue manager's clock (tests step it).
   Entering retry is logged once; it is not an abnormal end (CSQM067E is for unexpected failures
   only). Setting IGQ(DISABLED) stops the agent, also in the middle of a retry interval.
 """
@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# IBM's short and long retry counts and intervals of the IGQ agent, "which cannot be changed"
-# (document 004, "Retry capability of the intra-group queuing agent", Table 1).
+# IBM's short and long retry counts and intervals of the IGQ agent, which cannot be changed
+# (docs/ibm-rules.md §5.3).
 SHORT_RETRY_COUNT = 10
 SHORT_RETRY_INTERVAL_MS = 60_000  # 1 minute
 LONG_RETRY_COUNT = 999_999_999
@@ -95,8 +95,7 @@ class IgqAgent:
         self.conn = Connection(f"{qm.name}-IGQAGENT", "CSQMIGQA", qmgr_agent=True)  # the agent's own unit of work
         self._committing = False  # the unit of work is being committed: finish it, never back it out
         self._stopping = asyncio.Event()
-        self._task: asyncio.Task | None = None
-        self.fail_next: Exception | None = None  # tests: make the next step end abnormally
+        self._task: asyncio.Task[Any] | None = None
 
     def start(self) -> None:
         self._stopping = asyncio.Event()  # started again after a rejoin
@@ -238,9 +237,6 @@ class IgqAgent:
     async def _transfer_one(self, wait_ms: int) -> bool:
         """Move one message addressed to this QM from the transmission queue; False when none.
         Raises MessageStays (back out and retry) or the outage that stopped it."""
-        if self.fail_next is not None:
-            exc, self.fail_next = self.fail_next, None
-            raise exc
         xmitq = self.qm.cache.queue(IGQ_XMITQ)
         if xmitq is None:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{IGQ_XMITQ} is not defined")  # the agent retries
@@ -338,7 +334,3 @@ class IgqAgent:
             log.warning("%s IGQ agent: exception report for %s cannot go to %s at %s (%s): dead-lettered",
                         self.qm.name, md.get("msg_id"), reply_q, reply_qmgr, exc.message)
             await self.qm.expiry.dead_letter(reply_md, body, exc.reason, reply_q, reply_qmgr, conn=self.conn)
-
-    async def transfer_now(self, wait_ms: int = 0) -> bool:
-        """One transfer outside the loop (tests)."""
-        return await self._transfer_one(wait_ms)

@@ -96,8 +96,8 @@ class Membership:
         #: console show it.
         self.unreachable_since_ms: int | None = None
         self._confirming: asyncio.Future[bool] | None = None  # a late renewal under way (confirm_lease)
-        self._heartbeat_task: asyncio.Task | None = None
-        self._watch_task: asyncio.Task | None = None
+        self._heartbeat_task: asyncio.Task[Any] | None = None
+        self._watch_task: asyncio.Task[Any] | None = None
         self._stopping = asyncio.Event()
 
     # ---- own life cycle ---------------------------------------------------------------
@@ -187,9 +187,6 @@ class Membership:
 
     async def member(self, name: str) -> Member | None:
         return next((m for m in await self.members() if m.name == name), None)
-
-    async def active_names(self) -> list[str]:
-        return [m.name for m in await self.members() if m.status == "ACTIVE"]
 
     # ---- heartbeat and peer recovery --------------------------------------------------
 

@@ -33,7 +33,7 @@ T = TypeVar("T")
 class Publisher(Protocol):
     """The acknowledged broadcast to every queue manager of the group."""
 
-    async def publish(self, message: dict) -> int: ...
+    async def publish(self, message: dict[str, Any]) -> int: ...
 
 
 class Members(Protocol):
@@ -150,6 +150,25 @@ class DefinitionChanges(Protocol):
     async def apply_mqset(self, obj: ObjectDef, keywords: list[tuple[str, str | None]], *,
                           retrigger: bool = True) -> ObjectDef: ...
 
+    async def define_own(self, new: ObjectDef) -> ObjectDef: ...
+
+
+class CommandServerTask(Protocol):
+    """The command server that serves SYSTEM.COMMAND.INPUT (app.cmdserver.server.CommandServer).
+    It runs MQSC, which reads the domain, so app/qmgr never imports it: the composition root
+    (app/api/app.py) gives the queue manager a ``CommandServerFactory``."""
+
+    @property
+    def state(self) -> str: ...
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+#: Makes the command server of a queue manager (given the queue manager itself).
+CommandServerFactory = Callable[[Any], CommandServerTask]
+
 
 # ---- what each service reads from its queue manager ----------------------------------------
 
@@ -195,14 +214,13 @@ class EventsHost(QmgrContext, Protocol):
     @property
     def started_ms(self) -> int: ...
     @property
-    def repo(self) -> Repository: ...
+    def workflow(self) -> DefinitionChanges: ...
     @property
     def activity(self) -> ActivityLog: ...
     @property
     def mqi(self) -> SystemPuts: ...
     @property
     def broadcaster(self) -> Publisher: ...
-    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 
     async def reload_definitions(self) -> None: ...
 

@@ -316,7 +316,7 @@ class PubSub:
         """The destination of an unmanaged subscription: the queue the caller opened."""
         if not isinstance(hobj, str) or not hobj:
             raise MQError(MQRC.HOBJ_ERROR, "an unmanaged subscription needs hobj: a queue handle of this connection")
-        handle = self.qm.mqi.handle(conn, hobj)
+        handle: Handle = self.qm.mqi.handle(conn, hobj)
         resolved = handle.resolved
         if durable and deftype(resolved.base) == "TEMPDYN":
             raise MQError(MQRC.DURABILITY_NOT_ALLOWED,
@@ -337,8 +337,9 @@ class PubSub:
                           f"model queue {model_name} for managed subscriptions is not defined")
         prefix = topics.MANAGED_DURABLE_PREFIX if opts.durable else topics.MANAGED_NDURABLE_PREFIX
         created = await self.qm.dynamic.create(model, prefix)
-        return await mqi._open_resolved(conn, self.qm.cache.resolve_queue(created.name), _MANAGED_OPEN,
-                                        creator=True)
+        handle: Handle = await mqi._open_resolved(conn, self.qm.cache.resolve_queue(created.name), _MANAGED_OPEN,
+                                                  creator=True)
+        return handle
 
     async def _resume(self, conn: Connection, sub: Subscription, opts: topics.SubOptions, hobj: Any,
                       sub_correl_id: Any) -> Subscribed:

@@ -1,7 +1,9 @@
 """One queue manager of the group: its repository, coupling facility, caches and life cycle.
 
 The QueueManager creates the services and wires them: each is given this object typed as the
-small Protocol of what it uses (app/qmgr/ports.py), so no service imports this module.
+small Protocol of what it uses (app/qmgr/ports.py), so no service imports this module. The one
+service it does not make itself is the command server (app/cmdserver), which runs MQSC and so
+sits above app/qmgr: whoever composes the queue manager (app/api/app.py) hands in its factory.
 
 Every definition change, whether MQSC, a dynamic queue or MQSET, goes through
 ``DefinitionWorkflow`` in app/qmgr/workflow.py (``define``, ``alter``, ``delete``,
@@ -25,7 +27,6 @@ from app.cf.engine import CFHooks, CouplingFacility
 from app.cf.errors import MQ_OR_CF_FAILURES
 from app.cf.groupclock import GroupClock
 from app.cf.keys import QueueLocation, private_tag, structure_name
-from app.cmdserver.server import CommandServer
 from app.core import attributes
 from app.core.clock import Clock, SystemClock
 from app.core.errors import MQError
@@ -53,6 +54,8 @@ from app.tls import peer_ssl_context
 
 if TYPE_CHECKING:
     from app.cf.redisconn import RedisClient
+    from app.qmgr.connection import Connection
+    from app.qmgr.ports import CommandServerFactory
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,7 +73,8 @@ class QueueManager:
     """State and services of one running queue manager."""
 
     def __init__(self, settings: Settings, repo: Repository, redis: RedisClient,
-                 clock: Clock | None = None, *, pageset: RedisClient | None = None) -> None:
+                 clock: Clock | None = None, *, pageset: RedisClient | None = None,
+                 command_server: CommandServerFactory) -> None:
         self.settings = settings
         self.name = settings.qmgr
         self.qsg = settings.qsg
@@ -115,7 +119,7 @@ class QueueManager:
         self.pubsub = PubSub(self)
         self.triggers = TriggerService(self)
         self.igq = IgqAgent(self)
-        self.cmdserver = CommandServer(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
+        self.cmdserver = command_server(self)  # SYSTEM.COMMAND.INPUT: MQSC and PCF requests
         self.security = Security(self)
         # a waiting get checks its caller again after a security change (Security.waiting_check)
         self.security.on_change(self.cf.wake_all_waiters)
@@ -130,7 +134,7 @@ class QueueManager:
             on_lease_lost=self.lease_lost, on_renewed=self._refresh_clocks if self.group_clock else None)
         # Every script runs as this QM's current incarnation (none until it has joined).
         self.cf.incarnation = None
-        self._rejoin_task: asyncio.Task | None = None
+        self._rejoin_task: asyncio.Task[None] | None = None
         # Built once: loading a trust store costs milliseconds, and every forwarded call needs it.
         self.peer_tls = peer_ssl_context(settings.tls_ca, settings.tls_cert)
 
@@ -269,7 +273,7 @@ class QueueManager:
         self.metrics.cf_connectivity(False)
         for tag in self.shared_tags():
             log.warning("CSQE006I Structure %s connection name %s disconnected", structure_name(tag), self.name)
-        ended: list = []
+        ended: list[Connection] = []
         if self.tolerates_cf_loss():
             ended = self.mqi.break_shared_connections()
             broken = len(ended)
@@ -282,7 +286,7 @@ class QueueManager:
                       "rejoining as a new incarnation", self.name, why, broken)
         self._rejoin_task = asyncio.create_task(self._rejoin(ended), name=f"rejoin-{self.name}")
 
-    async def _rejoin(self, ended: list | None = None) -> None:
+    async def _rejoin(self, ended: list[Connection] | None = None) -> None:
         """Stop the agents, claim the name again as a new incarnation (waiting while Redis cannot
         be reached or another live process holds the name), recover the old incarnation's work
         (fencing it), reload what may have been missed, and serve again. With CFCONLOS(TOLERATE)
@@ -423,7 +427,7 @@ class QueueManager:
             if own is None:
                 copy = ObjectDef(group_obj.objtype, group_obj.name, "COPY", self.name, dict(group_obj.attrs))
                 try:
-                    await self.db(self.repo.insert, copy)
+                    await self.workflow.define_own(copy)
                 except MQError:
                     continue  # created meanwhile by a concurrent DEFINE
         await self.reload_definitions()
@@ -456,7 +460,7 @@ class QueueManager:
                 except MQError as exc:
                     log.warning("%s: state of COPY queue %s not updated: %s", self.name, obj.name, exc)
 
-    async def _on_broadcast(self, message: dict) -> None:
+    async def _on_broadcast(self, message: dict[str, Any]) -> None:
         if message.get("kind") == "defs":
             queues: list[ObjectDef] = []
             tags: set[str] = set()

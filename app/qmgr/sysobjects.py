@@ -6,14 +6,14 @@ the managed-queue models SYSTEM.DURABLE.MODEL.QUEUE (PERMDYN) and SYSTEM.NDURABL
 (TEMPDYN); and CSQ4INSX's default channels SYSTEM.DEF.SENDER, ... SYSTEM.DEF.CLUSRCVR.
 
 They are made at queue manager start when missing, the way SYSTEM.ADMIN.PERFM.EVENT is
-(app/qmgr/events.py): an operator's own definition (QMGR or COPY) is left as it is, so the
-start is idempotent and an ALTER of a default object survives restarts.
+(app/qmgr/events.py), through the definition workflow (``DefinitionWorkflow.define_own``): an
+operator's own definition (QMGR or COPY) is left as it is, so the start is idempotent and an
+ALTER of a default object survives restarts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core import attributes, channels
 from app.core.errors import MQError
@@ -21,9 +21,7 @@ from app.core.objects import OBJECT_CLASS, ObjectDef
 
 if TYPE_CHECKING:
     from app.qmgr.definitions import DefinitionCache
-    from app.repository.store import Repository
-
-T = TypeVar("T")
+    from app.qmgr.ports import DefinitionChanges
 
 #: (object type, name, attributes besides the IBM defaults) of each default object
 DEFAULT_OBJECTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
@@ -69,11 +67,9 @@ class SystemObjectsHost(Protocol):
     @property
     def name(self) -> str: ...
     @property
-    def repo(self) -> Repository: ...
+    def workflow(self) -> DefinitionChanges: ...
     @property
     def cache(self) -> DefinitionCache: ...
-
-    def db(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]: ...
 
     async def reload_definitions(self) -> None: ...
 
@@ -87,7 +83,7 @@ async def ensure_default_objects(qm: SystemObjectsHost) -> int:
         base = channels.defaults_for(str(extra["CHLTYPE"])) if objtype == "CHANNEL" else attributes.defaults(objtype)
         attrs = {**base, **extra}
         try:
-            await qm.db(qm.repo.insert, ObjectDef(objtype, name, "QMGR", qm.name, attrs))
+            await qm.workflow.define_own(ObjectDef(objtype, name, "QMGR", qm.name, attrs))
             made += 1
         except MQError:
             pass  # defined meanwhile (another start of this QM's name cannot run: only a DEFINE)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 
-async def stop_task(task: asyncio.Task | None, stopping: asyncio.Event, timeout_s: float = 3.0) -> None:
+async def stop_task(task: asyncio.Task[Any] | None, stopping: asyncio.Event, timeout_s: float = 3.0) -> None:
     """Stop a background loop: ask it through ``stopping`` and wait; cancel only as a fallback.
 
     A loop awaiting redis-py can lose a bare cancel() (the client swallows the CancelledError

@@ -48,8 +48,8 @@ class TriggerService:
     def __init__(self, qm: TriggersHost) -> None:
         self.qm = qm
         # queue -> time (group clock, ms) of the last trigger message written for it (TRIGINT,
-        # condition 11); a queue absent here had none yet. Kept in memory: document 002 says
-        # the TRIGINT timer is reset when the queue manager restarts.
+        # condition 11); a queue absent here had none yet. Kept in memory: restarting the queue
+        # manager resets the interval (docs/ibm-rules.md §3.5).
         self._last_written: dict[str, int] = {}
 
     async def start(self) -> None:

@@ -1,8 +1,9 @@
 """The one workflow through which definitions change, whether by an MQSC command (DEFINE, ALTER,
 DELETE: ``define``, ``alter``, ``delete``), by MQOPEN of a model queue or the end of a dynamic
-queue (app/qmgr/dynamic.py: ``define``, ``delete_dynamic``) or by MQSET (an application's, or
-the queue manager's own after a DEPTH trigger: ``apply_mqset``). The caller validates the
-definition; the order is this module's:
+queue (app/qmgr/dynamic.py: ``define``, ``delete_dynamic``), by MQSET (an application's, or
+the queue manager's own after a DEPTH trigger: ``apply_mqset``) or by the queue manager itself at
+start (its system and default objects, the COPY of a GROUP object: ``define_own``). The caller
+validates the definition; the order is this module's:
 
 1. the checks that need the group (FORCE, a structure's move, DELETE's: app/qmgr/defsteps.py);
 2. the shared repository (and the COPY objects a QSGDISP(GROUP) definition generates);
@@ -12,7 +13,10 @@ definition; the order is this module's:
 5. and last the re-trigger conditions of a changed trigger definition (``definition_changed``)
    and, for a CFSTRUCT, its connection (a later loss is noticed).
 
-``change_definitions`` does steps 3 and 4 for what step 2 wrote.
+``change_definitions`` does steps 3 and 4 for what step 2 wrote. ``define_own`` is step 2
+alone: a QMGR or COPY object of this queue manager is seen by no other one (nothing to
+broadcast), and the start gives every local queue its state afterwards
+(``QueueManager.reconcile_queue_state``).
 """
 
 from __future__ import annotations
@@ -83,6 +87,14 @@ class DefinitionWorkflow(DefinitionSteps):
         if new.objtype == "CFSTRUCT":
             await self.structures.connect(new.name)  # allocated now: a later loss is noticed
         return saved
+
+    async def define_own(self, new: ObjectDef) -> ObjectDef:
+        """A definition the queue manager makes for itself at start, with QSGDISP(QMGR) or
+        COPY: stored (MQError MQRC_OBJECT_ALREADY_EXISTS when it was defined meanwhile), with
+        no broadcast and no coupling-facility state yet (see the module's docstring)."""
+        if new.qsgdisp not in ("QMGR", "COPY") or new.location != self.qmgr:
+            raise ValueError(f"{new.name}: only this queue manager's own QMGR or COPY objects are defined at start")
+        return await self.db(self.repo.insert, new)
 
     async def alter(self, existing: ObjectDef, new_attrs: dict[str, Any],
                     change: Callable[[dict[str, Any]], dict[str, Any]], *, force: bool, switches: Collection[str],
@@ -185,12 +197,11 @@ class DefinitionWorkflow(DefinitionSteps):
         DEFINE REPLACE) or those an ALTER named; the others keep the value the queue manager
         last switched them to.
 
-        The service timer is left alone: document 000 restarts it only on an MQPUT to an empty
-        queue and an MQGET ("Queue service interval events algorithm"), never on an ALTER. The
-        one exception is a service interval event being enabled where it was NONE: the CF does
-        not keep the timer while the event is NONE, and the timer "is always active if the
-        queue has messages on it and a queue service interval event is enabled" (document 000,
-        "When is the service timer active?"), so it starts now if messages wait, else is OFF.
+        The service timer is left alone: it restarts only on an MQPUT to an empty queue and an
+        MQGET (docs/ibm-rules.md §1.2), never on an ALTER. The one exception is a service
+        interval event being enabled where it was NONE: the CF does not keep the timer while the
+        event is NONE, and the timer is active whenever the queue has messages and the event is
+        enabled (docs/ibm-rules.md §1.4), so it starts now if messages wait, else is OFF.
         """
         cfstruct = self.cache.cfstruct(str(obj.attrs.get("CFSTRUCT", ""))) if obj.qsgdisp == "SHARED" else None
         loc = queue_location(self.cache, obj)

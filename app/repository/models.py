@@ -12,6 +12,7 @@ Object definitions of every disposition are kept here:
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -60,7 +61,7 @@ class QMgrRow(Base):
 
     qsg: Mapped[str] = mapped_column(String(4), primary_key=True)
     name: Mapped[str] = mapped_column(String(4), primary_key=True)
-    attrs: Mapped[dict] = mapped_column(JSON, default=dict)
+    attrs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     version: Mapped[int] = mapped_column(Integer, default=1)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -84,7 +85,7 @@ class ObjectRow(Base):
     name: Mapped[str] = mapped_column(String(48))
     qsgdisp: Mapped[str] = mapped_column(String(6))  # QMGR, COPY, GROUP, SHARED
     location: Mapped[str] = mapped_column(String(8))  # the QM's name, or @GROUP / @SHARED
-    attrs: Mapped[dict] = mapped_column(JSON, default=dict)
+    attrs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     version: Mapped[int] = mapped_column(Integer, default=1)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -92,7 +93,7 @@ class ObjectRow(Base):
     __mapper_args__ = {"version_id_col": version}
 
 
-# ---- security (issue 11) -----------------------------------------------------------------
+# ---- security (docs/howto/security.md) --------------------------------------------------
 
 
 class UserRow(Base):
@@ -104,7 +105,7 @@ class UserRow(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
     admin: Mapped[bool] = mapped_column(Boolean, default=False)
-    groups: Mapped[list] = mapped_column(JSON, default=list)
+    groups: Mapped[list[str]] = mapped_column(JSON, default=list)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -136,7 +137,7 @@ class AuthRecRow(Base):
     profile: Mapped[str] = mapped_column(String(48))  # a name or a generic name ending in *
     entity_type: Mapped[str] = mapped_column(String(9))  # PRINCIPAL or GROUP
     entity: Mapped[str] = mapped_column(String(64))
-    rights: Mapped[list] = mapped_column(JSON, default=list)
+    rights: Mapped[list[str]] = mapped_column(JSON, default=list)
     altered: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

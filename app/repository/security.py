@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
@@ -143,7 +143,7 @@ class SecurityStore:
             s.delete(row)
             return True
 
-    def _rec_query(self, objtype: str, profile: str, entity_type: str, entity: str):
+    def _rec_query(self, objtype: str, profile: str, entity_type: str, entity: str) -> Select[AuthRecRow]:
         return select(AuthRecRow).where(AuthRecRow.qsg == self.qsg, AuthRecRow.objtype == objtype,
                                         AuthRecRow.profile == profile, AuthRecRow.entity_type == entity_type,
                                         AuthRecRow.entity == entity)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +22,8 @@ from app.core.errors import MQError
 from app.core.objects import GROUP_LOCATION, SHARED_LOCATION, ObjectDef
 from app.core.reasons import MQRC
 from app.repository.models import ObjectRow, QMgrRow, QSGRow, utcnow
+
+R = TypeVar("R")
 
 
 def _to_def(row: ObjectRow) -> ObjectDef:
@@ -47,7 +50,7 @@ class Repository:
 
     # ---- queue managers ----------------------------------------------------------------
 
-    def register_qmgr(self, qmgr: str, default_attrs: dict) -> dict:
+    def register_qmgr(self, qmgr: str, default_attrs: dict[str, Any]) -> dict[str, Any]:
         """Add the QSG and queue manager when missing; return the QM's attributes with defaults filled."""
         for _ in range(3):
             try:
@@ -71,18 +74,18 @@ class Repository:
         with self.session() as s:
             return list(s.scalars(select(QMgrRow.name).where(QMgrRow.qsg == self.qsg).order_by(QMgrRow.name)))
 
-    def qmgr_attrs(self, qmgr: str) -> dict:
+    def qmgr_attrs(self, qmgr: str) -> dict[str, Any]:
         with self.session() as s:
             row = s.get(QMgrRow, (self.qsg, qmgr))
             if row is None:
                 raise MQError(MQRC.Q_MGR_NAME_ERROR, f"queue manager {qmgr} is not a member of {self.qsg}")
             return dict(row.attrs)
 
-    def alter_qmgr(self, qmgr: str, change: Callable[[dict], dict]) -> dict:
+    def alter_qmgr(self, qmgr: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         """Apply ``change`` to the QM's attributes with optimistic locking; return the new ones."""
         return self._retry(lambda s: self._alter_qmgr(s, qmgr, change))
 
-    def _alter_qmgr(self, s: Session, qmgr: str, change: Callable[[dict], dict]) -> dict:
+    def _alter_qmgr(self, s: Session, qmgr: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         row = s.get(QMgrRow, (self.qsg, qmgr))
         if row is None:
             raise MQError(MQRC.Q_MGR_NAME_ERROR, f"queue manager {qmgr} is not a member of {self.qsg}")
@@ -136,7 +139,7 @@ class Repository:
             raise MQError(MQRC.OBJECT_ALREADY_EXISTS,
                           f"{obj.objclass} {obj.name} already exists with QSGDISP {obj.qsgdisp}") from exc
 
-    def update(self, obj: ObjectDef, change: Callable[[ObjectDef], dict]) -> ObjectDef:
+    def update(self, obj: ObjectDef, change: Callable[[ObjectDef], dict[str, Any]]) -> ObjectDef:
         """Replace a definition's type-specific attributes with ``change(current)``.
 
         Re-reads and re-applies when another QM changed the object meanwhile (version check).
@@ -177,7 +180,7 @@ class Repository:
                                     ObjectRow.name == name, ObjectRow.location == location)
         return s.scalars(q).first()
 
-    def _retry(self, attempt: Callable[[Session], object], tries: int = 10):
+    def _retry(self, attempt: Callable[[Session], R], tries: int = 10) -> R:
         for _ in range(tries):
             try:
                 with self.session() as s:

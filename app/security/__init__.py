@@ -1,4 +1,4 @@
-"""Security (issue 11): authentication of REST callers and RACF/setmqaut-style authorization.
+"""Security (docs/howto/security.md): authentication of REST callers and RACF/setmqaut-style authorization.
 
 * ``rights`` - the pure part: rights, profiles, principals and the access decision;
 * ``passwords`` - argon2 hashing of passwords and API keys;

@@ -269,7 +269,7 @@ class Security:
         """Tell every QM of the group (this one included) to reload; returns after their acks."""
         await self.qm.broadcaster.publish(SECURITY_CHANGED)
 
-    async def _cached(self, table: dict[str, _Cached[T]], key: str, load) -> _Cached[T]:
+    async def _cached(self, table: dict[str, _Cached[T]], key: str, load: Callable[[str], T | None]) -> _Cached[T]:
         now = time.monotonic()
         entry = table.get(key)
         if entry is None or entry.expires < now:

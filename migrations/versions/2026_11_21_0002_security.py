@@ -1,4 +1,4 @@
-"""Security: users, API keys and authority records (issue 11).
+"""Security: users, API keys and authority records (docs/howto/security.md).
 
 Revision ID: 0002
 Revises: 0001

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.support.ports import free_port
 
+
 def _find_binary() -> str:
     found = shutil.which("redis-server") or "/usr/bin/redis-server"
     if Path(found).exists():

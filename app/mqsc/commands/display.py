@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -163,7 +164,7 @@ class DisplayCommands(CommandBase):
         return rows
 
 
-def _type_filter(cmd: Command, objtype: str):
+def _type_filter(cmd: Command, objtype: str) -> Callable[[dict[str, Any]], bool] | None:
     """DISPLAY CHANNEL(...) TYPE(chltype) and DISPLAY NAMELIST(...) NLTYPE(type): only the objects
     of that type (ALL, or the keyword absent: every one)."""
     keyword, attr, words = {"CHANNEL": ("TYPE", "CHLTYPE", channels.CHANNEL_TYPES),
@@ -219,7 +220,7 @@ _WHERE = re.compile(r"^\s*([A-Z0-9]+)\s+(EQ|NE|GT|LT|GE|LE|LK|NL)\s+(.+?)\s*$", 
 _NOT_FILTERS = frozenset({"CMDSCOPE", "QSGDISP", "QDPHIEV", "QDPLOEV", "QDPMAXEV", "QSVCIEV"})
 
 
-def _parse_where(cmd: Command):
+def _parse_where(cmd: Command) -> Callable[[dict[str, Any]], bool] | None:
     """DISPLAY ... WHERE(attr op value): EQ NE GT LT GE LE, and LK / NL with a trailing ``*``."""
     kw = cmd.get("WHERE")
     if kw is None:
@@ -245,7 +246,7 @@ def _parse_where(cmd: Command):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"WHERE value '{raw}' is not a number") from None
         else:
             value, other = str(value), raw
-        return {"EQ": value == other, "NE": value != other, "GT": value > other, "LT": value < other,
-                "GE": value >= other, "LE": value <= other}[op]
+        return bool({"EQ": value == other, "NE": value != other, "GT": value > other, "LT": value < other,
+                     "GE": value >= other, "LE": value <= other}[op])
 
     return test

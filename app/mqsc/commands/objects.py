@@ -22,7 +22,7 @@ from app.qmgr.definitions import EVENT_SWITCHES, queue_location
 class ObjectCommands(CommandBase):
     """DEFINE, ALTER, DELETE (QLOCAL, QALIAS, QREMOTE, QMODEL, PROCESS, CFSTRUCT) and CLEAR QLOCAL."""
 
-    def _check_shared_queue(self, objtype: str, qsgdisp: str, attrs: dict) -> None:
+    def _check_shared_queue(self, objtype: str, qsgdisp: str, attrs: dict[str, Any]) -> None:
         # z/OS: a shared queue, and a model whose DEFTYPE(SHAREDYN) makes shared dynamic queues,
         # needs the CF structure its messages live in (CFSTRUCT cannot be blank for SHAREDYN).
         sharedyn = objtype == "QMODEL" and attrs.get("DEFTYPE") == "SHAREDYN"

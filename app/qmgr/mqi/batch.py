@@ -12,7 +12,7 @@ import orjson
 
 from app.activity import Verb, record_batch, room_for_batch
 from app.cf.engine import BatchMessage, GetResult
-from app.core import groups
+from app.core import msggroups
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at
@@ -84,9 +84,10 @@ class Batches(Gets):
                                   f"{len(data)} bytes exceed the queue manager's MAXMSGL {qm_maxmsgl}")
                 if md.properties:
                     self._check_properties_fit(resolved, md, len(data), qm_maxmsgl)
-                if call.pmo.logical_order or handle.put_group is not None:
-                    handle.put_group = groups.logical_put(handle.put_group, md, len(data), call.pmo.syncpoint,
-                                                          call.pmo.logical_order, self.msg_ids.next)
+                if call.pmo.logical_order or handle.put_msg_group is not None:
+                    handle.put_msg_group = msggroups.logical_put(handle.put_msg_group, md, len(data),
+                                                                 call.pmo.syncpoint, call.pmo.logical_order,
+                                                                 self.msg_ids.next)
                 now = self._fill_put_md(conn, resolved, opened, md, call.pmo, passed=passed, user_id=user_id)
                 group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
             except MQError as exc:

@@ -10,7 +10,7 @@ import orjson
 
 from app.activity import Verb, note, recorded
 from app.cf.engine import GetResult
-from app.core import groups
+from app.core import msggroups
 from app.core.calls import GetCall, GotMessage
 from app.core.convert import convert_message
 from app.core.errors import MQError
@@ -81,7 +81,7 @@ class Gets(Puts):
         select = ""
         if (call.match_group_id is not None or call.match_msg_seq_number is not None or call.match_offset is not None
                 or call.match_msg_token is not None or gmo.needs_group_index or gmo.mark_skip_backout
-                or handle.get_group is not None or handle.browse_logical is not None):
+                or handle.get_msg_group is not None or handle.browse_logical is not None):
             select = self._group_select(conn, handle, call)
         with self._in_call(conn):
             if not gmo.browse and gmo.syncpoint != "NO":
@@ -107,7 +107,7 @@ class Gets(Puts):
 
     def _group_select(self, conn: Connection, handle: Handle, call: GetCall) -> str:
         """The checks of a get with group, token or marking options and its selection for the
-        coupling facility (app.core.groups.select_args). IBM's rules: INDXTYPE(GROUPID) for
+        coupling facility (app.core.msggroups.select_args). IBM's rules: INDXTYPE(GROUPID) for
         LOGICAL_ORDER, ALL_MSGS_AVAILABLE, COMPLETE_MSG, ALL_SEGMENTS_AVAILABLE (2394, z/OS);
         one marked get per unit of work (2062, z/OS); a get without LOGICAL_ORDER while a
         logical-order group is in progress (2241); a group's gets all inside one unit of work or
@@ -125,14 +125,14 @@ class Gets(Puts):
         logical = ""
         if gmo.mode in ("BROWSE_FIRST", "BROWSE_NEXT"):
             if gmo.mode == "BROWSE_FIRST":
-                handle.browse_group, handle.browse_logical = None, gmo.logical_order
+                handle.browse_msg_group, handle.browse_logical = None, gmo.logical_order
             elif handle.browse_logical is not None and handle.browse_logical != gmo.logical_order:
                 raise MQError(MQRC.INCONSISTENT_BROWSE, "BROWSE_NEXT must use LOGICAL_ORDER as the browse began")
             if gmo.logical_order:
-                state = handle.browse_group
+                state = handle.browse_msg_group
                 logical = f"N:{state.group_id}:{state.seq}" if state else "F"
         elif not gmo.browse and gmo.mode == "GET":
-            state = handle.get_group
+            state = handle.get_msg_group
             if state is not None and not gmo.logical_order:
                 raise MQError(MQRC.INCOMPLETE_GROUP, "a group got with LOGICAL_ORDER is in progress on this handle")
             if gmo.logical_order:
@@ -140,27 +140,27 @@ class Gets(Puts):
                     raise MQError(MQRC.INCONSISTENT_UOW, "every message of a group is got inside one unit of "
                                                          "work, or every one outside")
                 logical = f"N:{state.group_id}:{state.seq}" if state else "F"
-        return groups.select_args(call, logical, gmo.mark_skip_backout and gmo.mode == "GET")
+        return msggroups.select_args(call, logical, gmo.mark_skip_backout and gmo.mode == "GET")
 
     def _group_got(self, conn: Connection, handle: Handle, call: GetCall, result: GetResult, got: GotMessage) -> None:
         """After a get with a selection: the handle's group in progress, the marked get."""
         gmo = call.gmo
         if gmo.logical_order and gmo.mode in ("BROWSE_FIRST", "BROWSE_NEXT"):
-            state = groups.next_state(got.md)
-            previous = handle.browse_group
+            state = msggroups.next_state(got.md)
+            previous = handle.browse_msg_group
             if state is not None:
                 state.first_cursor = previous.first_cursor if previous else result.cursor
             elif previous is not None:
                 # the group ended: a logical browse goes on after the group's first message
                 handle.browse_cursor = previous.first_cursor
-            handle.browse_group = state
+            handle.browse_msg_group = state
             if state is not None:
                 handle.browse_cursor = state.first_cursor
         elif gmo.logical_order and gmo.mode == "GET":
-            state = groups.next_state(got.md)
+            state = msggroups.next_state(got.md)
             if state is not None:
                 state.syncpoint = gmo.syncpoint
-            handle.get_group = state
+            handle.get_msg_group = state
         if gmo.mark_skip_backout and result.syncpoint:
             conn.marked = handle.resolved.location.tag
 
@@ -192,7 +192,7 @@ def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
     # Never more than was put: another QM's estimate of the group clock may run a little behind.
     md.expiry = left if md.expiry == UNLIMITED or left == UNLIMITED else min(md.expiry, left)
     body, length = result.body, result.data_length
-    if md.format == "MQXMIT" and not result.truncated:  # document 003 note 9: the MQXQH's Expiry too
+    if md.format == "MQXMIT" and not result.truncated:  # the MQXQH's Expiry too (docs/ibm-rules.md §4.7)
         inner = decrement_inner_expiry(body, waited_tenths(put_expiry, md.expiry, md.put_date_time, now_ms))
         if inner is not None:
             body, length = inner, len(inner)

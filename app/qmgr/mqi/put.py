@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from app.activity import Verb, recorded
-from app.core import groups
+from app.core import msggroups
 from app.core.calls import PutCall, PutOutcome
 from app.core.errors import MQError
 from app.core.reasons import MQRC
@@ -30,9 +30,9 @@ class Puts(AsyncPuts):
         handle = self.handle(conn, hobj)
         if not handle.options.output:
             raise MQError(MQRC.NOT_OPEN_FOR_OUTPUT, f"{handle.resolved.opened.name} is not open for output")
-        if call.pmo.logical_order or handle.put_group is not None:
-            handle.put_group = groups.logical_put(handle.put_group, call.md, len(call.data), call.pmo.syncpoint,
-                                                  call.pmo.logical_order, self.msg_ids.next)
+        if call.pmo.logical_order or handle.put_msg_group is not None:
+            handle.put_msg_group = msggroups.logical_put(handle.put_msg_group, call.md, len(call.data),
+                                                         call.pmo.syncpoint, call.pmo.logical_order, self.msg_ids.next)
         put = self._async_put if _asynchronous(call.pmo, handle.resolved) else self._put
         if call.pmo.context == "DEFAULT" and not call.pmo.alternate_user:  # the common case
             return await put(conn, handle.resolved, call, gen=handle.gen, user_id=handle.alternate_user_id or None)

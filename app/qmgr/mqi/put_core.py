@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from app.activity import note
-from app.core import groups
+from app.core import msggroups
 from app.core.calls import PutCall, PutOutcome
 from app.core.errors import MQError
 from app.core.expiry import expiry_at
@@ -103,12 +103,12 @@ class PutCore(PutContext):
         return PutOutcome(md, call.warnings)
 
     def _group_entry(self, resolved: ResolvedQueue, md: MQMD) -> str:
-        """The group index entry of a message in a group or a segment (app.core.groups); a
+        """The group index entry of a message in a group or a segment (app.core.msggroups); a
         message for another queue manager (intra-group queuing) travels unindexed."""
         if resolved.remote:
             return ""
         indxtype = str(self._current(resolved.base).attrs.get("INDXTYPE", "NONE"))
-        return groups.group_entry(md, indxtype, self.msg_ids.next)
+        return msggroups.group_entry(md, indxtype, self.msg_ids.next)
 
     def _check_properties_fit(self, resolved: ResolvedQueue, md: MQMD, data_length: int, qm_maxmsgl: int) -> None:
         """A message with properties: its length counting them (``message_length``) within the

@@ -134,8 +134,8 @@ class UnitsOfWork(MqiTable):
             await self.qm.cf.backout(tag, self.qm.name, conn.hconn)
             conn.uow_tags.discard(tag)
         for handle in conn.handles.values():  # a backed-out group starts again from its first message
-            handle.get_group = None
-            handle.put_group = None
+            handle.get_msg_group = None
+            handle.put_msg_group = None
         conn.uow_messages = 0  # a new unit of work starts (MAXUMSGS)
         await self.qm.triggers.unit_of_work_ended(conn, committed=False)
 

@@ -112,7 +112,7 @@ def _start_redis_cluster(workdir: Path, masters: int, first_port: int = CLUSTER_
     return cluster
 
 
-def run_local_group(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: Path,
+def run_local_qsg(*, qmgrs: int, qsg: str, base_port: int, redis_url: str | None, workdir: Path,
                     sample: bool, auth: str = "off", tls: bool = False, redis_cluster: int = 0,
                     redis_cluster_port: int = CLUSTER_BASE_PORT) -> int:
     """Run the group until Ctrl-C; returns the exit status. ``redis_cluster``: start a local

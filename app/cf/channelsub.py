@@ -1,7 +1,9 @@
-"""Classic pub/sub over the coupling facility: one subscriber class, one reconnect policy.
+"""Subscriptions to Redis channels (classic SUBSCRIBE/PSUBSCRIBE) on the coupling facility: one
+subscriber class, one reconnect policy. Redis's pub/sub, the transport between queue managers;
+MQ publish/subscribe, what applications do, is ``app.qmgr.pubsub``.
 
 The group-wide channel (the definition and security broadcasts, ``app.cf.group.Broadcasts``)
-is a ``Subscriber``; the per-structure notices (availability wake-ups, trigger counts) are
+is a ``ChannelSubscriber``; the per-structure notices (availability wake-ups, trigger counts) are
 sharded pub/sub instead (``app.cf.shardsub``, with the same ``Backoff``). A subscriber reads
 with bounded waits, and when Redis fails it closes the connection and subscribes again after a
 backoff (``Backoff``: exponential from ``min_s`` to ``max_s``, reset once subscribed).
@@ -53,7 +55,7 @@ class Backoff:
         return min(current * 2, self.max_s)
 
 
-class Subscriber:
+class ChannelSubscriber:
     """One channel (or, with ``pattern``, one pattern) subscription that reconnects by itself.
 
     ``redis``: a client made by ``app.cf.redisconn.make_redis``; reads wait at most ``poll_s``,
@@ -126,9 +128,9 @@ class Subscriber:
                     nodes = await cluster_nodes(self._redis)  # type: ignore[arg-type]
                     self.node = nodes[self._attempt % len(nodes)]
                     node_redis = node_client(self._redis, *self.node)  # type: ignore[arg-type]
-                    pubsub = node_redis.pubsub()
+                    channel_conn = node_redis.pubsub()
                 else:
-                    pubsub = self._redis.pubsub()
+                    channel_conn = self._redis.pubsub()
             except Exception as exc:  # noqa: BLE001 - never let a subscription die
                 self._attempt += 1
                 log.warning("subscription %s: no node to subscribe on (%s)", self._name, exc)
@@ -138,11 +140,11 @@ class Subscriber:
                 continue
             try:
                 if self._pattern:
-                    await pubsub.psubscribe(self.channel)
+                    await channel_conn.psubscribe(self.channel)
                 else:
-                    await pubsub.subscribe(self.channel)
+                    await channel_conn.subscribe(self.channel)
                 while not self._stopping.is_set():
-                    msg: dict[str, Any] | None = await pubsub.get_message(timeout=self._poll_s)
+                    msg: dict[str, Any] | None = await channel_conn.get_message(timeout=self._poll_s)
                     if msg is None:
                         continue
                     kind = msg["type"]
@@ -170,7 +172,7 @@ class Subscriber:
                 self._subscribed.clear()
                 self._signal_subscription()
                 with contextlib.suppress(Exception):  # the connection may already be broken
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await channel_conn.aclose()  # type: ignore[no-untyped-call]
                 if node_redis is not None:
                     with contextlib.suppress(Exception):
                         await node_redis.aclose()

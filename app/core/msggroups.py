@@ -59,7 +59,7 @@ def group_entry(md: MQMD, indxtype: str, new_id: Callable[[], str]) -> str:
 
 
 @dataclass
-class PutGroup:
+class PutMsgGroup:
     """A handle's group in progress under MQPMO_LOGICAL_ORDER."""
 
     group_id: str
@@ -69,8 +69,8 @@ class PutGroup:
     grouped: bool  # a message group (else the segments of one message in no group)
 
 
-def logical_put(state: PutGroup | None, md: MQMD, length: int, syncpoint: bool, logical: bool,
-                new_id: Callable[[], str]) -> PutGroup | None:
+def logical_put(state: PutMsgGroup | None, md: MQMD, length: int, syncpoint: bool, logical: bool,
+                new_id: Callable[[], str]) -> PutMsgGroup | None:
     """Fill GroupId, MsgSeqNumber and Offset of a put as the queue manager does under
     MQPMO_LOGICAL_ORDER and return the handle's new state. Without LOGICAL_ORDER the
     application's values stand, but not while a group is in progress (MQRC_INCOMPLETE_GROUP).
@@ -86,7 +86,7 @@ def logical_put(state: PutGroup | None, md: MQMD, length: int, syncpoint: bool, 
         if not grouped and not segment:
             md.group_id, md.msg_seq_number, md.offset = NO_ID, 1, 0
             return None
-        state = PutGroup(new_id(), 1, 0, syncpoint, grouped)
+        state = PutMsgGroup(new_id(), 1, 0, syncpoint, grouped)
     else:
         if state.grouped and not grouped:
             raise MQError(MQRC.INCOMPLETE_GROUP, "the message group in progress is not complete: "
@@ -105,7 +105,7 @@ def logical_put(state: PutGroup | None, md: MQMD, length: int, syncpoint: bool, 
 
 
 @dataclass
-class GetGroup:
+class GetMsgGroup:
     """A handle's group in progress under MQGMO_LOGICAL_ORDER (gets or browse)."""
 
     group_id: str
@@ -126,8 +126,8 @@ def select_args(call: GetCall, logical: str, mark: bool) -> str:
         logical, "1" if gmo.all_msgs_available else "", "1" if mark else ""))
 
 
-def next_state(md: MQMD) -> GetGroup | None:
+def next_state(md: MQMD) -> GetMsgGroup | None:
     """A handle's group in progress after it got or browsed ``md`` in logical order."""
     if "MSG_IN_GROUP" in md.msg_flags and "LAST_MSG_IN_GROUP" not in md.msg_flags:
-        return GetGroup(md.group_id.upper(), md.msg_seq_number)
+        return GetMsgGroup(md.group_id.upper(), md.msg_seq_number)
     return None
