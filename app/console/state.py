@@ -1,23 +1,29 @@
 """What the live console shows of one queue manager, read as its MQSC commands read it: the
 group's members, the CF structures (DISPLAY CFSTATUS), the local queues with their live depth
 and open counts (DISPLAY QLOCAL), and the latest group happenings (events, trigger messages,
-expiries, IGQ moves, peer recoveries). Everything runs as the caller, with the caller's rights:
-the console is an administrator's tool, as MQSC is."""
+expiries, IGQ moves, peer recoveries), and the latest point of the message rates
+(``app.console.rates``). Everything runs as the caller, with the caller's rights: the console is
+an administrator's tool, as MQSC is."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from app.console.rates import Counters, QueueReading, RateHistory
 from app.core.errors import MQError
-from app.core.reasons import MQRC
+from app.core.igq import IGQ_XMITQ
+from app.core.reasons import MQRC, reason_name
 from app.core.rights import current_principal
 from app.mqsc.executor import run_script
 
 QUEUE_COLUMNS = ("QUEUE", "QSGDISP", "CURDEPTH", "MAXDEPTH", "IPPROCS", "OPPROCS", "CFSTRUCT", "DESCR")
 
 
-async def console_state(qm: Any) -> dict[str, Any]:
-    """One snapshot for the console. MQRC_NOT_AUTHORIZED (2035) unless the caller may run MQSC."""
+async def console_state(qm: Any, rates: RateHistory | None = None, *, history: bool = False) -> dict[str, Any]:
+    """One snapshot for the console. MQRC_NOT_AUTHORIZED (2035) unless the caller may run MQSC.
+    With ``rates`` it carries the latest rates point (read now when one is due), and with
+    ``history`` every point the history keeps (a page's first snapshot, to draw the past)."""
     qm.security.check_qmgr(current_principal.get(), "ADMIN")
     queues, structures = await run_script(qm, "DISPLAY QLOCAL(*) ALL\nDISPLAY CFSTATUS(*)")
     if queues["completion_code"] and queues["reason"] not in (MQRC.UNKNOWN_OBJECT_NAME, MQRC.CF_NOT_AVAILABLE):
@@ -37,5 +43,37 @@ async def console_state(qm: Any) -> dict[str, Any]:
         "members": members,
         "queues": [{k: q.get(k, "") for k in QUEUE_COLUMNS} for q in queues.get("objects", [])],
         "structures": structures.get("objects", []),
-        "happenings": list(reversed(qm.metrics.recent)),  # newest first
+        "happenings": [_happening(h) for h in reversed(qm.metrics.recent)],  # newest first
+        "igq_queue": IGQ_XMITQ,
+        **(await _rates(qm, rates, history) if rates is not None else {}),
     }
+
+
+async def _rates(qm: Any, rates: RateHistory, history: bool) -> dict[str, Any]:
+    """The rates point (a new one when due: one CF status read per queue, no more often than
+    ``rates.min_interval_ms`` however many consoles watch) and, with ``history``, all points."""
+    now = qm.clock.now_ms()
+    if rates.due(now):
+        readings = [QueueReading(obj.name, status.depth,
+                                 {name: Counters(s.enq, s.deq, s.reset_ms) for name, s in status.stats.items()})
+                    for obj, status in await qm.metrics.queue_statuses()]
+        rates.add(now, readings)
+    out: dict[str, Any] = {"rates": rates.latest()}
+    if history:
+        out["history"] = rates.history()
+    return out
+
+
+def _happening(record: dict[str, Any]) -> dict[str, Any]:
+    """A happening as the timeline shows it: the event's reason name, and what its ``detail``
+    says (the coordinating QM of an event, the counts of a peer recovery) as fields."""
+    out = dict(record)
+    if record.get("verb") == "EVENT" and record.get("rc"):
+        out["reason"] = reason_name(int(record["rc"]))
+    detail = record.get("detail")
+    if isinstance(detail, str) and detail.startswith("{"):
+        try:
+            out.update({k: v for k, v in json.loads(detail).items() if k not in out})
+        except ValueError:
+            pass  # free text stays as it is
+    return out
