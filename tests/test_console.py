@@ -1,11 +1,17 @@
 """The live console (``/console``) of real queue-manager processes: its JSON state, its event
 stream and its MQSC over HTTP, its refusal of callers without the MQSC admin right, and the page
 itself in a real headless Chromium (Debian's, through Playwright): a put made elsewhere shows as
-a new depth without a reload, a queue is browsed, a test message put, MQSC run."""
+a new depth without a reload, a queue is browsed, a test message put, MQSC run; the rate charts
+grow under load, the timeline shows a depth event with its CorrelId and links to its event
+message, and the group view shows a SIGKILLed queue manager FAILED, then recovered by its peer.
+
+Screenshots go to ``QSG_CONSOLE_SHOTS`` when it names a folder (else the test's tmp_path)."""
 
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -26,6 +32,44 @@ def group(make_cluster):
 @pytest.fixture
 def connect(group):
     yield from connections(group, "CONSOLE.TEST")
+
+
+def shots(tmp_path: Path) -> Path:
+    """Where the screenshots go: ``QSG_CONSOLE_SHOTS`` (to look at them), else the test's folder."""
+    folder = Path(os.environ.get("QSG_CONSOLE_SHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextmanager
+def console_page(url: str, width: int = 1400):
+    """The console of ``url`` in Debian's Chromium (no Playwright browser download); yields the
+    page, and at the end checks that no script failed and nothing came from outside the QM."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                    args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 1000})
+            requested: list[str] = []
+            errors: list[str] = []
+            page.on("request", lambda r: requested.append(r.url))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{url}/console")
+            yield page
+            assert errors == []
+            assert all(u.startswith(url) or u.startswith("data:") for u in requested), requested  # offline
+        finally:
+            browser.close()
+
+
+def no_overflow(page) -> None:
+    """No panel is wider than the page: the tables scroll inside their panels."""
+    overflow = page.evaluate("""() => [...document.querySelectorAll('section')]
+        .filter((s) => !s.hidden && s.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+        .map((s) => s.id || s.querySelector('h2').textContent)""")
+    assert overflow == [] and page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), overflow
 
 
 def test_state_events_and_mqsc_over_http(group, connect):
@@ -110,3 +154,108 @@ def test_console_in_chromium_follows_the_group_live(group, connect, tmp_path: Pa
             assert all(u.startswith(url) or u.startswith("data:") for u in requested), requested  # offline
         finally:
             browser.close()
+
+
+def test_charts_grow_under_load_and_the_layout_holds(group, connect, tmp_path: Path):
+    from playwright.sync_api import expect
+
+    q = shared_q(group, "DESCR('rates')")
+    url = group.url("QM1")
+    with console_page(url, width=1280) as page:
+        expect(page.locator(f"#queues tr[data-queue='{q}']")).to_have_count(1, timeout=15000)
+        page.select_option("#chart-queue", q)
+        expect(page.locator("#chart-queue-rates .chart-q")).to_have_text(q)
+        for chart in ("chart-qmgr", "chart-queue-rates", "chart-depth"):
+            expect(page.locator(f"#{chart} canvas")).to_have_count(1, timeout=15000)
+        max_puts = "(id, label) => { const c = window.qsgConsole.charts[id]; if (!c) return 0;" \
+                   " const i = c.labels.indexOf(label) + 1; return i ? Math.max(0, ...c.data[i]) : 0; }"
+        assert page.evaluate(max_puts, ["chart-queue-rates", "puts"]) == 0
+
+        # load through QM2: 60 puts, 20 gets; the rate series of the queue and of QM2 grow
+        m = connect("QM2")
+        for i in range(60):
+            m.put1(q, f"load {i}", options=["NO_SYNCPOINT"])
+        h = m.open(q, ["INPUT_SHARED"])
+        for _ in range(20):
+            m.get(h, options=["NO_SYNCPOINT"])
+        page.wait_for_function(f"() => ({max_puts})('chart-queue-rates', 'puts') > 0", timeout=15000)
+        page.wait_for_function(f"() => ({max_puts})('chart-queue-rates', 'gets') > 0", timeout=15000)
+        page.wait_for_function(f"() => ({max_puts})('chart-qmgr', 'QM2 put') > 0", timeout=15000)
+        page.wait_for_function(f"() => ({max_puts})('chart-depth', 'CURDEPTH') === 40", timeout=15000)
+        # every put is counted once: the rates times the intervals add up to the 60 puts
+        total = page.evaluate(f"""() => {{ const p = window.qsgConsole.points; let n = 0;
+            for (let i = 1; i < p.length; i++) n += ((p[i].queues['{q}'] || {{}}).put || 0) * (p[i].t - p[i-1].t) / 1000;
+            return Math.round(n); }}""")
+        assert total == 60
+        assert page.evaluate(max_puts, ["chart-qmgr", "QM1 put"]) == 0  # QM1 put nothing to it
+        no_overflow(page)
+        page.locator("#charts").screenshot(path=str(shots(tmp_path) / "charts-1280.png"))
+        page.set_viewport_size({"width": 1920, "height": 1000})
+        no_overflow(page)
+        page.screenshot(path=str(shots(tmp_path) / "console-1920.png"), full_page=True)
+        # every control has an accessible name
+        unnamed = page.evaluate("""() => [...document.querySelectorAll('input, select, textarea')]
+            .filter((e) => !e.getAttribute('aria-label') && !(e.id && document.querySelector(`label[for='${e.id}']`)))
+            .map((e) => e.id)""")
+        assert unnamed == []
+
+
+def test_timeline_shows_a_depth_event_with_its_correl_id(group, connect, tmp_path: Path):
+    from playwright.sync_api import expect
+
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR PERFMEV(ENABLED)")
+    q = shared_q(group, "MAXDEPTH(10) QDEPTHHI(50) QDPHIEV(ENABLED)")
+    url = group.url("QM1")
+    with console_page(url) as page:
+        expect(page.locator(f"#queues tr[data-queue='{q}']")).to_have_count(1, timeout=15000)
+        m = connect("QM2")
+        for i in range(5):  # the fifth crosses 50 % of 10 through QM2: QM2 coordinates
+            m.put1(q, f"deep {i}", options=["NO_SYNCPOINT"])
+        page.fill("#timeline-filter", q)
+        row = page.locator(f"#timeline tr[data-verb=EVENT][data-object='{q}']")
+        expect(row).to_have_count(1, timeout=20000)
+        expect(row).to_contain_text("MQRC_Q_DEPTH_HIGH")
+        expect(row).to_contain_text("coordinated by QM2")
+        expect(page.locator("#coordinator")).to_contain_text(f"MQRC_Q_DEPTH_HIGH on {q}", timeout=15000)
+        expect(page.locator("#coordinator")).to_contain_text("coordinated by QM2")
+        link = row.locator("td[data-field=correl_id] a")
+        correl_id = link.inner_text().removeprefix("CorrelId ").strip()
+        assert len(correl_id) == 48 and correl_id != "0" * 48
+        page.fill("#timeline-filter", "NO.SUCH.QUEUE")  # the filter hides it
+        expect(row).to_have_count(0)
+        page.fill("#timeline-filter", q)
+        row.locator("td[data-field=correl_id] a").click()
+        # the link browses QM1's event message with that CorrelId: QM1's null event (it put nothing)
+        expect(page.locator("#browse-q")).to_have_text("SYSTEM.ADMIN.PERFM.EVENT")
+        message = page.locator(f"#messages tr[data-correl-id='{correl_id}']")
+        expect(message).to_have_count(1, timeout=15000)
+        event = json.loads(message.locator("td[data-field=data]").inner_text())
+        assert (event["reason_name"], event["parameters"]["QName"], event["parameters"]["MsgEnqCount"]) == (
+            "MQRC_Q_DEPTH_HIGH", q, 0)
+        page.locator("#timeline-section").screenshot(path=str(shots(tmp_path) / "timeline.png"))
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR PERFMEV(DISABLED)")
+
+
+def test_group_view_shows_a_killed_qmgr_failed_then_recovered(make_fresh_cluster, tmp_path: Path):
+    from playwright.sync_api import expect
+
+    g = make_fresh_cluster(["QM1", "QM2"], env={"QSG_HEARTBEAT_INTERVAL_S": "0.5", "QSG_HEARTBEAT_TTL_S": "3"})
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    with console_page(g.url("QM1"), width=1400) as page:
+        qm2 = page.locator("#members tr[data-qmgr='QM2']")
+        expect(qm2.locator("td[data-field=status]")).to_have_text("ACTIVE", timeout=15000)
+        expect(page.locator("#structures tr[data-structure='APPL1']")).to_contain_text("ACTIVE", timeout=15000)
+        no_overflow(page)
+        incarnation = qm2.locator("td[data-field=incarnation]").inner_text()
+        assert int(incarnation) >= 1
+
+        g.qms["QM2"].kill()  # SIGKILL: no clean shutdown, its lease lapses
+        expect(qm2.locator("td[data-field=status]")).to_have_text("FAILED", timeout=30000)
+        expect(page.locator("#recoveries li[data-recovered='QM2']")).to_contain_text("QM2 recovered by QM1",
+                                                                                   timeout=30000)
+        expect(qm2.locator("td[data-field=recovered]")).to_have_text("YES", timeout=15000)
+        expect(page.locator("#timeline tr[data-verb=PEER_RECOVERY][data-object='QM2']")).to_have_count(1)
+        expect(page.locator("#recoveries")).to_contain_text("QM2 is FAILED")
+        page.locator("#group").screenshot(path=str(shots(tmp_path) / "group-recovered.png"))

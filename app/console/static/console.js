@@ -73,6 +73,7 @@ function draw(id, series, yLabel) {
     if (typeof uPlot === "undefined") return;  // the library did not load: the tables still work
     const options = {
       width, height: 200, legend: { live: false },
+      tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),  // UTC, as the rest of the page
       axes: [{}, { label: yLabel, size: 56 }],
       scales: { y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
       series: [{}, ...labels.map((label, i) => ({
@@ -109,12 +110,19 @@ function drawCharts() {
 
 // ---- the group view ----
 
-const lastStatus = {};  // QM -> STATUS (and RECOVERED) last drawn, to list the changes as they happen
+const lastStatus = {};  // QM -> STATUS/RECOVERED/INCARNATION last drawn, to list the changes as they happen
+const changes = [];     // {ts, text, recovered}: members' state changes and peer recoveries, as seen
+const seenRecoveries = new Set();
 
-function noteChange(text) {
-  const item = document.createElement("li");
-  item.textContent = `${when(Date.now())} ${text}`;
-  $("recoveries").prepend(item);
+function noteChange(ts, text, recovered) {
+  changes.push({ ts, text, recovered });
+  changes.sort((a, b) => b.ts - a.ts);
+  $("recoveries").replaceChildren(...changes.slice(0, 50).map((c) => {
+    const item = document.createElement("li");
+    if (c.recovered) item.dataset.recovered = c.recovered;
+    item.textContent = `${when(c.ts)} ${c.text}`;
+    return item;
+  }));
 }
 
 function stateBadge(td, value) {
@@ -127,9 +135,14 @@ function stateBadge(td, value) {
 
 function drawGroup(state) {
   const now = latest();
+  const seenAt = (state.rates || {}).t || Date.now();  // the group clock's time of this snapshot
   fill($("members"), state.members, (row, m) => {
     row.dataset.qmgr = m.QMNAME;
-    cell(row, m.QMNAME);
+    const name = cell(row, "");
+    const a = name.appendChild(document.createElement("a"));
+    a.textContent = m.QMNAME;
+    if (m.URL) a.href = `${m.URL}/console`;
+    row.title = `started ${m.STARTED ? when(Number(m.STARTED)) : "?"} at ${m.URL}`;
     stateBadge(cell(row, ""), m.STATUS);
     row.cells[1].dataset.field = "status";
     cell(row, m.INCARNATION, true).dataset.field = "incarnation";
@@ -137,12 +150,10 @@ function drawGroup(state) {
     const rates = now.qmgrs[m.QMNAME] || { put: 0, get: 0 };
     cell(row, rates.put.toFixed(1), true);
     cell(row, rates.get.toFixed(1), true);
-    cell(row, m.STARTED ? when(Number(m.STARTED)) : "");
-    cell(row, m.URL);
     const seen = `${m.STATUS}/${m.RECOVERED}/${m.INCARNATION}`;
     if (lastStatus[m.QMNAME] !== undefined && lastStatus[m.QMNAME] !== seen) {
-      noteChange(`${m.QMNAME} is ${m.STATUS}` + (m.RECOVERED === "YES" && m.STATUS === "FAILED" ? ", recovered" : "") +
-                 ` (incarnation ${m.INCARNATION})`);
+      noteChange(seenAt, `${m.QMNAME} is ${m.STATUS}` +
+                 (m.RECOVERED === "YES" && m.STATUS === "FAILED" ? ", recovered" : "") + ` (incarnation ${m.INCARNATION})`);
     }
     lastStatus[m.QMNAME] = seen;
   });
@@ -199,14 +210,10 @@ function drawGroup(state) {
     const key = `${h.ts}/${h.object}`;
     if (seenRecoveries.has(key)) continue;
     seenRecoveries.add(key);
-    const item = document.createElement("li");
-    item.dataset.recovered = h.object;
-    item.textContent = `${when(h.ts)} ${h.object} recovered by ${h.qmgr}: ` +
-      `${h.backed_out || 0} backed out, ${h.committed || 0} committed, ${h.handles_cleared || 0} handles cleared`;
-    $("recoveries").prepend(item);
+    noteChange(h.ts, `${h.object} recovered by ${h.qmgr}: ${h.backed_out || 0} backed out, ` +
+               `${h.committed || 0} committed, ${h.handles_cleared || 0} handles cleared`, h.object);
   }
 }
-const seenRecoveries = new Set();
 
 // ---- the timeline ----
 
