@@ -19,12 +19,19 @@ import pytest
 
 from tests.support.mq import connections
 from tests.support.mqsc import shared_q
+from tests.support.names import uniq
 from tests.support.security import ADMIN, ALICE, assert_2035, qsg_cli
 
 
 @pytest.fixture(scope="module")
-def group(make_cluster):
-    g = make_cluster(["QM1", "QM2"])
+def reports(tmp_path_factory) -> Path:
+    """The group's nightly reports folder (QSG_REPORTS_DIR), where a test lays a day's report."""
+    return tmp_path_factory.mktemp("reports")
+
+
+@pytest.fixture(scope="module")
+def group(make_cluster, reports):
+    g = make_cluster(["QM1", "QM2"], env={"QSG_REPORTS_DIR": str(reports)})
     g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
     return g
 
@@ -98,13 +105,20 @@ def test_the_console_needs_the_mqsc_admin_right(make_cluster):
     qsg_cli(secured, "user", "add", ALICE[0], "--password-stdin", stdin=ALICE[1] + "\n")
     url = secured.url("QM1")
     assert httpx.get(f"{url}/console", timeout=10).status_code == 200  # the page: its login form, no data
+    # the charting library is no data either: the login page loads it; other names are unknown (2085)
+    chart_lib = httpx.get(f"{url}/console/vendor/uPlot.iife.min.js", timeout=10)
+    assert chart_lib.status_code == 200 and chart_lib.headers["content-type"].startswith("text/javascript")
+    assert httpx.get(f"{url}/console/vendor/uPlot.min.css", timeout=10).status_code == 200
+    unknown = httpx.get(f"{url}/console/vendor/other.js", auth=ADMIN, timeout=10)
+    assert unknown.status_code == 404 and unknown.json()["error"]["reason"] == 2085
     refused = httpx.get(f"{url}/console/state", timeout=10)
     assert refused.status_code == 401 and "www-authenticate" not in refused.headers  # no basic dialog
     assert_2035(httpx.get(f"{url}/console/state", auth=ALICE, timeout=10))
     assert_2035(httpx.get(f"{url}/console/events", auth=ALICE, timeout=10))
     refused = httpx.post(f"{url}/console/mqsc", json={"script": "DISPLAY QMGR"}, auth=ALICE, timeout=10).json()
     assert refused["results"][0]["reason"] == 2035
-    assert httpx.get(f"{url}/console/state", auth=ADMIN, timeout=10).status_code == 200
+    admin_state = httpx.get(f"{url}/console/state", auth=ADMIN, timeout=10)
+    assert admin_state.status_code == 200 and isinstance(admin_state.json()["history"], list)
 
 
 def test_console_in_chromium_follows_the_group_live(group, connect, tmp_path: Path):
@@ -156,13 +170,22 @@ def test_console_in_chromium_follows_the_group_live(group, connect, tmp_path: Pa
             browser.close()
 
 
-def test_charts_grow_under_load_and_the_layout_holds(group, connect, tmp_path: Path):
+def test_charts_grow_under_load_and_the_layout_holds(group, connect, reports, tmp_path: Path):
     from playwright.sync_api import expect
 
     q = shared_q(group, "DESCR('rates')")
+    # a night's report that has the queue (the nightly job writes these; tests/test_analytics_e2e.py runs it)
+    day = reports / "2026-11-26"
+    day.mkdir()
+    (day / "report.html").write_text(f'<table><tr data-queue="{q}" id="queue-{q}"><td>{q}</td></tr></table>')
+    (day / "summary.json").write_text(json.dumps({"date": "2026-11-26", "queues": [{"queue": q, "puts": 1}]}))
     url = group.url("QM1")
     with console_page(url, width=1280) as page:
         expect(page.locator(f"#queues tr[data-queue='{q}']")).to_have_count(1, timeout=15000)
+        link = page.locator(f"#queues tr[data-queue='{q}'] a")
+        expect(link).to_have_attribute("href", f"/reports/2026-11-26#queue-{q}")
+        assert httpx.get(f"{url}/reports/2026-11-26", timeout=10).status_code == 200
+        expect(page.locator("#queues tr[data-queue='SYSTEM.ADMIN.PERFM.EVENT'] a")).to_have_count(0)  # not in it
         page.select_option("#chart-queue", q)
         expect(page.locator("#chart-queue-rates .chart-q")).to_have_text(q)
         for chart in ("chart-qmgr", "chart-queue-rates", "chart-depth"):
@@ -183,10 +206,9 @@ def test_charts_grow_under_load_and_the_layout_holds(group, connect, tmp_path: P
         page.wait_for_function(f"() => ({max_puts})('chart-qmgr', 'QM2 put') > 0", timeout=15000)
         page.wait_for_function(f"() => ({max_puts})('chart-depth', 'CURDEPTH') === 40", timeout=15000)
         # every put is counted once: the rates times the intervals add up to the 60 puts
-        total = page.evaluate(f"""() => {{ const p = window.qsgConsole.points; let n = 0;
-            for (let i = 1; i < p.length; i++) n += ((p[i].queues['{q}'] || {{}}).put || 0) * (p[i].t - p[i-1].t) / 1000;
-            return Math.round(n); }}""")
-        assert total == 60
+        total = page.evaluate("""(q) => window.qsgConsole.points.reduce(
+            (n, p) => n + ((p.queues[q] || {}).put || 0) * p.ms / 1000, 0)""", q)
+        assert round(total) == 60
         assert page.evaluate(max_puts, ["chart-qmgr", "QM1 put"]) == 0  # QM1 put nothing to it
         no_overflow(page)
         page.locator("#charts").screenshot(path=str(shots(tmp_path) / "charts-1280.png"))
@@ -259,3 +281,32 @@ def test_group_view_shows_a_killed_qmgr_failed_then_recovered(make_fresh_cluster
         expect(page.locator("#timeline tr[data-verb=PEER_RECOVERY][data-object='QM2']")).to_have_count(1)
         expect(page.locator("#recoveries")).to_contain_text("QM2 is FAILED")
         page.locator("#group").screenshot(path=str(shots(tmp_path) / "group-recovered.png"))
+
+
+def test_group_view_draws_igq_flows_and_links_the_moved_message(group, connect, tmp_path: Path):
+    from playwright.sync_api import expect
+
+    group.mqsc_ok("QM1", "DEFINE QLOCAL(SYSTEM.QSG.TRANSMIT.QUEUE) QSGDISP(SHARED) CFSTRUCT(APPL1) USAGE(XMITQ) "
+                         "REPLACE")
+    target = uniq("QM2.ORDERS", 4)
+    group.mqsc_ok("QM2", f"DEFINE QLOCAL({target}) QSGDISP(QMGR)")
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR IGQ(ENABLED)")
+    with console_page(group.url("QM2")) as page:
+        page.wait_for_function("() => window.qsgConsole.points.length > 0", timeout=15000)
+        m = connect("QM1")
+        h = m.open(target, ["OUTPUT"], qmgr="QM2")  # resolves to the shared transmission queue
+        msg_ids = [m.put(h, f"order {i}", options=["NO_SYNCPOINT"])["md"]["msg_id"] for i in range(5)]
+        flow = page.locator("#igq-flows li[data-flow='QM1 \u2192 QM2']")
+        expect(flow).to_have_text(f"QM1 \u2192 QM2: 5 to {target}", timeout=20000)
+        expect(page.locator("#igq tr[data-qmgr='QM1'] td").nth(3)).to_have_text("5", timeout=15000)  # sent
+        expect(page.locator("#igq tr[data-qmgr='QM2'] td").nth(4)).to_have_text("5", timeout=15000)  # received
+        page.fill("#timeline-filter", target)
+        moves = page.locator(f"#timeline tr[data-verb=IGQ][data-object='{target}']")
+        expect(moves).to_have_count(5)
+        expect(moves.first).to_contain_text("from QM1 to QM2")
+        moves.first.locator("td[data-field=msg_id] a").click()
+        expect(page.locator(f"#messages tr[data-msg-id='{msg_ids[-1]}']")).to_have_count(1, timeout=15000)
+        page.locator("#group").screenshot(path=str(shots(tmp_path) / "group-igq.png"))
+    for qm in ("QM1", "QM2"):
+        group.mqsc_ok(qm, "ALTER QMGR IGQ(DISABLED)")

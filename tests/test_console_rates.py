@@ -16,7 +16,7 @@ def test_rates_per_queue_and_per_qmgr_from_two_readings():
     h = RateHistory()
     assert h.add(1_000, [reading("A", 0, QM1=(10, 4, 0)), reading("B", 2, QM2=(5, 0, 0))]) is None
     point = h.add(3_000, [reading("A", 6, QM1=(20, 8, 0), QM2=(4, 0, 0)), reading("B", 0, QM2=(5, 2, 0))])
-    assert point is not None and point["t"] == 3_000
+    assert point is not None and (point["t"], point["ms"]) == (3_000, 2_000)
     assert point["queues"]["A"] == {"depth": 6, "put": 7.0, "get": 2.0, "by_qm": {"QM1": [5.0, 2.0], "QM2": [2.0, 0.0]}}
     assert point["queues"]["B"]["get"] == 1.0 and point["queues"]["B"]["put"] == 0.0
     assert point["qmgrs"] == {"QM1": {"put": 5.0, "get": 2.0}, "QM2": {"put": 2.0, "get": 1.0}}

@@ -90,7 +90,7 @@ class RateHistory:
                                     "put": round(sum(v[0] for v in by_qm.values()), 2),
                                     "get": round(sum(v[1] for v in by_qm.values()), 2),
                                     "by_qm": by_qm}
-        point = {"t": now_ms, "queues": queues, "qmgrs": qmgrs}
+        point = {"t": now_ms, "ms": elapsed_ms, "queues": queues, "qmgrs": qmgrs}  # ms: the time it covers
         self.points.append(point)
         return point
 

@@ -27,7 +27,7 @@ function when(ms) {
 // ---- the series: the server's rates points (app/console/rates.py), oldest first ----
 
 const HISTORY_MS = 5 * 60 * 1000;
-const points = [];     // {t, queues: {Q: {depth, put, get, by_qm}}, qmgrs: {QM: {put, get}}}
+const points = [];     // {t, ms, queues: {Q: {depth, put, get, by_qm: {QM: [put, get]}}}, qmgrs: {QM: {put, get}}}
 const charts = {};     // uPlot instances by figure id, with the series they were made for
 let chosenQueue = "";  // the queue the user picked for the queue charts ("" = the busiest)
 let igqQueue = "SYSTEM.QSG.TRANSMIT.QUEUE";
@@ -74,7 +74,9 @@ function draw(id, series, yLabel) {
     const options = {
       width, height: 200, legend: { live: false },
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),  // UTC, as the rest of the page
-      axes: [{}, { label: yLabel, size: 56 }],
+      // the time axis as HH:MM:SS UTC, as every time on the page
+      axes: [{ values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 19)) },
+             { label: yLabel, size: 56 }],
       scales: { y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
       series: [{}, ...labels.map((label, i) => ({
         label, stroke: COLOURS[i % COLOURS.length], width: 1.5,
@@ -168,9 +170,9 @@ function drawGroup(state) {
   // IGQ: each QM's puts to the transmission queue are what it sends, its agent's gets what it receives
   const qms = state.members.map((m) => m.QMNAME);
   const totals = {};
-  for (let i = 1; i < points.length; i++) {
-    const seconds = (points[i].t - points[i - 1].t) / 1000;
-    for (const [qm, [put, get]] of Object.entries((points[i].queues[igqQueue] || {}).by_qm || {})) {
+  for (const point of points) {
+    const seconds = point.ms / 1000;  // the time the point's rates cover
+    for (const [qm, [put, get]] of Object.entries((point.queues[igqQueue] || {}).by_qm || {})) {
       const t = totals[qm] || (totals[qm] = { sent: 0, received: 0 });
       t.sent += put * seconds;
       t.received += get * seconds;
@@ -187,19 +189,32 @@ function drawGroup(state) {
     cell(row, Math.round(t.sent), true);
     cell(row, Math.round(t.received), true);
   });
+  // The flows: this QM's IGQ deliveries say exactly where each came from (the putting QM); the
+  // counters add what the others moved (a sender and a receiver in the same 5 minutes)
+  const exact = new Map();
+  for (const h of state.happenings) {
+    if (h.verb !== "IGQ" || h.ts < now.t - HISTORY_MS || !h.from) continue;
+    const key = `${h.from} \u2192 ${h.to || state.qmgr.name}`;
+    const flow = exact.get(key) || exact.set(key, { count: 0, queues: new Set() }).get(key);
+    flow.count += 1;
+    flow.queues.add(h.object);
+  }
+  const flows = [...exact].map(([key, f]) => [key, `${key}: ${f.count} to ${[...f.queues].sort().join(", ")}`]);
   const senders = qms.filter((qm) => (totals[qm] || {}).sent >= 1);
   const receivers = qms.filter((qm) => (totals[qm] || {}).received >= 1);
-  const flows = [];
   for (const from of senders) {
     for (const to of receivers) {
-      if (from !== to) flows.push(`${from} \u2192 ${to}`);
+      const key = `${from} \u2192 ${to}`;
+      if (from !== to && !exact.has(key)) flows.push([key, `${key} (by the transmission queue's counters)`]);
     }
   }
-  $("igq-flows").replaceChildren(...(flows.length ? flows : ["no IGQ traffic in the last 5 minutes"]).map((text) => {
-    const li = document.createElement("li");
-    li.textContent = text;
-    return li;
-  }));
+  $("igq-flows").replaceChildren(...(flows.length ? flows : [["", "no IGQ traffic in the last 5 minutes"]])
+    .map(([key, text]) => {
+      const li = document.createElement("li");
+      if (key) li.dataset.flow = key;
+      li.textContent = text;
+      return li;
+    }));
   const event = state.happenings.find((h) => h.verb === "EVENT" && /DEPTH/.test(h.reason || ""));
   if (event) {
     $("coordinator").textContent = `${event.reason} on ${event.object} at ${when(event.ts)}, ` +
@@ -232,6 +247,12 @@ function drawTimeline() {
   const kind = $("timeline-kind").value;
   const rows = lastHappenings.filter((h) => (!kind || h.verb === kind) &&
                                             (!filter || String(h.object || "").toUpperCase().includes(filter)));
+  if (!rows.length) {
+    fill($("timeline"), [lastHappenings.length ? "nothing matches" : "nothing has happened yet"], (row, text) => {
+      cell(row, text).colSpan = 7;
+    });
+    return;
+  }
   fill($("timeline"), rows, (row, h) => {
     row.dataset.verb = h.verb;
     row.dataset.object = h.object || "";
@@ -253,7 +274,8 @@ function drawTimeline() {
     }
     const extra = h.verb === "EVENT" && h.coordinator ? `coordinated by ${h.coordinator}` :
       h.verb === "PEER_RECOVERY" ? `${h.backed_out || 0} backed out, ${h.committed || 0} committed` :
-      h.verb === "TRIGGER" ? `initiation queue ${h.detail || ""}` : (h.detail || "");
+      h.verb === "TRIGGER" ? `initiation queue ${h.detail || ""}` :
+      h.verb === "IGQ" && h.from ? `from ${h.from} to ${h.to}` : (h.detail || "");
     cell(row, extra).className = "wrap";
   });
 }
