@@ -212,6 +212,7 @@ def test_charts_grow_under_load_and_the_layout_holds(group, connect, reports, tm
         assert page.evaluate(max_puts, ["chart-qmgr", "QM1 put"]) == 0  # QM1 put nothing to it
         no_overflow(page)
         page.locator("#charts").screenshot(path=str(shots(tmp_path) / "charts-1280.png"))
+        page.screenshot(path=str(shots(tmp_path) / "console-1280.png"), full_page=True)
         page.set_viewport_size({"width": 1920, "height": 1000})
         no_overflow(page)
         page.screenshot(path=str(shots(tmp_path) / "console-1920.png"), full_page=True)

@@ -1,7 +1,7 @@
 """The console's message rates (app/console/rates.py): per queue and per queue manager from the
 MsgEnqCount / MsgDeqCount counters read a second apart, across a reset of the counters (RESET
 QSTATS, or a performance event message issued), a queue seen for the first time, and several
-consoles reading at once (one point)."""
+consoles reading at once (one point); and how the timeline reads a happening's detail."""
 
 from __future__ import annotations
 
@@ -42,3 +42,15 @@ def test_readings_closer_than_the_interval_make_one_point():
         h.add(t, [reading("A", 0, QM1=(t // 100, 0, 0))])
     assert [p["t"] for p in h.history()] == [2_000, 3_000, 4_000]  # the oldest dropped
     assert h.history()[-1]["queues"]["A"]["put"] == 10.0
+
+
+def test_the_timeline_reads_a_happenings_detail():
+    from app.console.state import _happening
+
+    event = _happening({"ts": 1, "verb": "EVENT", "object": "Q", "rc": 2224, "qmgr": "QM1",
+                        "detail": '{"coordinator": "QM2"}'})
+    assert (event["reason"], event["coordinator"]) == ("MQRC_Q_DEPTH_HIGH", "QM2")
+    igq = _happening({"verb": "IGQ", "object": "Q", "detail": '{"from": "QM1", "to": "QM3", "object": "X"}'})
+    assert (igq["from"], igq["to"], igq["object"]) == ("QM1", "QM3", "Q")  # a record's own field stays
+    assert _happening({"verb": "TRIGGER", "detail": "INITQ"})["detail"] == "INITQ"
+    assert "reason" not in _happening({"verb": "EXPIRY", "detail": "[1]", "count": 2})

@@ -73,7 +73,9 @@ def _happening(record: dict[str, Any]) -> dict[str, Any]:
     detail = record.get("detail")
     if isinstance(detail, str) and detail.startswith("{"):
         try:
-            out.update({k: v for k, v in json.loads(detail).items() if k not in out})
+            fields = json.loads(detail)
         except ValueError:
-            pass  # free text stays as it is
+            fields = None  # free text stays as it is
+        if isinstance(fields, dict):
+            out.update({k: v for k, v in fields.items() if k not in out})
     return out
