@@ -211,6 +211,7 @@ def test_charts_grow_under_load_and_the_layout_holds(group, connect, reports, tm
         assert round(total) == 60
         assert page.evaluate(max_puts, ["chart-qmgr", "QM1 put"]) == 0  # QM1 put nothing to it
         no_overflow(page)
+        page.wait_for_function("() => window.qsgConsole.points.length >= 5", timeout=15000)  # live: a point a second
         page.locator("#charts").screenshot(path=str(shots(tmp_path) / "charts-1280.png"))
         page.screenshot(path=str(shots(tmp_path) / "console-1280.png"), full_page=True)
         page.set_viewport_size({"width": 1920, "height": 1000})

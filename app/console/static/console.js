@@ -75,9 +75,17 @@ function draw(id, series, yLabel) {
       width, height: 200, legend: { live: false },
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),  // UTC, as the rest of the page
       // the time axis as HH:MM:SS UTC, as every time on the page
-      axes: [{ values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 19)) },
+      axes: [{ space: 55, incrs: [15, 30, 60, 120, 300],
+               values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 19)) },
              { label: yLabel, size: 56 }],
-      scales: { y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+      // always the last 5 minutes, the newest point at the right edge (from the data: uPlot's own
+      // min and max of a single point are not the point's)
+      scales: { x: { time: true, range: (u) => {
+                  const xs = u.data[0];
+                  const last = xs.length ? xs[xs.length - 1] : Date.now() / 1000;
+                  return [last - HISTORY_MS / 1000, last + 2];
+                } },
+                y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
       series: [{}, ...labels.map((label, i) => ({
         label, stroke: COLOURS[i % COLOURS.length], width: 1.5,
         dash: label.endsWith(" get") || label === "gets" ? [6, 3] : undefined,
@@ -94,8 +102,10 @@ function draw(id, series, yLabel) {
   }
 }
 
+let memberNames = [];  // every QM of the group gets its series (and keeps its colours) from the start
+
 function drawCharts() {
-  const qmgrs = new Set();
+  const qmgrs = new Set(memberNames);
   for (const p of points) for (const name of Object.keys(p.qmgrs)) qmgrs.add(name);
   const series = [];
   for (const name of [...qmgrs].sort()) {
@@ -144,6 +154,7 @@ function drawGroup(state) {
     const a = name.appendChild(document.createElement("a"));
     a.textContent = m.QMNAME;
     if (m.URL) a.href = `${m.URL}/console`;
+    a.setAttribute("aria-label", `${m.QMNAME}'s console`);
     row.title = `started ${m.STARTED ? when(Number(m.STARTED)) : "?"} at ${m.URL}`;
     stateBadge(cell(row, ""), m.STATUS);
     row.cells[1].dataset.field = "status";
@@ -339,7 +350,7 @@ function render(state) {
       a.setAttribute("aria-label", `${q.QUEUE} in the nightly report of ${reportQueues.date}`);
       a.addEventListener("click", (event) => event.stopPropagation());
     }
-    cell(row, q.DESCR);
+    cell(row, q.DESCR).className = "wrap";
     row.addEventListener("click", () => browse(q.QUEUE));
   });
   const select = $("chart-queue");
@@ -349,6 +360,7 @@ function render(state) {
     select.value = chosenQueue;
   }
   lastHappenings = state.happenings;
+  memberNames = state.members.map((m) => m.QMNAME);
   drawTimeline();
   drawCharts();
 }
