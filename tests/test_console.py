@@ -312,3 +312,23 @@ def test_group_view_draws_igq_flows_and_links_the_moved_message(group, connect, 
         page.locator("#group").screenshot(path=str(shots(tmp_path) / "group-igq.png"))
     for qm in ("QM1", "QM2"):
         group.mqsc_ok(qm, "ALTER QMGR IGQ(DISABLED)")
+
+
+def test_timeline_shows_a_report_and_links_to_it(group, connect):
+    from playwright.sync_api import expect
+
+    q, reply = shared_q(group), shared_q(group)
+    with console_page(group.url("QM1")) as page:
+        page.wait_for_function("() => window.qsgConsole.points.length > 0", timeout=15000)
+        put = connect("QM1").put1(q, "confirm me", md={"report": ["COA"], "reply_to_q": reply},
+                                  options=["NO_SYNCPOINT"])
+        page.select_option("#timeline-kind", "REPORT")
+        row = page.locator(f"#timeline tr[data-verb=REPORT][data-object='{reply}']")
+        expect(row).to_have_count(1, timeout=20000)
+        expect(row).to_contain_text(f"COA report to {reply} at QM1")
+        row.locator("td[data-field=msg_id] a").click()
+        expect(page.locator("#browse-q")).to_have_text(reply)
+        report = page.locator("#messages tbody tr[data-msg-id]")
+        expect(report).to_have_count(1, timeout=15000)
+        # a COA report's CorrelId is the original's MsgId (MQRO_COPY_MSG_ID_TO_CORREL_ID, the default)
+        assert report.get_attribute("data-correl-id") == put["md"]["msg_id"]

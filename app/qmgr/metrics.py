@@ -36,7 +36,7 @@ from app.qmgr.definitions import queue_location
 log = logging.getLogger(__name__)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-_HAPPENINGS = frozenset({Verb.EVENT, Verb.TRIGGER, Verb.EXPIRY, Verb.IGQ, Verb.PEER_RECOVERY})
+_HAPPENINGS = frozenset({Verb.EVENT, Verb.TRIGGER, Verb.EXPIRY, Verb.IGQ, Verb.PEER_RECOVERY, Verb.REPORT})
 # MQI calls take from tens of microseconds (a get from an empty queue) to a wait of minutes.
 #: How many of the latest happenings the console's timeline keeps, and which of their fields.
 RECENT = 200
@@ -84,7 +84,7 @@ class QmgrMetrics:
         # labelled children, looked up once (labels() takes a lock and builds a key each call)
         self._by_verb: dict[tuple[str, int], Any] = {}
         self._by_script: dict[str, Any] = {}
-        #: The latest group happenings (events, trigger messages, expiries, IGQ, peer recoveries),
+        #: The latest group happenings (events, trigger messages, expiries, IGQ, peer recoveries, reports),
         #: newest last, for the console's timeline.
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
 

@@ -250,6 +250,8 @@ function messageLink(h) {
   if (h.verb === "EVENT" && h.correl_id) return ["SYSTEM.ADMIN.PERFM.EVENT", "correl_id", h.correl_id];
   if (h.verb === "IGQ" && h.msg_id) return [h.object, "msg_id", h.msg_id];
   if (h.verb === "TRIGGER" && h.detail) return [h.detail, "", ""];
+  // a report put here (to another QM's queue it went through the group: nothing to browse here)
+  if (h.verb === "REPORT" && h.msg_id && h.to === h.qmgr) return [h.object, "msg_id", h.msg_id];
   return null;
 }
 
@@ -286,7 +288,8 @@ function drawTimeline() {
     const extra = h.verb === "EVENT" && h.coordinator ? `coordinated by ${h.coordinator}` :
       h.verb === "PEER_RECOVERY" ? `${h.backed_out || 0} backed out, ${h.committed || 0} committed` :
       h.verb === "TRIGGER" ? `initiation queue ${h.detail || ""}` :
-      h.verb === "IGQ" && h.from ? `from ${h.from} to ${h.to}` : (h.detail || "");
+      h.verb === "IGQ" && h.from ? `from ${h.from} to ${h.to}` :
+      h.verb === "REPORT" ? `${h.feedback} report to ${h.object} at ${h.to}` : (h.detail || "");
     cell(row, extra).className = "wrap";
   });
 }
