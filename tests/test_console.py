@@ -99,6 +99,12 @@ def test_state_events_and_mqsc_over_http(group, connect):
         first = next(line for line in events.iter_lines() if line.startswith("data: "))
     assert any(r["QUEUE"] == q for r in json.loads(first.removeprefix("data: "))["queues"])
 
+    # the group's happenings: QM1's and QM2's (none yet is fine), every peer answered; a bad scope is an MQ error
+    merged = httpx.get(f"{group.url('QM1')}/console/happenings?scope=group", timeout=10).json()
+    assert merged["unanswered"] == [] and isinstance(merged["happenings"], list)
+    bad = httpx.get(f"{group.url('QM1')}/console/happenings?scope=everything", timeout=10)
+    assert bad.status_code < 500 and bad.json()["error"]["reason"] == 3097
+
     answer = httpx.post(f"{group.url('QM1')}/console/mqsc", json={"script": f"DISPLAY QLOCAL({q}) CURDEPTH"},
                         timeout=10).json()
     assert "CURDEPTH(1)" in answer["text"] and "CSQ9022I" in answer["text"], answer["text"]
@@ -120,6 +126,7 @@ def test_the_console_needs_the_mqsc_admin_right(make_cluster):
     assert refused.status_code == 401 and "www-authenticate" not in refused.headers  # no basic dialog
     assert_2035(httpx.get(f"{url}/console/state", auth=ALICE, timeout=10))
     assert_2035(httpx.get(f"{url}/console/events", auth=ALICE, timeout=10))
+    assert_2035(httpx.get(f"{url}/console/happenings?scope=group", auth=ALICE, timeout=10))
     refused = httpx.post(f"{url}/console/mqsc", json={"script": "DISPLAY QMGR"}, auth=ALICE, timeout=10).json()
     assert refused["results"][0]["reason"] == 2035
     admin_state = httpx.get(f"{url}/console/state", auth=ADMIN, timeout=10)
@@ -262,6 +269,15 @@ def test_timeline_shows_a_depth_event_with_its_correl_id(group, connect, tmp_pat
         event = json.loads(message.locator("td[data-field=data]").inner_text())
         assert (event["reason_name"], event["parameters"]["QName"], event["parameters"]["MsgEnqCount"]) == (
             "MQRC_Q_DEPTH_HIGH", q, 0)
+        # the group's timeline: QM2's event message of the same group event, with the same CorrelId,
+        # linked to QM2's console (the message is on QM2's SYSTEM.ADMIN.PERFM.EVENT)
+        page.select_option("#timeline-scope", "group")
+        events = page.locator(f"#timeline tr[data-verb=EVENT][data-object='{q}']")
+        expect(events).to_have_count(2, timeout=15000)
+        expect(events.locator("td[data-field=correl_id]")).to_have_text([f"CorrelId {correl_id}"] * 2)
+        qm2_link = page.locator(f"#timeline tr[data-verb=EVENT][data-object='{q}'][data-qmgr=QM2] td[data-field=correl_id] a")
+        assert qm2_link.get_attribute("href") == (
+            f"{group.url('QM2')}/console#browse=SYSTEM.ADMIN.PERFM.EVENT&correl_id={correl_id}")
         page.locator("#timeline-section").screenshot(path=str(shots(tmp_path) / "timeline.png"))
     for qm in ("QM1", "QM2"):
         group.mqsc_ok(qm, "ALTER QMGR PERFMEV(DISABLED)")

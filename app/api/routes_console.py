@@ -17,10 +17,10 @@ from starlette.responses import FileResponse, Response, StreamingResponse
 from app.api.errors import json_response
 from app.api.schemas import MqscRequest
 from app.console.rates import RateHistory
-from app.console.state import console_state
+from app.console.state import console_state, group_happenings, local_happenings
 from app.core.errors import MQError
 from app.core.reasons import MQRC
-from app.mqsc.executor import run_script
+from app.mqsc.executor import CREDENTIAL_HEADERS, run_script
 from app.mqsc.text import format_result
 
 router = APIRouter(prefix="/console", tags=["console"])
@@ -63,6 +63,19 @@ async def vendor(name: str) -> Response:
                               "message rates with their history")
 async def state(request: Request) -> Response:
     return json_response(await console_state(request.app.state.qm, _rates(request.app.state), history=True))
+
+
+@router.get("/happenings", summary="The latest happenings (events, trigger messages, expiries, reports, IGQ, "
+                                   "peer recoveries), newest first: this queue manager's, or with scope=group "
+                                   "every active one's")
+async def happenings(request: Request, scope: str = "local") -> Response:
+    qm = request.app.state.qm
+    if scope == "local":
+        return json_response({"happenings": local_happenings(qm), "unanswered": []})
+    if scope != "group":
+        raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"scope={scope!r} is not local or group")
+    credentials = {k: v for k, v in request.headers.items() if k in CREDENTIAL_HEADERS}
+    return json_response(await group_happenings(qm, credentials))
 
 
 @router.get("/events", summary="The console's snapshot as server-sent events, sent again whenever it changes")

@@ -7,8 +7,12 @@ an administrator's tool, as MQSC is."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
+
+import httpx
 
 from app.console.rates import Counters, QueueReading, RateHistory
 from app.core.errors import MQError
@@ -43,7 +47,7 @@ async def console_state(qm: Any, rates: RateHistory | None = None, *, history: b
         "members": members,
         "queues": [{k: q.get(k, "") for k in QUEUE_COLUMNS} for q in queues.get("objects", [])],
         "structures": structures.get("objects", []),
-        "happenings": [_happening(h) for h in reversed(qm.metrics.recent)],  # newest first
+        "happenings": local_happenings(qm),  # newest first
         "igq_queue": IGQ_XMITQ,
         **(await _rates(qm, rates, history) if rates is not None else {}),
     }
@@ -62,6 +66,39 @@ async def _rates(qm: Any, rates: RateHistory, history: bool) -> dict[str, Any]:
     if history:
         out["history"] = rates.history()
     return out
+
+
+#: How long a peer has to answer for the group's timeline.
+PEER_TIMEOUT_S = 5.0
+
+
+def local_happenings(qm: Any) -> list[dict[str, Any]]:
+    """This QM's latest happenings, newest first. 2035 unless the caller may run MQSC."""
+    qm.security.check_qmgr(current_principal.get(), "ADMIN")
+    return [_happening(h) for h in reversed(qm.metrics.recent)]
+
+
+async def group_happenings(qm: Any, credentials: Mapping[str, str]) -> dict[str, Any]:
+    """The latest happenings of every active QM of the group, newest first: this QM's own, and
+    each other's asked over HTTP with the caller's credentials (as CMDSCOPE sends a command on),
+    so each QM checks the caller's rights itself. ``unanswered``: the QMs that did not answer."""
+    happenings = local_happenings(qm)
+    members = [m for m in await qm.group_info() if m.get("STATUS") == "ACTIVE" and m.get("QMNAME") != qm.name]
+
+    async def one(client: httpx.AsyncClient, member: dict[str, Any]) -> list[dict[str, Any]] | None:
+        try:
+            r = await client.get(f"{member.get('URL')}/console/happenings", headers=dict(credentials))
+            return list(r.json()["happenings"]) if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+
+    async with httpx.AsyncClient(timeout=PEER_TIMEOUT_S, verify=getattr(qm, "peer_tls", True)) as client:
+        answers = await asyncio.gather(*(one(client, m) for m in members))
+    unanswered = [m["QMNAME"] for m, answer in zip(members, answers, strict=True) if answer is None]
+    for answer in answers:
+        happenings += answer or []
+    happenings.sort(key=lambda h: -int(h.get("ts", 0)))
+    return {"happenings": happenings, "unanswered": unanswered}
 
 
 def _happening(record: dict[str, Any]) -> dict[str, Any]:

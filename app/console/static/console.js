@@ -243,7 +243,39 @@ function drawGroup(state) {
 
 // ---- the timeline ----
 
-let lastHappenings = [];
+let lastHappenings = [];   // this QM's, from the event stream
+let groupHappenings = null;  // every QM's (GET /console/happenings?scope=group), while that scope is chosen
+let groupTimer = null;
+const memberUrls = {};   // QM -> its URL, for links to another QM's messages
+
+// The timeline's rows: this QM's happenings, or the group's (asked again every 3 seconds).
+function timelineRows() {
+  return $("timeline-scope").value === "group" && groupHappenings ? groupHappenings : lastHappenings;
+}
+
+async function loadGroupHappenings() {
+  try {
+    const answer = await call("GET", "/console/happenings?scope=group");
+    groupHappenings = answer.happenings;
+    $("timeline-note").hidden = !answer.unanswered.length;
+    $("timeline-note").textContent = `not answering: ${answer.unanswered.join(", ")}`;
+    drawTimeline();
+  } catch (e) {
+    $("timeline-note").hidden = false;
+    $("timeline-note").textContent = e.message;
+  }
+}
+
+$("timeline-scope").addEventListener("change", () => {
+  clearInterval(groupTimer);
+  groupHappenings = null;
+  $("timeline-note").hidden = true;
+  if ($("timeline-scope").value === "group") {
+    loadGroupHappenings();
+    groupTimer = setInterval(loadGroupHappenings, 3000);
+  }
+  drawTimeline();
+});
 
 // The message a happening put, as a link that browses it (the page's #browse=... address).
 function messageLink(h) {
@@ -258,10 +290,10 @@ function messageLink(h) {
 function drawTimeline() {
   const filter = $("timeline-filter").value.trim().toUpperCase();
   const kind = $("timeline-kind").value;
-  const rows = lastHappenings.filter((h) => (!kind || h.verb === kind) &&
+  const rows = timelineRows().filter((h) => (!kind || h.verb === kind) &&
                                             (!filter || String(h.object || "").toUpperCase().includes(filter)));
   if (!rows.length) {
-    fill($("timeline"), [lastHappenings.length ? "nothing matches" : "nothing has happened yet"], (row, text) => {
+    fill($("timeline"), [timelineRows().length ? "nothing matches" : "nothing has happened yet"], (row, text) => {
       cell(row, text).colSpan = 7;
     });
     return;
@@ -269,6 +301,7 @@ function drawTimeline() {
   fill($("timeline"), rows, (row, h) => {
     row.dataset.verb = h.verb;
     row.dataset.object = h.object || "";
+    row.dataset.qmgr = h.qmgr || "";
     cell(row, when(h.ts));
     cell(row, h.qmgr);
     cell(row, h.verb);
@@ -279,7 +312,9 @@ function drawTimeline() {
     if (link) {
       const [queue, field, value] = link;
       const a = td.appendChild(document.createElement("a"));
-      a.href = `#browse=${encodeURIComponent(queue)}` + (field ? `&${field}=${value}` : "");
+      // another QM's message is on that QM: the link opens its console there
+      const there = h.qmgr && h.qmgr !== $("title").dataset.qmgr && memberUrls[h.qmgr] ? `${memberUrls[h.qmgr]}/console` : "";
+      a.href = `${there}#browse=${encodeURIComponent(queue)}` + (field ? `&${field}=${value}` : "");
       a.className = "id";
       a.textContent = field ? `${field === "correl_id" ? "CorrelId" : "MsgId"} ${value}` : `browse ${queue}`;
       a.setAttribute("aria-label", field ? `Browse the message on ${queue} with ${field} ${value}` : `Browse ${queue}`);
@@ -319,6 +354,7 @@ async function loadReports() {
 
 function render(state) {
   $("title").textContent = `${state.qmgr.name} of ${state.qmgr.qsg}`;
+  $("title").dataset.qmgr = state.qmgr.name;
   const q = state.qmgr;
   $("status").textContent = `${q.status} - IGQ agent ${q.IGQAGENT || "?"}` +
     (q.IGQAGENT === "RETRY" ? ` (${q.IGQRETRIES} retries: ${q.IGQRETRYREASON})` : "");
@@ -364,6 +400,7 @@ function render(state) {
   }
   lastHappenings = state.happenings;
   memberNames = state.members.map((m) => m.QMNAME);
+  for (const m of state.members) memberUrls[m.QMNAME] = m.URL;
   drawTimeline();
   drawCharts();
 }
