@@ -1,9 +1,9 @@
 """What the live console shows of one queue manager, read as its MQSC commands read it: the
 group's members, the CF structures (DISPLAY CFSTATUS), the local queues with their live depth
-and open counts (DISPLAY QLOCAL), and the latest group happenings (events, trigger messages,
-expiries, IGQ moves, peer recoveries), and the latest point of the message rates
-(``app.console.rates``). Everything runs as the caller, with the caller's rights: the console is
-an administrator's tool, as MQSC is."""
+and open counts (DISPLAY QLOCAL), the latest happenings (events, trigger messages, expiries,
+reports, IGQ moves, peer recoveries; also the group's, asked of each QM), and the latest point
+of the message rates (``app.console.rates``). Everything runs as the caller, with the caller's
+rights: the console is an administrator's tool, as MQSC is."""
 
 from __future__ import annotations
 
@@ -56,12 +56,13 @@ async def console_state(qm: Any, rates: RateHistory | None = None, *, history: b
 async def _rates(qm: Any, rates: RateHistory, history: bool) -> dict[str, Any]:
     """The rates point (a new one when due: one CF status read per queue, no more often than
     ``rates.min_interval_ms`` however many consoles watch) and, with ``history``, all points."""
-    now = qm.clock.now_ms()
-    if rates.due(now):
+    if rates.due(qm.clock.now_ms()):
         readings = [QueueReading(obj.name, status.depth,
                                  {name: Counters(s.enq, s.deq, s.reset_ms) for name, s in status.stats.items()})
                     for obj, status in await qm.metrics.queue_statuses()]
-        rates.add(now, readings)
+        now = qm.clock.now_ms()
+        if rates.due(now):  # another console's reading, made meanwhile, may have made the point
+            rates.add(now, readings)
     out: dict[str, Any] = {"rates": rates.latest()}
     if history:
         out["history"] = rates.history()

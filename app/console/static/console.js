@@ -73,8 +73,8 @@ function draw(id, series, yLabel) {
     if (typeof uPlot === "undefined") return;  // the library did not load: the tables still work
     const options = {
       width, height: 200, legend: { live: false },
-      tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),  // UTC, as the rest of the page
-      // the time axis as HH:MM:SS UTC, as every time on the page
+      // the time axis in UTC (ticks on UTC minutes, labels HH:MM:SS), as every time on the page
+      tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
       axes: [{ space: 55, incrs: [15, 30, 60, 120, 300],
                values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 19)) },
              { label: yLabel, size: 56 }],
@@ -129,7 +129,8 @@ const seenRecoveries = new Set();
 function noteChange(ts, text, recovered) {
   changes.push({ ts, text, recovered });
   changes.sort((a, b) => b.ts - a.ts);
-  $("recoveries").replaceChildren(...changes.slice(0, 50).map((c) => {
+  changes.length = Math.min(changes.length, 50);
+  $("recoveries").replaceChildren(...changes.map((c) => {
     const item = document.createElement("li");
     if (c.recovered) item.dataset.recovered = c.recovered;
     item.textContent = `${when(c.ts)} ${c.text}`;
