@@ -204,7 +204,8 @@ function drawGroup(state) {
   // The flows: this QM's IGQ deliveries say exactly where each came from (the putting QM); the
   // counters add what the others moved (a sender and a receiver in the same 5 minutes)
   const exact = new Map();
-  for (const h of state.happenings) {
+  const happenings = allHappenings();
+  for (const h of happenings) {
     if (h.verb !== "IGQ" || h.ts < now.t - HISTORY_MS || !h.from) continue;
     const key = `${h.from} \u2192 ${h.to || state.qmgr.name}`;
     const flow = exact.get(key) || exact.set(key, { count: 0, queues: new Set() }).get(key);
@@ -227,13 +228,13 @@ function drawGroup(state) {
       li.textContent = text;
       return li;
     }));
-  const event = state.happenings.find((h) => h.verb === "EVENT" && /DEPTH/.test(h.reason || ""));
+  const event = happenings.find((h) => h.verb === "EVENT" && /DEPTH/.test(h.reason || ""));
   if (event) {
     $("coordinator").textContent = `${event.reason} on ${event.object} at ${when(event.ts)}, ` +
       `coordinated by ${event.coordinator || event.qmgr}`;
     $("coordinator").dataset.qmgr = event.coordinator || event.qmgr;
   }
-  for (const h of state.happenings.filter((h) => h.verb === "PEER_RECOVERY").reverse()) {
+  for (const h of happenings.filter((h) => h.verb === "PEER_RECOVERY").reverse()) {
     const key = `${h.ts}/${h.object}`;
     if (seenRecoveries.has(key)) continue;
     seenRecoveries.add(key);
@@ -244,40 +245,40 @@ function drawGroup(state) {
 
 // ---- the timeline ----
 
-let lastHappenings = [];   // this QM's, from the event stream
-let groupHappenings = null;  // every QM's (GET /console/happenings?scope=group), while that scope is chosen
-let groupTimer = null;
-const memberUrls = {};   // QM -> its URL, for links to another QM's messages
+let lastHappenings = [];     // this QM's, from the event stream
+let groupHappenings = null;  // every QM's (GET /console/happenings?scope=group), asked every 3 seconds
+let groupProblem = "";       // why the group's could not all be had
+let lastState = null;
+const memberUrls = {};       // QM -> its URL, for links to another QM's messages
 
-// The timeline's rows: this QM's happenings, or the group's (asked again every 3 seconds).
+// The group's happenings: every QM's as last asked, with this QM's newer ones from the stream.
+function allHappenings() {
+  if (!groupHappenings) return lastHappenings;
+  const seen = new Set();
+  const key = (h) => `${h.qmgr}|${h.ts}|${h.verb}|${h.object}|${h.msg_id || h.correl_id || ""}`;
+  return [...lastHappenings, ...groupHappenings]
+    .filter((h) => !seen.has(key(h)) && seen.add(key(h)))
+    .sort((a, b) => b.ts - a.ts);
+}
+
+// The timeline's rows: this QM's happenings, or the whole group's.
 function timelineRows() {
-  return $("timeline-scope").value === "group" && groupHappenings ? groupHappenings : lastHappenings;
+  return $("timeline-scope").value === "group" ? allHappenings() : lastHappenings;
 }
 
 async function loadGroupHappenings() {
   try {
     const answer = await call("GET", "/console/happenings?scope=group");
     groupHappenings = answer.happenings;
-    $("timeline-note").hidden = !answer.unanswered.length;
-    $("timeline-note").textContent = `not answering: ${answer.unanswered.join(", ")}`;
-    drawTimeline();
+    groupProblem = answer.unanswered.length ? `not answering: ${answer.unanswered.join(", ")}` : "";
   } catch (e) {
-    $("timeline-note").hidden = false;
-    $("timeline-note").textContent = e.message;
+    groupProblem = e.message;
   }
+  if (lastState) drawGroup(lastState);
+  drawTimeline();
 }
 
-$("timeline-scope").addEventListener("change", () => {
-  clearInterval(groupTimer);
-  groupHappenings = null;
-  $("timeline-note").hidden = true;
-  if ($("timeline-scope").value === "group") {
-    loadGroupHappenings();
-    groupTimer = setInterval(loadGroupHappenings, 3000);
-  }
-  drawTimeline();
-});
-
+$("timeline-scope").addEventListener("change", drawTimeline);
 // The message a happening put, as a link that browses it (the page's #browse=... address).
 function messageLink(h) {
   if (h.verb === "EVENT" && h.correl_id) return ["SYSTEM.ADMIN.PERFM.EVENT", "correl_id", h.correl_id];
@@ -289,6 +290,9 @@ function messageLink(h) {
 }
 
 function drawTimeline() {
+  const note = $("timeline-scope").value === "group" ? groupProblem : "";
+  $("timeline-note").hidden = !note;
+  $("timeline-note").textContent = note;
   const filter = $("timeline-filter").value.trim().toUpperCase();
   const kind = $("timeline-kind").value;
   const rows = timelineRows().filter((h) => (!kind || h.verb === kind) &&
@@ -354,6 +358,10 @@ async function loadReports() {
 // ---- the whole page ----
 
 function render(state) {
+  lastHappenings = state.happenings;
+  lastState = state;
+  memberNames = state.members.map((m) => m.QMNAME);
+  for (const m of state.members) memberUrls[m.QMNAME] = m.URL;
   $("title").textContent = `${state.qmgr.name} of ${state.qmgr.qsg}`;
   $("title").dataset.qmgr = state.qmgr.name;
   const q = state.qmgr;
@@ -399,9 +407,6 @@ function render(state) {
     select.replaceChildren(new Option("(busiest)", ""), ...names.map((n) => new Option(n, n)));
     select.value = chosenQueue;
   }
-  lastHappenings = state.happenings;
-  memberNames = state.members.map((m) => m.QMNAME);
-  for (const m of state.members) memberUrls[m.QMNAME] = m.URL;
   drawTimeline();
   drawCharts();
 }
@@ -573,6 +578,8 @@ async function start() {
   await loadReports();
   render(answer);
   listen();
+  loadGroupHappenings();  // the group view and the group's timeline show every QM's happenings
+  setInterval(loadGroupHappenings, 3000);
   browseFromAddress();
 }
 
