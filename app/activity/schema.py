@@ -45,6 +45,7 @@ class Verb(StrEnum):
     EXPIRY = "EXPIRY"                # expired messages discarded; ``count`` of them
     PEER_RECOVERY = "PEER_RECOVERY"  # this QM recovered ``object`` (a failed QM); ``count`` units of work
     IGQ = "IGQ"                      # a message moved by intra-group queuing
+    REPORT = "REPORT"                # a report message put (COA, COD, expiration); ``object`` its ReplyToQ
     LOST = "LOST"                    # ``count`` records were dropped (activity_overflow=drop)
 
 

@@ -49,7 +49,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/v1/health", "/v1/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json",
-                        "/console", "/console/console.js"})  # the console's page and script: no data
+                        # the console's page, its script and the charting library it loads: no data
+                        "/console", "/console/console.js", "/console/vendor/uPlot.iife.min.js",
+                        "/console/vendor/uPlot.min.css"})
 #: The console's data calls: a 401 there carries no ``WWW-Authenticate: Basic`` challenge, so the
 #: browser does not ask for basic credentials (and keep them for any page to ride): the page
 #: shows its login form, which gets the HttpOnly, SameSite=Strict login cookie.

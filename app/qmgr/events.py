@@ -75,7 +75,7 @@ class EventService:
             # issue theirs, so an event on a shared queue yields 1 to N messages, never none
             # while some active QM is enabled.
             if self.enabled():
-                await self.issue(loc, reason, correl_id)
+                await self.issue(loc, reason, correl_id, coordinator=self.qm.name)
             if shared:
                 await self.qm.broadcaster.publish({"kind": "perfm", "tag": loc.tag, "queue": loc.name,
                                                    "reason": reason, "correl_id": correl_id})
@@ -86,11 +86,12 @@ class EventService:
         """Another QM coordinates an event on a shared queue: issue this QM's event message."""
         if self.enabled():
             await self.issue(QueueLocation(request["tag"], request["queue"]), int(request["reason"]),
-                             request["correl_id"])
+                             request["correl_id"], coordinator=str(request.get("origin") or ""))
 
-    async def issue(self, loc: QueueLocation, reason: int, correl_id: str) -> None:
+    async def issue(self, loc: QueueLocation, reason: int, correl_id: str, *, coordinator: str = "") -> None:
         """Put this QM's event message: its statistics for the queue since its last event
-        message or RESET QSTATS, which this resets."""
+        message or RESET QSTATS, which this resets. ``coordinator``: the QM whose put or get
+        fired it (the console's group view shows it; the activity record's ``detail``)."""
         stats = await self.qm.cf.reset_stats(loc, self.qm.name)
         since = stats.reset_ms or self.qm.started_ms
         body = {"command": "PERFM_EVENT", "reason": reason, "reason_name": reason_name(reason),
@@ -99,7 +100,8 @@ class EventService:
                                "HighQDepth": stats.hiq, "MsgEnqCount": stats.enq, "MsgDeqCount": stats.deq}}
         md = {"format": "MQEVENT", "correl_id": correl_id, "expiry": -1, "persistence": "NOT_PERSISTENT"}
         await self.qm.mqi.put_system(EVENT_QUEUE, md, orjson.dumps(body))
-        self.qm.activity.emit(Verb.EVENT, object=loc.name, rc=reason, correl_id=correl_id)
+        self.qm.activity.emit(Verb.EVENT, object=loc.name, rc=reason, correl_id=correl_id,
+                              detail=orjson.dumps({"coordinator": coordinator}).decode() if coordinator else None)
 
     async def drain(self) -> None:
         """Wait for event messages being issued (tests, shutdown)."""

@@ -144,7 +144,11 @@ class ExpiryService:
         queue = original.get("reply_to_q", "")
         reply_qmgr = str(original.get("reply_to_qmgr") or "").strip()
         try:
-            await self.qm.mqi.put_system(queue, md, data, qmgr=reply_qmgr or None, keep_identity=True)
+            put = await self.qm.mqi.put_system(queue, md, data, qmgr=reply_qmgr or None, keep_identity=True)
+            # the console's timeline links to the report by its MsgId (where it went: ``to``)
+            self.qm.activity.emit(Verb.REPORT, object=queue, msg_id=put.md.msg_id, correl_id=put.md.correl_id,
+                                  detail=orjson.dumps({"feedback": MQFB(feedback).name,
+                                                       "to": reply_qmgr or self.qm.name}).decode())
         except MQError as exc:
             if exc.reason in OUTAGE_REASONS:
                 raise

@@ -266,8 +266,10 @@ class IgqAgent:
         await self.qm.mqi.commit_unit_of_work(self.conn)  # get and put (or dead letter) together
         self._committing = False
         self.delivered += 1
+        # detail: the flow, from the putting QM to this one (the console's group view draws it)
+        flow = {"from": md.get("put_qmgr") or "", "to": header.get("RemoteQMgrName") or self.qm.name}
         self.qm.activity.emit(Verb.IGQ, object=header["RemoteQName"], msg_id=md.get("msg_id"),
-                              correl_id=md.get("correl_id"), size=len(data), detail=header.get("RemoteQMgrName"))
+                              correl_id=md.get("correl_id"), size=len(data), detail=orjson.dumps(flow).decode())
         return True
 
     async def _deliver(self, queue: str, md: dict[str, Any], data: bytes, expires: int) -> None:

@@ -36,8 +36,11 @@ from app.qmgr.definitions import queue_location
 log = logging.getLogger(__name__)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-_HAPPENINGS = frozenset({Verb.EVENT, Verb.TRIGGER, Verb.EXPIRY, Verb.IGQ, Verb.PEER_RECOVERY})
+_HAPPENINGS = frozenset({Verb.EVENT, Verb.TRIGGER, Verb.EXPIRY, Verb.IGQ, Verb.PEER_RECOVERY, Verb.REPORT})
 # MQI calls take from tens of microseconds (a get from an empty queue) to a wait of minutes.
+#: How many of the latest happenings the console's timeline keeps, and which of their fields.
+RECENT = 200
+_RECENT_FIELDS = ("ts", "verb", "object", "rc", "count", "qmgr", "correl_id", "msg_id", "detail")
 _CALL_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 300)
 _LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 _CF_BUCKETS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05, 0.25, 1)
@@ -81,9 +84,9 @@ class QmgrMetrics:
         # labelled children, looked up once (labels() takes a lock and builds a key each call)
         self._by_verb: dict[tuple[str, int], Any] = {}
         self._by_script: dict[str, Any] = {}
-        #: The latest group happenings (events, trigger messages, expiries, IGQ, peer recoveries),
-        #: newest last, for the console.
-        self.recent: deque[dict[str, Any]] = deque(maxlen=50)
+        #: The latest group happenings (events, trigger messages, expiries, IGQ, peer recoveries, reports),
+        #: newest last, for the console's timeline.
+        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
 
     # -- as it happens --
 
@@ -101,8 +104,7 @@ class QmgrMetrics:
             children[1].observe(record.get("latency_us", 0) / 1e6)
             return
         if verb in _HAPPENINGS:
-            self.recent.append({k: record[k] for k in ("ts", "verb", "object", "rc", "count", "qmgr")
-                                if k in record})
+            self.recent.append({k: record[k] for k in _RECENT_FIELDS if k in record})
         if verb == Verb.EVENT:
             self.events.labels(reason_name(int(record.get("rc", 0)))).inc()
         elif verb == Verb.TRIGGER:
@@ -170,7 +172,7 @@ class QmgrMetrics:
         last_get = GaugeMetricFamily("qsg_queue_last_get_age_seconds",
                                      "Seconds since this QM last got a message from the queue", labels=labels)
         now_ms = qm.clock.now_ms()
-        for obj, status in await self._queue_statuses() if per_queue else ():
+        for obj, status in await self.queue_statuses() if per_queue else ():
             key = (obj.name, obj.qsgdisp)
             depth.add_metric(key, status.depth)
             uncommitted.add_metric(key, status.uncommitted)
@@ -235,9 +237,10 @@ class QmgrMetrics:
         restarts.add_metric((), int(info.get("IGQRESTARTS", 0)))
         return [state, retries, restarts]
 
-    async def _queue_statuses(self) -> list[tuple[Any, Any]]:
+    async def queue_statuses(self) -> list[tuple[Any, Any]]:
         """The local queues this QM serves (its private ones and the shared ones) with their
-        status; a queue whose structure cannot answer now is left out of this scrape."""
+        status; a queue whose structure cannot answer now is left out (of this scrape, or of the
+        console's rates sample)."""
         qm = self.qm
         queues = [obj for obj in qm.cache.all("QUEUE") if obj.objtype == "QLOCAL"
                   and (obj.qsgdisp == "SHARED" or obj.owner_qmgr == qm.name)]
