@@ -275,7 +275,8 @@ def test_timeline_shows_a_depth_event_with_its_correl_id(group, connect, tmp_pat
         events = page.locator(f"#timeline tr[data-verb=EVENT][data-object='{q}']")
         expect(events).to_have_count(2, timeout=15000)
         expect(events.locator("td[data-field=correl_id]")).to_have_text([f"CorrelId {correl_id}"] * 2)
-        qm2_link = page.locator(f"#timeline tr[data-verb=EVENT][data-object='{q}'][data-qmgr=QM2] td[data-field=correl_id] a")
+        qm2_link = page.locator(
+            f"#timeline tr[data-verb=EVENT][data-object='{q}'][data-qmgr=QM2] td[data-field=correl_id] a")
         assert qm2_link.get_attribute("href") == (
             f"{group.url('QM2')}/console#browse=SYSTEM.ADMIN.PERFM.EVENT&correl_id={correl_id}")
         page.locator("#timeline-section").screenshot(path=str(shots(tmp_path) / "timeline.png"))
