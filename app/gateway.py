@@ -26,7 +26,7 @@ from app.core.reasons import MQRC
 
 _OWNED = re.compile(r"^/v1/connections/([A-Z][A-Z0-9@#$]{0,3})-")
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade"}
-_FORWARDED = {"x-forwarded-host", "x-forwarded-proto"}
+_FORWARDED = {"x-forwarded-host", "x-forwarded-proto", "x-forwarded-for"}
 
 
 def parse_upstreams(text: str) -> dict[str, str]:
@@ -70,6 +70,9 @@ def create_gateway(upstreams: dict[str, str], verify: ssl.SSLContext | bool = Tr
         # served may open its calls); set here, never passed on from the client.
         headers["x-forwarded-host"] = request.headers.get("host", "")
         headers["x-forwarded-proto"] = request.url.scheme
+        # The client's own address, for the queue manager's throttle and logs (it believes this
+        # only from the entry points QSG_TRUSTED_PROXIES names); whatever the client sent is dropped.
+        headers["x-forwarded-for"] = request.client.host if request.client else ""
         r = await state["client"].request(request.method, url, headers=headers, content=await request.body())
         out_headers = {k: v for k, v in r.headers.items() if k.lower() not in _HOP_BY_HOP}
         return Response(r.content, status_code=r.status_code, headers=out_headers)

@@ -92,6 +92,10 @@ class Settings(BaseSettings):
     auth_fail_limit_client: int = Field(
         30, ge=1, description="The same for one client address (all user names together)")
     auth_fail_window_s: float = Field(60.0, gt=0, description="The window of the failed-authentication throttle")
+    trusted_proxies: str = Field(
+        "", description="Comma-separated addresses or networks (CIDR) of entry points (qsg gateway, a load "
+                        "balancer) whose X-Forwarded-For names the client, so that the failed-authentication "
+                        "throttle and the logs see the client's address; empty = nobody's (the header is ignored)")
     allowed_origins: str = Field(
         "", description="Comma-separated web origins (scheme://host:port) besides the queue manager's own whose "
                         "pages may open a session (WebSocket) or send state-changing calls, e.g. the entry point's")

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -704,3 +705,53 @@ def test_a_storm_of_wrong_passwords_from_one_address_does_not_hold_up_other_user
     runs = after["known"] + after["unknown"] - before["known"] - before["unknown"]
     assert runs <= limit + 1, runs  # the storm's (at most the limit) and the latecomer's
     assert after["throttled"] - before["throttled"] >= 32 - limit
+
+
+def _wrong_passwords(url: str, n: int, source: str = "127.0.0.1",
+                     forwarded: Callable[[int], str] | None = None) -> None:
+    """``n`` wrong passwords of different users from ``source`` (their own X-Forwarded-For each)."""
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=60) as client:
+        for i in range(n):
+            headers = {"X-Forwarded-For": forwarded(i)} if forwarded else {}
+            assert client.get(f"{url}/v1/qmgr", auth=(f"nobody{i}", "wrong"), headers=headers).status_code == 401
+
+
+def test_a_forged_x_forwarded_for_does_not_dodge_the_address_throttle(make_fresh_cluster):
+    """Nobody's X-Forwarded-For is believed by default (uvicorn's own default believes any local
+    process): wrong passwords under a new forged address each are still counted against the
+    address they came from, which is throttled past QSG_AUTH_FAIL_LIMIT_CLIENT."""
+    g = make_fresh_cluster(["QM1"], env={"QSG_AUTH": "on", "QSG_AUTH_FAIL_LIMIT_CLIENT": "3"})
+    qsg_cli(g, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    assert httpx.get(f"{g.url('QM1')}/v1/qmgr", auth=ADMIN, timeout=60).status_code == 200  # (remembered)
+    before = checks(g)
+    _wrong_passwords(g.url("QM1"), 6, forwarded=lambda i: f"10.66.0.{i}")
+    assert checks(g)["throttled"] - before["throttled"] == 3  # the 4th, 5th and 6th: the address's limit
+
+
+def test_through_a_trusted_entry_point_each_client_has_its_own_throttle(make_fresh_cluster, tmp_path: Path):
+    """``qsg gateway`` names its client in X-Forwarded-For (replacing what the client sent) and the
+    queue managers believe it from the addresses in QSG_TRUSTED_PROXIES: one client's wrong
+    passwords through the entry point throttle that client, not everyone behind the entry point."""
+    g = make_fresh_cluster(["QM1"], env={"QSG_AUTH": "on", "QSG_AUTH_FAIL_LIMIT_CLIENT": "3",
+                                         "QSG_TRUSTED_PROXIES": "127.0.0.1"})
+    qsg_cli(g, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
+    assert httpx.get(f"{g.url('QM1')}/v1/qmgr", auth=ADMIN, timeout=60).status_code == 200
+    port = free_port()
+    gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
+                                "--upstreams", f"QM1={g.url('QM1')}"],
+                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "gateway.log", "wb"))
+    try:
+        entry = f"http://127.0.0.1:{port}"
+        wait_until(lambda: httpx.get(f"{entry}/v1/health").status_code == 200, what="the entry point up",
+                   tolerate=(httpx.HTTPError,))
+        before = checks(g)
+        # the attacker at 127.0.0.2, posing as a new address each time
+        _wrong_passwords(entry, 5, source="127.0.0.2", forwarded=lambda i: f"10.66.0.{i}")
+        assert checks(g)["throttled"] - before["throttled"] == 2
+        # another client of the entry point still has its tries (argon2 runs: not throttled)
+        before = checks(g)
+        _wrong_passwords(entry, 2, source="127.0.0.3")
+        assert checks(g)["throttled"] == before["throttled"]
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=20)

@@ -55,5 +55,6 @@ def gateway(host: str | None, port: int, upstreams: str, tls_cert: str | None, t
     uvicorn.run(app, host=host or "127.0.0.1", port=port, log_level="warning",
                 http=bounded_protocol(AnsweringHttpToolsProtocol, limits.header_timeout_s, limits.max_connections,
                                       limits.body_timeout_s, limits.body_min_rate),
-                timeout_keep_alive=limits.keep_alive_s, log_config=None, ssl_certfile=tls_cert or None,
+                timeout_keep_alive=limits.keep_alive_s, log_config=None, proxy_headers=False,
+                ssl_certfile=tls_cert or None,
                 ssl_keyfile=tls_key or None)

@@ -79,6 +79,10 @@ def serve(**given: Any) -> None:
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level,
                             log_config=None, timeout_graceful_shutdown=10, ws_max_size=settings.max_frame_bytes,
                             timeout_keep_alive=settings.keep_alive_s,
+                            # X-Forwarded-For only from the entry points named (uvicorn's default
+                            # trusts any local process, which could then pose as any address)
+                            proxy_headers=bool(settings.trusted_proxies.strip()),
+                            forwarded_allow_ips=settings.trusted_proxies.strip() or None,
                             http=bounded_protocol(AnsweringHttpToolsProtocol, settings.header_timeout_s,
                                                   settings.max_connections, settings.body_timeout_s,
                                                   settings.body_min_rate),
