@@ -42,6 +42,15 @@ from tests.support.redis_server import RedisServer  # noqa: E402
 
 #: Headers every call carries besides its content type and length (``--auth on``: the credentials).
 EXTRA_HEADERS: list[tuple[bytes, bytes]] = []
+#: The redis-server whose CPU each timed loop also measures (set once it is started).
+REDIS_PID: list[int] = []
+
+
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds the main thread of process ``pid`` (redis-server's, which runs every command)
+    has run on a CPU (Linux /proc schedstat: finer than the clock ticks of /proc/<pid>/stat,
+    which a short loop would round to a few ticks)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
 async def call(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
@@ -76,14 +85,18 @@ async def timed(app: Any, path: str, body: bytes, n: int) -> float:
     return (await timed_wall(app, path, body, n))[0]
 
 
-async def timed_wall(app: Any, path: str, body: bytes, n: int) -> tuple[float, float]:
-    """CPU and wall-clock microseconds per call over ``n`` calls (each must succeed)."""
+async def timed_wall(app: Any, path: str, body: bytes, n: int) -> tuple[float, float, float]:
+    """CPU of this process, wall-clock time and CPU of the redis-server, in microseconds per
+    call over ``n`` calls (each must succeed)."""
+    r0 = cpu_ns(REDIS_PID[0]) if REDIS_PID else 0
     t0, w0 = time.process_time(), time.perf_counter()
     for _ in range(n):
         status, answer = await call(app, path, body)
         if status >= 300:
             raise RuntimeError(f"{path}: {status} {answer[:200]!r}")
-    return (time.process_time() - t0) / n * 1e6, (time.perf_counter() - w0) / n * 1e6
+    t1, w1 = time.process_time(), time.perf_counter()
+    r1 = cpu_ns(REDIS_PID[0]) if REDIS_PID else 0
+    return (t1 - t0) / n * 1e6, (w1 - w0) / n * 1e6, (r1 - r0) / n / 1e3
 
 
 def start_replicas(master: RedisServer, n: int) -> list[RedisServer]:
@@ -107,6 +120,8 @@ def start_replicas(master: RedisServer, n: int) -> list[RedisServer]:
 async def run(args: argparse.Namespace) -> None:
     server = RedisServer()
     server.start()
+    assert server.proc is not None
+    REDIS_PID.append(server.proc.pid)
     replicas = start_replicas(server, args.replicas)
     workdir = Path(tempfile.mkdtemp(prefix="qsg-asgi-"))
     os.environ["BARE_REDIS_URL"] = server.url
@@ -162,7 +177,7 @@ async def run(args: argparse.Namespace) -> None:
             chosen = [c for c in cases if only is None or c[1] in only or f"{c[0]}:{c[1]}" in only]
             # Each verb's targets take turns, in ``--chunks`` slices of their calls, so that a change
             # of the machine's load during the run falls on both alike (their ratio is what counts).
-            totals: dict[tuple[str, str], list[float]] = {(c[0], c[1]): [0.0, 0.0] for c in chosen}
+            totals: dict[tuple[str, str], list[float]] = {(c[0], c[1]): [0.0, 0.0, 0.0] for c in chosen}
             for verb in dict.fromkeys(c[1] for c in chosen):
                 pair = [c for c in chosen if c[1] == verb]
                 for _ in range(args.chunks):
@@ -171,31 +186,36 @@ async def run(args: argparse.Namespace) -> None:
                         if profiling:
                             profiler.enable()
                         calls = max(1, args.calls // per_call // args.chunks)
-                        cpu, wall = await timed_wall(a, path, body, calls)
+                        cpu, wall, redis_cpu = await timed_wall(a, path, body, calls)
                         if profiling:
                             profiler.disable()
                         totals[(target, verb)][0] += cpu / per_call / args.chunks
                         totals[(target, verb)][1] += wall / per_call / args.chunks
-            for key, (cpu, wall) in totals.items():
-                results[key], walls[key] = cpu, wall
+                        totals[(target, verb)][2] += redis_cpu / per_call / args.chunks
+            rediss: dict[tuple[str, str], float] = {}
+            for key, (cpu, wall, redis_cpu) in totals.items():
+                results[key], walls[key], rediss[key] = cpu, wall, redis_cpu
             if profiler:
                 profiler.dump_stats(args.profile)
         print(f"\n{args.calls} calls each, one after another, {args.size}-byte messages, activity log "
               f"{args.activity}, {args.replicas} replica(s), QSG_CF_REPLICA_ACKS={args.replica_acks}; CPU of "
-              f"this process (application + Redis client), no HTTP server; wall = latency per call\n")
+              f"this process (application + Redis client), no HTTP server; wall = latency per call; Redis = "
+              f"CPU of the redis-server\n")
         for verb in ("MQPUT", "MQGET"):
             if ("QM1", verb) in results and ("bare", verb) in results:
                 bare, ours = results[("bare", verb)], results[("QM1", verb)]
                 print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us   "
-                      f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us")
+                      f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us   "
+                      f"Redis: bare {rediss[('bare', verb)]:5.0f} us   QM {rediss[('QM1', verb)]:5.0f} us")
             for target in ("bare", "QM1"):
                 if (target, verb) in results and ("bare" if target == "QM1" else "QM1", verb) not in results:
-                    print(f"{verb}: {target} {results[(target, verb)]:6.0f} us   wall {walls[(target, verb)]:6.0f} us")
+                    print(f"{verb}: {target} {results[(target, verb)]:6.0f} us   wall {walls[(target, verb)]:6.0f} us   "
+                      f"Redis {rediss[(target, verb)]:5.0f} us")
         for verb in ("put-batch", "get-batch"):
             if ("QM1", verb) not in results:
                 continue
             print(f"{verb} {n}: QM {results[('QM1', verb)]:6.1f} us per message   "
-                  f"wall {walls[('QM1', verb)]:6.1f} us per message")
+                  f"wall {walls[('QM1', verb)]:6.1f} us   Redis {rediss[('QM1', verb)]:5.1f} us per message")
     finally:
         for replica in replicas:
             replica.cleanup()
