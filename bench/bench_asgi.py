@@ -209,8 +209,9 @@ async def run(args: argparse.Namespace) -> None:
                       f"Redis: bare {rediss[('bare', verb)]:5.0f} us   QM {rediss[('QM1', verb)]:5.0f} us")
             for target in ("bare", "QM1"):
                 if (target, verb) in results and ("bare" if target == "QM1" else "QM1", verb) not in results:
-                    print(f"{verb}: {target} {results[(target, verb)]:6.0f} us   wall {walls[(target, verb)]:6.0f} us   "
-                      f"Redis {rediss[(target, verb)]:5.0f} us")
+                    key = (target, verb)
+                    print(f"{verb}: {target} {results[key]:6.0f} us   wall {walls[key]:6.0f} us   "
+                          f"Redis {rediss[key]:5.0f} us")
         for verb in ("put-batch", "get-batch"):
             if ("QM1", verb) not in results:
                 continue
