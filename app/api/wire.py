@@ -135,10 +135,16 @@ def put_response(outcome: PutOutcome) -> dict[str, Any]:
     return _with_warning({"md": outcome.md.to_dict()}, outcome.warnings)
 
 
-def get_response(got: GotMessage) -> dict[str, Any]:
-    """The body of a get or browse: MQMD, data (text or base64) and its full length."""
+def get_response(got: GotMessage, like: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The body of a get or browse: MQMD, data (text or base64) and its full length. ``like``:
+    the answer's MQMD of a message whose MQMD differs from this one's only in its MsgId."""
     data, encoding = encode_data(got.data, got.md.format, got.md.coded_char_set_id)
-    out = {"md": got.md.to_dict(), "data": data, "data_encoding": encoding, "data_length": got.data_length,
+    if like is None:
+        md = got.md.to_dict()
+    else:
+        md = like.copy()
+        md["msg_id"] = got.md.msg_id
+    out = {"md": md, "data": data, "data_encoding": encoding, "data_length": got.data_length,
            # MQGMO output fields; z/OS never reassembles segments (SegmentStatus and
            # Segmentation are always NOT_A_SEGMENT and INHIBITED there)
            "group_status": group_status(got.md), "segment_status": "NOT_A_SEGMENT",
@@ -234,7 +240,18 @@ def get_batch_call(body: GetBatchRequest) -> tuple[GetCall, int]:
 def get_batch_response(messages: list[GotMessage]) -> dict[str, Any]:
     """The body of a get-batch: each message as a get returns it (a truncated one with its
     2079 warning); when any was truncated, the body's completion_code/reason say so too."""
-    out: dict[str, Any] = {"messages": [get_response(m) for m in messages]}
+    answers: list[dict[str, Any]] = []
+    key: tuple[Any, ...] | None = None
+    previous: dict[str, Any] = {}
+    for message in messages:
+        # The MQMDs of a batch's messages often differ only in their MsgIds: the answer's MQMD
+        # is then a copy of the previous one's with its own MsgId.
+        fields = fields_but_msg_id(message.md)
+        answer = get_response(message, previous if fields == key else None)
+        if fields != key:
+            key, previous = fields, answer["md"]
+        answers.append(answer)
+    out: dict[str, Any] = {"messages": answers}
     truncated = sum(1 for m in messages if m.truncated)
     if truncated:
         out.update(completion_code=CompCode.WARNING, reason=int(MQRC.TRUNCATED_MSG_ACCEPTED),

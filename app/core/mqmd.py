@@ -153,6 +153,14 @@ class MQMD:
     def persistent(self) -> bool:
         return self.persistence == "PERSISTENT"
 
+    def copy(self, msg_id: str) -> MQMD:
+        """A copy of this MQMD (its lists and properties copied too) with ``msg_id``."""
+        md = MQMD(msg_id, *_BUT_MSG_ID(self))
+        md.report, md.msg_flags = list(md.report), list(md.msg_flags)
+        if md.properties is not None:
+            md.properties = dict(md.properties)
+        return md
+
 
 _FIELD_NAMES = tuple(MQMD.__dataclass_fields__)
 #: Every field of an MQMD but its MsgId, read in one C call (messages of a batch usually differ
@@ -227,6 +235,35 @@ def _repair(md: MQMD) -> None:
         setattr(md, name, [v for v in value if type(v) is str] if type(value) is list else [])
     if md.properties is not None and type(md.properties) is not dict:
         md.properties = None
+class ParsedMDs:
+    """The MQMDs of a batch's messages parsed from their stored encodings (``StoredMDs``'), in
+    order: a message whose stored MQMD is the previous parsed one's but for its MsgId (the same
+    bytes around it) gets a copy of that MQMD with its own MsgId instead of a second parse
+    (a get-batch of messages a put-batch stored is all such messages)."""
+
+    __slots__ = ("_md", "_tail")
+
+    def __init__(self) -> None:
+        self._md: MQMD | None = None
+        self._tail = b""
+
+    def parse(self, stored: bytes) -> MQMD:
+        """The MQMD stored as ``stored`` (``MQMD.from_dict`` of its JSON). Raises
+        ``orjson.JSONDecodeError`` when it is not JSON."""
+        plain = stored.startswith(_MSG_ID_HEAD) and stored[_MSG_ID_END:_MSG_ID_END + 1] == b'"'
+        msg_id = stored[len(_MSG_ID_HEAD):_MSG_ID_END]
+        plain = plain and msg_id.isalnum()  # bytes.isalnum: ASCII letters and digits only
+        template = self._md
+        if plain and template is not None and stored[_MSG_ID_END:] == self._tail:
+            return template.copy(msg_id.decode())
+        md = MQMD.from_dict(orjson.loads(stored))
+        if plain and md.msg_id == msg_id.decode():
+            self._md, self._tail = md.copy(md.msg_id), stored[_MSG_ID_END:]
+        else:
+            self._md = None
+        return md
+
+
 # The fields a compact MQMD leaves out when they hold these values.
 _RARE_DEFAULTS: dict[str, Any] = {
     "encoding": DEFAULT_ENCODING, "coded_char_set_id": DEFAULT_CCSID, "group_id": NO_ID, "msg_seq_number": 1,

@@ -17,7 +17,7 @@ from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at
 from app.core.igq import transmission_message
-from app.core.mqmd import StoredMDs
+from app.core.mqmd import ParsedMDs, StoredMDs
 from app.core.reasons import MQRC
 from app.core.reports import report_code
 from app.qmgr.mqi.get import Gets, _got_message
@@ -192,8 +192,9 @@ class Batches(Gets):
                 handle.browse_cursor = results[-1].cursor
         now = self.qm.clock.now_ms()
         got: list[GotMessage] = []
+        parsed = ParsedMDs()
         for result in results:
-            message = _got_message(result, call, now)
+            message = _got_message(result, call, now, parsed)
             if gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and message.md.persistent):
                 conn.uow_messages += 1  # MAXUMSGS
             if gmo.convert:
