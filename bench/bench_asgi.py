@@ -172,7 +172,10 @@ async def run(args: argparse.Namespace) -> None:
             for verb, opts in (("put", ["OUTPUT"]), ("get", ["INPUT_SHARED"])):
                 hobjs[verb] = orjson.loads((await call(app, f"/v1/connections/{hconn}/objects", orjson.dumps(
                     {"object_name": "BENCH.Q", "options": opts})))[1])["hobj"]
-            put_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"]})
+            # --persistent: the non-persistent MQPUT names its persistence too, as MQPUT-P (and
+            # bench_wrk's messages) do: the two differ in the recovery log only
+            plain_md = {"md": {"persistence": "NOT_PERSISTENT"}} if args.persistent else {}
+            put_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"], **plain_md})
             persistent_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"],
                                             "md": {"persistence": "PERSISTENT"}})
             get_body = b'{"options": ["NO_SYNCPOINT"]}'

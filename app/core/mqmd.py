@@ -305,6 +305,8 @@ def _is_int(value: Any) -> bool:
 
 def hex_id(value: Any, field: str) -> str:
     """A MsgId/CorrelId as 48 lower-case hex digits; MQRC_MD_ERROR naming ``field`` otherwise."""
+    if value == NO_ID:
+        return NO_ID  # the usual CorrelId (and MsgId left to the queue manager): nothing to check
     if not isinstance(value, str) or len(value) != 48:
         raise MQError(MQRC.MD_ERROR, f"{field} must be 48 hexadecimal digits (24 bytes)")
     try:
