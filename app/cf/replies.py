@@ -80,10 +80,14 @@ class PutReply(ScriptReply):
 
     def result(self) -> PutResult:
         """The put's ``PutResult`` (of a reply with code 0)."""
+        depth_event, service_event = self.depth_event, self.service_event
+        if depth_event or service_event:  # rare: most puts fire no event
+            events: tuple[int, ...] = tuple(e for e in (depth_event, service_event) if e)
+        else:
+            events = ()
         return PutResult(
             self.seq, self.depth_after, self.depth_before, self.available_after, self.visible, self.ipprocs,
-            self.opprocs, tuple(e for e in (self.depth_event, self.service_event) if e),
-            (self.trig_before, self.trig_after))
+            self.opprocs, events, (self.trig_before, self.trig_after))
 
     @classmethod
     def parse(cls, raw: Any) -> PutReply:

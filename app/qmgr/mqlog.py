@@ -73,7 +73,8 @@ class MessageLog:
         #: The fsync the callers of ``force`` wait on together (group commit), None between them.
         self._flush: asyncio.Future[None] | None = None
         #: The thread that runs the fsyncs (one at a time: each covers what was written before it).
-        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"mqlog-{qmgr}")
+        self._syncer: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=1,
+                                                                     thread_name_prefix=f"mqlog-{qmgr}")
         #: fsyncs of the log, ever (``/metrics``: how many calls each one served).
         self.fsyncs = 0
         # The folder exists from the start, so that every other queue manager's RECOVER
@@ -165,7 +166,10 @@ class MessageLog:
             # closed and reused) while the thread syncs it; the duplicate still names its file.
             fd = os.dup(self._fd)
             try:
-                await asyncio.get_running_loop().run_in_executor(self._syncer, _sync_data, fd)
+                if self._syncer is None:  # stopped: a straggler syncs on the loop
+                    _sync_data(fd)
+                else:
+                    await asyncio.get_running_loop().run_in_executor(self._syncer, _sync_data, fd)
             finally:
                 os.close(fd)
             self.fsyncs += 1
@@ -199,6 +203,13 @@ class MessageLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def stop(self) -> None:
+        """Close the log and end its sync thread (the queue manager stops)."""
+        self.close()
+        syncer, self._syncer = self._syncer, None
+        if syncer is not None:
+            syncer.shutdown(wait=False)
 
     # ---- reading (RECOVER CFSTRUCT) -------------------------------------------------------
 
