@@ -172,7 +172,7 @@ def fields_but_msg_id(md: MQMD) -> tuple[Any, ...]:
     """The values of every field of ``md`` but ``msg_id``: two MQMDs with equal tuples differ at
     most in their MsgIds (the test a batch makes before it reuses one message's encoding for
     the next). The lists in it are ``md``'s own: compare it while ``md`` is not changed."""
-    return _BUT_MSG_ID(md)  # type: ignore[no-any-return]
+    return _BUT_MSG_ID(md)
 
 
 #: The start of a compact MQMD's JSON (``to_dict`` puts the MsgId first); after it, 48 hex digits.
