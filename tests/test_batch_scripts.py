@@ -226,3 +226,28 @@ def test_the_workload_has_every_kind_of_message() -> None:
     assert any(len(m.body) > 64512 for m in messages)
     assert {m.report for m in messages} >= {0, 5, 16}
     assert re.fullmatch(r"[0-9A-F]{48}", messages[0].msg_id or "")
+
+
+@pytest.mark.asyncio
+async def test_getters_waiting_on_two_queue_managers_are_woken_by_one_put_batch(redis_url: str) -> None:
+    """A put-batch wakes waiting getters with one notice for its messages (not one per message):
+    getters parked on two queue managers both get a message of it, at once."""
+    import asyncio
+
+    clock = ManualClock()
+    engines = [await make_cf(redis_url, recheck_s=60.0, clock=clock) for _ in range(3)]
+    try:
+        await engines[0].define_queue(ONE, ATTRS)
+        waiters = [asyncio.create_task(cf.get(ONE, qmgr=f"QM{i + 1}", hconn="W", gen=None, wait_ms=60_000))
+                   for i, cf in enumerate(engines[:2])]
+        for cf in engines[:2]:
+            await asyncio.wait_for(cf.listener.wait_parked(ONE), 10)
+        messages = [BatchMessage(priority=0, persistent=False, msg_id=mid(i + 1), correl_id=None, md_json="{}",
+                                 body=b"m%d" % i) for i in range(3)]
+        done = await engines[2].put_batch(ONE, qmgr="QM3", hconn="P", gen=None, syncpoint=False, messages=messages)
+        assert done.error is None and len(done.puts) == 3
+        got = await asyncio.wait_for(asyncio.gather(*waiters), 10)  # recheck_s is 60 s: only a wake-up is fast
+        assert sorted(g.body for g in got) == [b"m0", b"m1"]
+    finally:
+        for cf in engines:
+            await close_cf(cf)
