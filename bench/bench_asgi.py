@@ -8,7 +8,7 @@ throughput figures come from bench/bench_wrk.py.
     python bench/bench_asgi.py [--calls 5000] [--size 1024] [--batch 100] [--activity on|off]
                                [--auth on|off] [--only VERB,...] [--chunks 10]
                                [--profile FILE [--profile-verb MQPUT|MQGET|put-batch|get-batch]]
-                               [--replicas N [--replica-acks N]]
+                               [--replicas N [--replica-acks N]] [--persistent] [--concurrency N]
 
 ``--auth on`` runs the queue manager with authentication on, every call with HTTP basic
 credentials of an administrator (as bench_wrk's ``--auth on``). ``--only`` measures only the
@@ -18,6 +18,13 @@ loop under ``py-spy record``).
 ``--replicas N`` gives the redis-server N replicas; ``--replica-acks N`` sets QSG_CF_REPLICA_ACKS
 (each state-changing script is followed by WAIT on its connection). Besides the CPU, each call's
 wall time is printed (calls run one after another, so it is their latency): what WAIT adds.
+
+``--persistent`` makes the structure RECOVER(YES) and adds the verb ``MQPUT-P``: the same MQPUT
+of a persistent message, written to the recovery log and forced to disk before it is answered,
+measured in turn with the non-persistent MQPUT; its messages/s against theirs is printed.
+``--concurrency N`` runs N calls at a time (N tasks, each making its share of the calls one
+after another): the wall time is then per call of all N together, i.e. the inverse of the
+messages/s, which is what sharing one fsync among concurrent calls (group commit) changes.
 """
 
 from __future__ import annotations
@@ -42,6 +49,15 @@ from tests.support.redis_server import RedisServer  # noqa: E402
 
 #: Headers every call carries besides its content type and length (``--auth on``: the credentials).
 EXTRA_HEADERS: list[tuple[bytes, bytes]] = []
+#: The redis-server whose CPU each timed loop also measures (set once it is started).
+REDIS_PID: list[int] = []
+
+
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds the main thread of process ``pid`` (redis-server's, which runs every command)
+    has run on a CPU (Linux /proc schedstat: finer than the clock ticks of /proc/<pid>/stat,
+    which a short loop would round to a few ticks)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
 async def call(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
@@ -76,14 +92,30 @@ async def timed(app: Any, path: str, body: bytes, n: int) -> float:
     return (await timed_wall(app, path, body, n))[0]
 
 
-async def timed_wall(app: Any, path: str, body: bytes, n: int) -> tuple[float, float]:
-    """CPU and wall-clock microseconds per call over ``n`` calls (each must succeed)."""
+#: Calls in flight at a time (``--concurrency``).
+CONCURRENCY = [1]
+
+
+async def timed_wall(app: Any, path: str, body: bytes, n: int) -> tuple[float, float, float]:
+    """CPU of this process, wall-clock time and CPU of the redis-server, in microseconds per
+    call over ``n`` calls (each must succeed), ``CONCURRENCY`` of them at a time."""
+
+    async def calls(k: int) -> None:
+        for _ in range(k):
+            status, answer = await call(app, path, body)
+            if status >= 300:
+                raise RuntimeError(f"{path}: {status} {answer[:200]!r}")
+
+    tasks = min(CONCURRENCY[0], n)
+    r0 = cpu_ns(REDIS_PID[0]) if REDIS_PID else 0
     t0, w0 = time.process_time(), time.perf_counter()
-    for _ in range(n):
-        status, answer = await call(app, path, body)
-        if status >= 300:
-            raise RuntimeError(f"{path}: {status} {answer[:200]!r}")
-    return (time.process_time() - t0) / n * 1e6, (time.perf_counter() - w0) / n * 1e6
+    if tasks <= 1:
+        await calls(n)
+    else:
+        await asyncio.gather(*(calls(n // tasks + (i < n % tasks)) for i in range(tasks)))
+    t1, w1 = time.process_time(), time.perf_counter()
+    r1 = cpu_ns(REDIS_PID[0]) if REDIS_PID else 0
+    return (t1 - t0) / n * 1e6, (w1 - w0) / n * 1e6, (r1 - r0) / n / 1e3
 
 
 def start_replicas(master: RedisServer, n: int) -> list[RedisServer]:
@@ -107,6 +139,8 @@ def start_replicas(master: RedisServer, n: int) -> list[RedisServer]:
 async def run(args: argparse.Namespace) -> None:
     server = RedisServer()
     server.start()
+    assert server.proc is not None
+    REDIS_PID.append(server.proc.pid)
     replicas = start_replicas(server, args.replicas)
     workdir = Path(tempfile.mkdtemp(prefix="qsg-asgi-"))
     os.environ["BARE_REDIS_URL"] = server.url
@@ -131,14 +165,19 @@ async def run(args: argparse.Namespace) -> None:
     try:
         async with app.router.lifespan_context(app), bare_app.app.router.lifespan_context(bare_app.app):
             status, _ = await call(app, "/v1/admin/mqsc", orjson.dumps({"script": (
-                "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)\n"
+                f"DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER({'YES' if args.persistent else 'NO'})\n"
                 "DEFINE QLOCAL(BENCH.Q) QSGDISP(SHARED) CFSTRUCT(APPL1) MAXDEPTH(999999999)")}))
             hconn = orjson.loads((await call(app, "/v1/connections", b'{"appl_name": "ASGI"}'))[1])["hconn"]
             hobjs = {}
             for verb, opts in (("put", ["OUTPUT"]), ("get", ["INPUT_SHARED"])):
                 hobjs[verb] = orjson.loads((await call(app, f"/v1/connections/{hconn}/objects", orjson.dumps(
                     {"object_name": "BENCH.Q", "options": opts})))[1])["hobj"]
-            put_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"]})
+            # --persistent: the non-persistent MQPUT names its persistence too, as MQPUT-P (and
+            # bench_wrk's messages) do: the two differ in the recovery log only
+            plain_md = {"md": {"persistence": "NOT_PERSISTENT"}} if args.persistent else {}
+            put_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"], **plain_md})
+            persistent_body = orjson.dumps({"data": "x" * args.size, "options": ["NO_SYNCPOINT"],
+                                            "md": {"persistence": "PERSISTENT"}})
             get_body = b'{"options": ["NO_SYNCPOINT"]}'
             n = args.batch
             put_batch = orjson.dumps({"messages": [{"data": "x" * args.size}] * n, "options": ["NO_SYNCPOINT"]})
@@ -150,6 +189,8 @@ async def run(args: argparse.Namespace) -> None:
                      ("QM1", "MQGET", app, f"{base}/{hobjs['get']}/get", get_body, 1),
                      ("QM1", "put-batch", app, f"{base}/{hobjs['put']}/put-batch", put_batch, n),
                      ("QM1", "get-batch", app, f"{base}/{hobjs['get']}/get-batch", get_batch, n)]
+            if args.persistent:  # in turn with the non-persistent MQPUT (one verb pair)
+                cases.append(("QM1", "MQPUT-P", app, f"{base}/{hobjs['put']}/put", persistent_body, 1))
             for _target, _verb, a, path, body, _n in cases:  # warm-up
                 await timed(a, path, body, 20)
             # enough messages for every get below (puts come first in each pair, so gets never run dry)
@@ -162,40 +203,51 @@ async def run(args: argparse.Namespace) -> None:
             chosen = [c for c in cases if only is None or c[1] in only or f"{c[0]}:{c[1]}" in only]
             # Each verb's targets take turns, in ``--chunks`` slices of their calls, so that a change
             # of the machine's load during the run falls on both alike (their ratio is what counts).
-            totals: dict[tuple[str, str], list[float]] = {(c[0], c[1]): [0.0, 0.0] for c in chosen}
-            for verb in dict.fromkeys(c[1] for c in chosen):
-                pair = [c for c in chosen if c[1] == verb]
+            totals: dict[tuple[str, str], list[float]] = {(c[0], c[1]): [0.0, 0.0, 0.0] for c in chosen}
+            for verb in dict.fromkeys("MQPUT" if c[1] == "MQPUT-P" else c[1] for c in chosen):
+                pair = [c for c in chosen if c[1] == verb or (verb == "MQPUT" and c[1] == "MQPUT-P")]
                 for _ in range(args.chunks):
-                    for target, _verb, a, path, body, per_call in pair:
-                        profiling = profiler is not None and target == "QM1" and verb == args.profile_verb
+                    for target, case_verb, a, path, body, per_call in pair:
+                        profiling = profiler is not None and target == "QM1" and case_verb == args.profile_verb
                         if profiling:
                             profiler.enable()
                         calls = max(1, args.calls // per_call // args.chunks)
-                        cpu, wall = await timed_wall(a, path, body, calls)
+                        cpu, wall, redis_cpu = await timed_wall(a, path, body, calls)
                         if profiling:
                             profiler.disable()
-                        totals[(target, verb)][0] += cpu / per_call / args.chunks
-                        totals[(target, verb)][1] += wall / per_call / args.chunks
-            for key, (cpu, wall) in totals.items():
-                results[key], walls[key] = cpu, wall
+                        totals[(target, case_verb)][0] += cpu / per_call / args.chunks
+                        totals[(target, case_verb)][1] += wall / per_call / args.chunks
+                        totals[(target, case_verb)][2] += redis_cpu / per_call / args.chunks
+            rediss: dict[tuple[str, str], float] = {}
+            for key, (cpu, wall, redis_cpu) in totals.items():
+                results[key], walls[key], rediss[key] = cpu, wall, redis_cpu
             if profiler:
                 profiler.dump_stats(args.profile)
-        print(f"\n{args.calls} calls each, one after another, {args.size}-byte messages, activity log "
+        print(f"\n{args.calls} calls each, {args.concurrency} at a time, {args.size}-byte messages, activity log "
               f"{args.activity}, {args.replicas} replica(s), QSG_CF_REPLICA_ACKS={args.replica_acks}; CPU of "
-              f"this process (application + Redis client), no HTTP server; wall = latency per call\n")
+              f"this process (application + Redis client), no HTTP server; wall = latency per call; Redis = "
+              f"CPU of the redis-server\n")
         for verb in ("MQPUT", "MQGET"):
             if ("QM1", verb) in results and ("bare", verb) in results:
                 bare, ours = results[("bare", verb)], results[("QM1", verb)]
                 print(f"{verb}: bare {bare:6.0f} us   QM {ours:6.0f} us   QM adds {ours - bare:5.0f} us   "
-                      f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us")
+                      f"wall: bare {walls[('bare', verb)]:6.0f} us   QM {walls[('QM1', verb)]:6.0f} us   "
+                      f"Redis: bare {rediss[('bare', verb)]:5.0f} us   QM {rediss[('QM1', verb)]:5.0f} us")
             for target in ("bare", "QM1"):
                 if (target, verb) in results and ("bare" if target == "QM1" else "QM1", verb) not in results:
-                    print(f"{verb}: {target} {results[(target, verb)]:6.0f} us   wall {walls[(target, verb)]:6.0f} us")
+                    key = (target, verb)
+                    print(f"{verb}: {target} {results[key]:6.0f} us   wall {walls[key]:6.0f} us   "
+                          f"Redis {rediss[key]:5.0f} us")
+        if ("QM1", "MQPUT-P") in results:
+            key = ("QM1", "MQPUT-P")
+            ratio = walls[("QM1", "MQPUT")] / walls[key] if ("QM1", "MQPUT") in walls else float("nan")
+            print(f"MQPUT-P (persistent): QM {results[key]:6.0f} us   wall {walls[key]:6.0f} us   Redis "
+                  f"{rediss[key]:5.0f} us   messages/s {ratio:.2f}x the non-persistent MQPUT's")
         for verb in ("put-batch", "get-batch"):
             if ("QM1", verb) not in results:
                 continue
             print(f"{verb} {n}: QM {results[('QM1', verb)]:6.1f} us per message   "
-                  f"wall {walls[('QM1', verb)]:6.1f} us per message")
+                  f"wall {walls[('QM1', verb)]:6.1f} us   Redis {rediss[('QM1', verb)]:5.1f} us per message")
     finally:
         for replica in replicas:
             replica.cleanup()
@@ -212,13 +264,19 @@ def main() -> None:
     parser.add_argument("--only", metavar="VERB,...", help="measure only these verbs (MQPUT, MQGET, put-batch, "
                                                            "get-batch), or TARGET:VERB (QM1:MQPUT, bare:MQGET)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the queue manager's calls into FILE")
-    parser.add_argument("--profile-verb", choices=("MQPUT", "MQGET", "put-batch", "get-batch"), default="MQPUT")
+    parser.add_argument("--profile-verb", choices=("MQPUT", "MQPUT-P", "MQGET", "put-batch", "get-batch"),
+                        default="MQPUT")
     parser.add_argument("--batch", type=int, default=100, help="messages per put-batch / get-batch")
     parser.add_argument("--replicas", type=int, default=0, help="replicas of the redis-server")
     parser.add_argument("--replica-acks", type=int, default=0, help="QSG_CF_REPLICA_ACKS (WAIT after each write)")
+    parser.add_argument("--persistent", action="store_true",
+                        help="a RECOVER(YES) structure, and MQPUT-P: MQPUT of persistent messages (recovery log)")
+    parser.add_argument("--concurrency", type=int, default=1, help="calls in flight at a time")
     import uvloop  # as uvicorn runs the servers
 
-    uvloop.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    CONCURRENCY[0] = max(1, args.concurrency)
+    uvloop.run(run(args))
 
 
 if __name__ == "__main__":

@@ -264,3 +264,54 @@ def test_properties_count_in_the_message_length():
     assert properties_length(md.properties) == (1 + 3) + (2 + 3) + (1 + 2) + (1 + 3) + (1 + 4) + (1 + 4)
     assert message_length(md, 10) == 10 + properties_length(md.properties)
     assert message_length(MQMD(), 10) == 10
+
+
+# ---- a batch's MQMDs: encoded and parsed once for messages that differ only in their MsgIds ----
+
+
+def _batch_mds() -> list[MQMD]:
+    ids = MsgIdGenerator("QM1")
+    mds = []
+    for i in range(6):
+        md = MQMD(msg_id=ids.next(), priority=4, persistence="PERSISTENT", report=["COA"] if i < 3 else [],
+                  put_appl_name="APP", put_date_time="2026-11-27T18:00:00.000Z", put_qmgr="QM1")
+        if i == 4:
+            md.properties = {"colour": "red"}
+        mds.append(md)
+    mds.append(MQMD(msg_id="ab" * 24, correl_id="cd" * 24))
+    return mds
+
+
+def test_stored_mds_are_the_bytes_each_message_would_be_encoded_as() -> None:
+    import orjson
+
+    from app.core.mqmd import StoredMDs
+
+    stored = StoredMDs()
+    mds = _batch_mds()
+    encoded = [stored.encode(md) for md in mds]
+    assert encoded == [orjson.dumps(md.to_dict(compact=True)) for md in mds]
+    assert len(set(encoded)) == len(mds)  # each with its own MsgId
+    # a change to an encoded MQMD's list after it was encoded does not leak into the next message's
+    first = MQMD(msg_id="01" * 24, report=["COA"])
+    stored.encode(first)
+    first.report[:] = ["COD"]
+    second = MQMD(msg_id="02" * 24, report=["COD"])
+    assert stored.encode(second) == orjson.dumps(second.to_dict(compact=True))
+
+
+def test_parsed_mds_are_what_each_stored_mqmd_parses_as_and_independent() -> None:
+    import orjson
+
+    from app.core.mqmd import ParsedMDs, StoredMDs
+
+    stored, parsed = StoredMDs(), ParsedMDs()
+    mds = _batch_mds()
+    got = [parsed.parse(stored.encode(md)) for md in mds]
+    assert got == [MQMD.from_dict(orjson.loads(orjson.dumps(md.to_dict(compact=True)))) for md in mds]
+    got[1].report.append("COD")  # the caller changes what it got (backout count, expiry, ...)
+    got[1].backout_count = 3
+    again = parsed.parse(stored.encode(mds[2]))
+    assert again.report == ["COA"] and again.backout_count == 0
+    with pytest.raises(orjson.JSONDecodeError):
+        parsed.parse(b"not json")

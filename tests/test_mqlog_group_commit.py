@@ -64,3 +64,30 @@ def test_answered_persistent_puts_survive_a_sigkill_and_a_structure_failure(make
     group.mqsc_ok("QM2", "RECOVER CFSTRUCT(GC1)")  # from the backup-less logs: QM1's included
     app = MQ(group.url("QM2"))
     assert set(app.drain(app.open("GC.Q", ["INPUT_SHARED"]))) == answered
+
+
+async def test_forcing_while_segments_turn_over_and_after_stop(tmp_path, monkeypatch):
+    """The sync runs on the log's own thread while calls go on writing: segments that fill up
+    and are left meanwhile (their descriptor closed) lose nothing, every call returns with its
+    record on disk; a log stopped (the queue manager ends) still forces a straggler's record."""
+    import app.qmgr.mqlog as mqlog
+
+    monkeypatch.setattr(mqlog, "SEGMENT_BYTES", 2000)  # a new segment every few records
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    answered = []
+
+    async def put(i: int) -> None:
+        log.put("t", "QM1", f"h{i}", False, "Q", i, "{}", b"{}", b"x" * 500)
+        await log.force()
+        answered.append(log._forced >= i)
+
+    for wave in range(5):
+        await asyncio.gather(*(put(wave * 10 + i) for i in range(1, 11)))
+    assert answered == [True] * 50
+    assert len(log.segments()) > 5 and 1 <= log.fsyncs
+    log.stop()
+    await put(51)  # after stop: synced on the caller's loop
+    assert answered[-1] and log._forced == 51
+    _, messages = log.read("APPL1", 0)
+    assert sorted(m.id for m in messages) == list(range(1, 52))
+    log.close()

@@ -342,13 +342,19 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
     common["latency_us"] = latency_us
     common["ts"] = activity.clock.now_ms()
 
+    queues: dict[int, dict[str, Any]] = {}  # id of a ResolvedQueue -> what _queue writes for it
+
     def one(arg: Any, result: Any, noted: dict[str, Any], error: MQError | None) -> None:
-        rec = dict(common)
-        noted = dict(noted)
-        resolved = noted.pop("resolved", None)
-        if resolved is not None:
-            _queue(rec, resolved)
-        rec.update(noted)
+        rec = common.copy()
+        for key, value in noted.items():
+            if key != "resolved":
+                rec[key] = value
+            elif value is not None:  # the batch's messages share their queue: described once
+                fields = queues.get(id(value))
+                if fields is None:
+                    fields = queues[id(value)] = {}
+                    _queue(fields, value)
+                rec.update(fields)
         if error is not None:
             rec["cc"], rec["rc"] = error.comp, error.reason
         else:

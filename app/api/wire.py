@@ -21,6 +21,7 @@ from app.core.mqmd import (
     MQLONG_MIN,
     NO_ID,
     as_text,
+    fields_but_msg_id,
     hex_id,
     validate_put_md,
 )
@@ -134,10 +135,16 @@ def put_response(outcome: PutOutcome) -> dict[str, Any]:
     return _with_warning({"md": outcome.md.to_dict()}, outcome.warnings)
 
 
-def get_response(got: GotMessage) -> dict[str, Any]:
-    """The body of a get or browse: MQMD, data (text or base64) and its full length."""
+def get_response(got: GotMessage, like: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The body of a get or browse: MQMD, data (text or base64) and its full length. ``like``:
+    the answer's MQMD of a message whose MQMD differs from this one's only in its MsgId."""
     data, encoding = encode_data(got.data, got.md.format, got.md.coded_char_set_id)
-    out = {"md": got.md.to_dict(), "data": data, "data_encoding": encoding, "data_length": got.data_length,
+    if like is None:
+        md = got.md.to_dict()
+    else:
+        md = like.copy()
+        md["msg_id"] = got.md.msg_id
+    out = {"md": md, "data": data, "data_encoding": encoding, "data_length": got.data_length,
            # MQGMO output fields; z/OS never reassembles segments (SegmentStatus and
            # Segmentation are always NOT_A_SEGMENT and INHIBITED there)
            "group_status": group_status(got.md), "segment_status": "NOT_A_SEGMENT",
@@ -172,24 +179,50 @@ def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
     pmo = parse_put_options(body.options)
     calls = []
     for i, raw in enumerate(body.messages):
+        # A message as JSON gives it (an object of the three fields, of their types) is taken as
+        # it is; anything else goes through the schema, which says what is wrong with it.
+        if type(raw) is dict and raw.keys() <= _MESSAGE_FIELDS:
+            raw_md, text, encoding = raw.get("md"), raw.get("data", ""), raw.get("data_encoding", "utf-8")
+            plain = (raw_md is None or type(raw_md) is dict) and type(text) is str and type(encoding) is str
+        else:
+            plain = False
+        if not plain:
+            try:
+                message = PutBatchMessage.model_validate(raw)
+            except ValidationError as exc:
+                raise _message_error(i, exc) from None
+            raw_md, text, encoding = message.md, message.data, message.data_encoding
         try:
-            message = PutBatchMessage.model_validate(raw)
-        except ValidationError as exc:
-            raise _message_error(i, exc) from None
-        try:
-            md, warnings = validate_put_md(message.md, settable=pmo.settable)
-            data = decode_data(message.data, message.data_encoding)
+            md, warnings = validate_put_md(raw_md, settable=pmo.settable)
+            data = decode_data(text, encoding)
         except MQError as exc:
             raise MQError(exc.reason, f"messages[{i}]: {exc.message}", exc.comp) from None
         calls.append(PutCall(md, data, pmo, warnings, body.context))
     return calls
 
 
+#: The fields of a put-batch message (``PutBatchMessage``).
+_MESSAGE_FIELDS = frozenset(PutBatchMessage.model_fields)
+
+
 def put_batch_response(outcomes: list[PutOutcome]) -> dict[str, Any]:
     """The body of a completed put-batch: ``count`` and the MQMD of every message, in order. A
     message's warning (e.g. 2049) is listed in ``warnings`` with its index, and the first one
     is the body's completion_code/reason, as a single put's warning is."""
-    out: dict[str, Any] = {"count": len(outcomes), "md": [o.md.to_dict() for o in outcomes]}
+    mds: list[dict[str, Any]] = []
+    key: tuple[Any, ...] | None = None
+    previous: dict[str, Any] = {}
+    for outcome in outcomes:
+        md = outcome.md
+        fields = fields_but_msg_id(md)
+        if fields == key:  # as the previous message's but the MsgId: a copy of its answer
+            answer = previous.copy()
+            answer["msg_id"] = md.msg_id
+        else:
+            answer = md.to_dict()
+            key, previous = fields, answer
+        mds.append(answer)
+    out: dict[str, Any] = {"count": len(outcomes), "md": mds}
     warnings = [{"index": i, "reason": int(reason), "message": text}
                 for i, o in enumerate(outcomes) for reason, text in o.warnings]
     if warnings:
@@ -207,7 +240,18 @@ def get_batch_call(body: GetBatchRequest) -> tuple[GetCall, int]:
 def get_batch_response(messages: list[GotMessage]) -> dict[str, Any]:
     """The body of a get-batch: each message as a get returns it (a truncated one with its
     2079 warning); when any was truncated, the body's completion_code/reason say so too."""
-    out: dict[str, Any] = {"messages": [get_response(m) for m in messages]}
+    answers: list[dict[str, Any]] = []
+    key: tuple[Any, ...] | None = None
+    previous: dict[str, Any] = {}
+    for message in messages:
+        # The MQMDs of a batch's messages often differ only in their MsgIds: the answer's MQMD
+        # is then a copy of the previous one's with its own MsgId.
+        fields = fields_but_msg_id(message.md)
+        answer = get_response(message, previous if fields == key else None)
+        if fields != key:
+            key, previous = fields, answer["md"]
+        answers.append(answer)
+    out: dict[str, Any] = {"messages": answers}
     truncated = sum(1 for m in messages if m.truncated)
     if truncated:
         out.update(completion_code=CompCode.WARNING, reason=int(MQRC.TRUNCATED_MSG_ACCEPTED),

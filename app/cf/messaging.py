@@ -66,6 +66,8 @@ log = logging.getLogger(__name__)
 
 #: Values per message in put_batch.lua's variadic ARGV.
 _BATCH_FIELDS = 11
+#: "0" to "9": a priority or a report code as the scripts take it, without a str() per message.
+_DIGITS = tuple(str(i) for i in range(10))
 #: A message's report code (app/core/reports.py report_code) at or above this asks for COA.
 _COA_UNIT = 16
 
@@ -115,10 +117,7 @@ class Messaging(HeldMessages):
         if reply.meta and self.recovery_log is not None:
             md = md_json if isinstance(md_json, bytes) else md_json.encode()
             self.recovery_log.put(loc.tag, qmgr, hconn, syncpoint, loc.name, reply.seq, _text(reply.meta), md, body)
-        return PutResult(
-            reply.seq, reply.depth_after, reply.depth_before, reply.available_after,
-            reply.visible, reply.ipprocs, reply.opprocs,
-            tuple(e for e in (reply.depth_event, reply.service_event) if e), (reply.trig_before, reply.trig_after))
+        return reply.result()
 
     async def put(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None,
                   syncpoint: bool, priority: int, persistent: bool, msg_id: str | None,
@@ -283,13 +282,19 @@ class Messaging(HeldMessages):
         flat: list[str | bytes] = []
         logged = False
         log_persistent = self._logs(loc.tag, True)  # the structure's persistent messages are logged
+        addressees: dict[str, str] = {}  # report_qmgr -> addressee: the batch's messages share a few
         for m in messages:
-            if not 0 <= m.priority <= 9 or isinstance(m.priority, bool):
-                raise MQError(MQRC.PRIORITY_ERROR, f"priority {m.priority} is not 0-9")
+            priority = m.priority
+            if type(priority) is not int or not 0 <= priority <= 9:
+                raise MQError(MQRC.PRIORITY_ERROR, f"priority {priority} is not 0-9")
             logs = log_persistent and m.persistent
             logged = logged or logs
-            flat += (str(m.priority), "1" if m.persistent else "0", _hex_id(m.msg_id), _hex_id(m.correl_id),
-                     m.md_json, m.body, str(m.expiry_at_ms), str(m.report), _report_addressee(loc, m.report_qmgr, qmgr),
+            addressee = addressees.get(m.report_qmgr)
+            if addressee is None:
+                addressee = addressees[m.report_qmgr] = _report_addressee(loc, m.report_qmgr, qmgr)
+            flat += (_DIGITS[priority], "1" if m.persistent else "0", _hex_id(m.msg_id), _hex_id(m.correl_id),
+                     m.md_json, m.body, str(m.expiry_at_ms) if m.expiry_at_ms else "0",
+                     _DIGITS[m.report] if 0 <= m.report <= 9 else str(m.report), addressee,
                      "1" if logs else "0", m.group)
         qk = QueueKeys(loc)
         args = PutBatchArgs(
@@ -306,7 +311,8 @@ class Messaging(HeldMessages):
                 raise _mq_error(reply.code, loc)  # nothing put: worth the one retry of a lost structure
             return reply
         reply = await self._once_more_if_lost(loc.tag, call)
-        puts = [self._put_done(loc, put, qmgr, hconn, syncpoint, m.md_json, m.body)
+        puts = [self._put_done(loc, put, qmgr, hconn, syncpoint, m.md_json, m.body) if put.meta or put.depth_event
+                or put.service_event else put.result()  # the common case: nothing fired, nothing to log
                 for put, m in zip(reply.puts, messages, strict=False)]
         if not syncpoint and any(m.report >= _COA_UNIT for m in messages[:len(puts)]):
             self._reports_queued(loc.tag, 1)  # COA reports queued by the puts

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar
 
 from app.cf.codec import flat_to_dict
 from app.cf.codec import text as _text
-from app.cf.results import UowQueueResult
+from app.cf.results import PutResult, UowQueueResult
 
 R = TypeVar("R", bound="ScriptReply")
 
@@ -90,6 +90,17 @@ class PutReply(ScriptReply):
     trig_after: int = -1
     meta: bytes = b""
     full_event: int = 0  # {2053, full_event}: 2053 when a Queue Full event fired
+
+    def result(self) -> PutResult:
+        """The put's ``PutResult`` (of a reply with code 0)."""
+        depth_event, service_event = self.depth_event, self.service_event
+        if depth_event or service_event:  # rare: most puts fire no event
+            events: tuple[int, ...] = tuple(e for e in (depth_event, service_event) if e)
+        else:
+            events = ()
+        return PutResult(
+            self.seq, self.depth_after, self.depth_before, self.available_after, self.visible, self.ipprocs,
+            self.opprocs, events, (self.trig_before, self.trig_after))
 
     @classmethod
     def parse(cls, raw: Any) -> PutReply:
@@ -162,7 +173,11 @@ class PutBatchReply(ScriptReply):
     @classmethod
     def parse(cls, raw: Any) -> PutBatchReply:
         size = len(cls.REPEAT)
-        puts = [PutReply.parse([0, *raw[i:i + size]]) for i in range(3, len(raw), size)]
+        reply = PutReply
+        puts = [reply(0, int(depth), int(seq), int(before), int(available), int(ipprocs), int(opprocs),
+                      bool(visible), int(depth_event), int(service_event), int(trig_before), int(trig_after), meta)
+                for (depth, seq, before, available, ipprocs, opprocs, visible, depth_event, service_event,
+                     trig_before, trig_after, meta) in (raw[i:i + size] for i in range(3, len(raw), size))]
         return cls(int(raw[0]), int(raw[1]), int(raw[2]), puts)
 
 

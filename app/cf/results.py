@@ -123,10 +123,11 @@ class PutRequest:
     group: str = ""  # group index entry (lua/_helpers.lua "grp"), "" in no group and no segment
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BatchMessage:
     """One message of ``put_batch`` (same meaning as the keyword arguments of ``put``; the
-    queue manager, connection, handle generation and syncpoint are the batch's)."""
+    queue manager, connection, handle generation and syncpoint are the batch's). Made for
+    every message of a batch: slotted, not frozen (see ``PutResult``); treat it as immutable."""
 
     priority: int
     persistent: bool

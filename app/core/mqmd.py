@@ -11,12 +11,15 @@ import base64
 import functools
 import itertools
 import math
+import operator
 import re
 import struct
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 from app.core.errors import MQError
 from app.core.reasons import MQRC
@@ -150,8 +153,60 @@ class MQMD:
     def persistent(self) -> bool:
         return self.persistence == "PERSISTENT"
 
+    def copy(self, msg_id: str) -> MQMD:
+        """A copy of this MQMD (its lists and properties copied too) with ``msg_id``."""
+        md = MQMD(msg_id, *_BUT_MSG_ID(self))
+        md.report, md.msg_flags = list(md.report), list(md.msg_flags)
+        if md.properties is not None:
+            md.properties = dict(md.properties)
+        return md
+
 
 _FIELD_NAMES = tuple(MQMD.__dataclass_fields__)
+#: Every field of an MQMD but its MsgId, read in one C call (messages of a batch usually differ
+#: only in their generated MsgIds: their encodings are made once, ``fields_but_msg_id``).
+_BUT_MSG_ID = operator.attrgetter(*(name for name in _FIELD_NAMES if name != "msg_id"))
+
+
+def fields_but_msg_id(md: MQMD) -> tuple[Any, ...]:
+    """The values of every field of ``md`` but ``msg_id``: two MQMDs with equal tuples differ at
+    most in their MsgIds (the test a batch makes before it reuses one message's encoding for
+    the next). The lists in it are ``md``'s own: compare it while ``md`` is not changed."""
+    return _BUT_MSG_ID(md)
+
+
+#: The start of a compact MQMD's JSON (``to_dict`` puts the MsgId first); after it, 48 hex digits.
+_MSG_ID_HEAD = b'{"msg_id":"'
+_MSG_ID_END = len(_MSG_ID_HEAD) + 48
+
+
+class StoredMDs:
+    """The stored encodings (compact JSON, ``to_dict(compact=True)``) of the MQMDs of a batch's
+    messages, in order: a message whose MQMD differs from the previous encoded one only in its
+    MsgId gets that one's bytes with its own MsgId in them, the same bytes ``orjson.dumps``
+    would make, for a fraction of the cost (a put-batch of messages with no MQMD of their
+    own is all such messages)."""
+
+    __slots__ = ("_key", "_tail")
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._tail = b""
+
+    def encode(self, md: MQMD) -> bytes:
+        key = _BUT_MSG_ID(md)
+        msg_id = md.msg_id
+        plain = len(msg_id) == 48 and msg_id.isascii() and msg_id.isalnum()  # hex: nothing to escape
+        if plain and key == self._key:
+            return _MSG_ID_HEAD + msg_id.encode() + self._tail
+        encoded = orjson.dumps(md.to_dict(compact=True))
+        if plain and encoded.startswith(_MSG_ID_HEAD):
+            # the key's lists and dict copied: the MQMD may be changed after it was encoded
+            self._key = tuple(v.copy() if isinstance(v, (list, dict)) else v for v in key)
+            self._tail = encoded[_MSG_ID_END:]
+        else:
+            self._key = None
+        return encoded
 _DEFAULTS = MQMD()
 _INT_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), int))
 _STR_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), str))
@@ -180,6 +235,35 @@ def _repair(md: MQMD) -> None:
         setattr(md, name, [v for v in value if type(v) is str] if type(value) is list else [])
     if md.properties is not None and type(md.properties) is not dict:
         md.properties = None
+class ParsedMDs:
+    """The MQMDs of a batch's messages parsed from their stored encodings (``StoredMDs``'), in
+    order: a message whose stored MQMD is the previous parsed one's but for its MsgId (the same
+    bytes around it) gets a copy of that MQMD with its own MsgId instead of a second parse
+    (a get-batch of messages a put-batch stored is all such messages)."""
+
+    __slots__ = ("_md", "_tail")
+
+    def __init__(self) -> None:
+        self._md: MQMD | None = None
+        self._tail = b""
+
+    def parse(self, stored: bytes) -> MQMD:
+        """The MQMD stored as ``stored`` (``MQMD.from_dict`` of its JSON). Raises
+        ``orjson.JSONDecodeError`` when it is not JSON."""
+        plain = stored.startswith(_MSG_ID_HEAD) and stored[_MSG_ID_END:_MSG_ID_END + 1] == b'"'
+        msg_id = stored[len(_MSG_ID_HEAD):_MSG_ID_END]
+        plain = plain and msg_id.isalnum()  # bytes.isalnum: ASCII letters and digits only
+        template = self._md
+        if plain and template is not None and stored[_MSG_ID_END:] == self._tail:
+            return template.copy(msg_id.decode())
+        md = MQMD.from_dict(orjson.loads(stored))
+        if plain and md.msg_id == msg_id.decode():
+            self._md, self._tail = md.copy(md.msg_id), stored[_MSG_ID_END:]
+        else:
+            self._md = None
+        return md
+
+
 # The fields a compact MQMD leaves out when they hold these values.
 _RARE_DEFAULTS: dict[str, Any] = {
     "encoding": DEFAULT_ENCODING, "coded_char_set_id": DEFAULT_CCSID, "group_id": NO_ID, "msg_seq_number": 1,
@@ -221,6 +305,8 @@ def _is_int(value: Any) -> bool:
 
 def hex_id(value: Any, field: str) -> str:
     """A MsgId/CorrelId as 48 lower-case hex digits; MQRC_MD_ERROR naming ``field`` otherwise."""
+    if value == NO_ID:
+        return NO_ID  # the usual CorrelId (and MsgId left to the queue manager): nothing to check
     if not isinstance(value, str) or len(value) != 48:
         raise MQError(MQRC.MD_ERROR, f"{field} must be 48 hexadecimal digits (24 bytes)")
     try:

@@ -81,7 +81,7 @@ class StructureService:
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
-        self.recovery_log.close()
+        self.recovery_log.stop()
 
     # ---- connecting: allocation and failure detection -------------------------------------
 

@@ -76,6 +76,191 @@ local function add_group(r, reason)
   out[#out + 1] = r[16]
 end
 
+--[[
+  The common batch, a destructive get of the next messages with no selection (no msg_id,
+  correl_id, group or token; no service interval events, which a private queue's PERFMEV gives
+  per get): the same messages, replies and final state as get_message called once per message,
+  with the queue's attributes read once, the messages read and removed with one command per
+  key, counters and statistics written once. Writes are buffered until the end, or until an
+  expired message is discarded (discard_expired reads and writes the queue's depth) or more
+  candidates are read. Returns nothing: it fills out, count, code, reports, depth_event,
+  discarded as the general loop below does.
+]]
+local function fast_batch()
+  local ctl, qp, qm, now = q.ctl, q.qp, q.qm, tonumber(q.now)
+  local a = redis.call("HMGET", ctl, "gen", "get", "depth")
+  if not a[1] then
+    code = (q.gen == "") and 2085 or 2052
+    return
+  end
+  if q.gen ~= "" and a[1] ~= q.gen then code = 2041 return end
+  if a[2] == "DISABLED" then code = 2016 return end
+  local depth = tonumber(a[3]) or 0
+  local idx = qp .. "idx"
+  local avail = redis.call("ZCARD", idx)
+  local buflen, accept = tonumber(q.buflen), q.accept
+  local DISCARD_BATCH = 500  -- as _get.lua's: at most so many expired messages per message's search
+  local discards, searching = 0, 0  -- expired messages discarded: by the call, since the last taken
+  -- buffered writes: index entries, data, the unit of work (flushed together), held ids
+  local function buffers()
+    return { idx = {}, mi = {}, ci = {}, gi = {}, md = {}, body = {}, exp = {}, uow = {}, gone = 0 }
+  end
+  local b = buffers()
+  local held = {}
+  local syncs = 0
+
+  local function push(t, v) t[#t + 1] = v end
+  local function flush()
+    if #b.idx > 0 then redis.call("ZREM", idx, unpack(b.idx)) end
+    if #b.mi > 0 then redis.call("ZREM", qp .. "mi", unpack(b.mi)) end
+    if #b.ci > 0 then redis.call("ZREM", qp .. "ci", unpack(b.ci)) end
+    if #b.gi > 0 then redis.call("ZREM", qp .. "gi", unpack(b.gi)) end
+    if #b.md > 0 then  -- delete_data's, for the messages deleted now
+      redis.call("ZREM", qp .. "pend", unpack(b.md))
+      redis.call("HDEL", qp .. "md", unpack(b.md))
+      redis.call("HDEL", qp .. "meta", unpack(b.md))
+    end
+    if #b.body > 0 then redis.call("HDEL", qp .. "body", unpack(b.body)) end
+    if #b.exp > 0 then redis.call("ZREM", qp .. "exp", unpack(b.exp)) end
+    if b.gone > 0 then redis.call("HINCRBY", ctl, "depth", -b.gone) end
+    if #b.uow > 0 then
+      redis.call("HINCRBY", ctl, "uncom", #b.uow)
+      redis.call("RPUSH", q.uow, unpack(b.uow))
+    end
+    b = buffers()
+  end
+
+  local stop = false
+  while count < most and not stop do
+    local ids = redis.call("ZRANGE", idx, 0, most - count - 1)
+    if #ids == 0 then break end
+    local metas = redis.call("HMGET", qp .. "meta", unpack(ids))
+    local mds = redis.call("HMGET", qp .. "md", unpack(ids))
+    local bodies = redis.call("HMGET", qp .. "body", unpack(ids))
+    local expired_seen = false
+    for i = 1, #ids do
+      local id = ids[i]
+      local m = parse_meta(metas[i])
+      if expired(m, now) then
+        -- Discarded there and then, as get_message does (the search goes on past it).
+        flush()
+        depth = discard_expired(q.sp, qp, ctl, id, m, qm)
+        avail = avail - 1
+        discards, searching = discards + 1, searching + 1
+        if m.rep ~= "0" then reports = reports + 1 end
+        expired_seen = true
+        if searching >= DISCARD_BATCH then
+          if count == 0 then code = -1 end  -- call again (as get.lua's -1)
+          stop = true
+          break
+        end
+      else
+        local md = mds[i]
+        local truncated = buflen >= 0 and m.len > buflen
+        if truncated and accept ~= "1" then
+          -- MQRC_TRUNCATED_MSG_FAILED: the message stays; the batch ends before it.
+          if count == 0 then
+            code = 2080
+            add_group({ 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+                        0, 0, 0, 0 }, 2080)
+          end
+          stop = true
+          break
+        end
+        local data
+        if truncated and buflen == 0 then
+          data = ""
+        elseif m.big == "1" then
+          if truncated then
+            data = redis.call("GETRANGE", qp .. "big:" .. id, 0, buflen - 1)
+          else
+            data = redis.call("GET", qp .. "big:" .. id)
+          end
+        else
+          data = bodies[i]
+          if truncated then data = string.sub(data, 1, buflen) end
+        end
+        -- Destructive: out of the indexes, depth down (IBM CURDEPTH).
+        push(b.idx, id)
+        if m.mid ~= "" then push(b.mi, m.mid .. ":" .. m.score .. ":" .. id) end
+        if m.cid ~= "" then push(b.ci, m.cid .. ":" .. m.score .. ":" .. id) end
+        if m.grp and m.grp ~= "" then push(b.gi, m.grp .. ":" .. m.score .. ":" .. id) end
+        b.gone = b.gone + 1
+        local depth_after = depth - 1
+        local sync = q.sync == "YES" or (q.sync == "IF_PERSISTENT" and m.pers == "1")
+        if sync then
+          push(b.uow, "G:" .. id .. ":" .. q.name)
+          syncs = syncs + 1
+        elseif q.token ~= "" then
+          push(held, id)  -- held under the call's token (held.lua), as get_message holds it
+        else
+          reports = reports + delivery_report(q.sp, qp, id, m)  -- COD, before the data goes
+          push(b.md, id)
+          if m.exp ~= "0" then push(b.exp, id) end
+          if m.big == "1" then
+            redis.call("UNLINK", qp .. "big:" .. id)
+            redis.call("SREM", qp .. "bigs", id)
+          else
+            push(b.body, id)
+          end
+        end
+        out[#out + 1] = md
+        out[#out + 1] = data
+        out[#out + 1] = m.len
+        out[#out + 1] = m.bo
+        out[#out + 1] = tonumber(m.pers)
+        out[#out + 1] = m.score
+        out[#out + 1] = depth_after
+        out[#out + 1] = depth
+        out[#out + 1] = avail - 1
+        out[#out + 1] = id
+        out[#out + 1] = sync and 1 or 0
+        out[#out + 1] = m.exp
+        out[#out + 1] = truncated and 2079 or 0
+        out[#out + 1] = 0  -- no service interval event (not PERFMEV's private queue)
+        depth, avail = depth_after, avail - 1
+        count, searching = count + 1, 0
+      end
+    end
+    -- Fewer candidates than asked and none expired: the queue has no more.
+    if not expired_seen then break end
+    flush()  -- the next candidates are read from the indexes as they are now
+  end
+  if count == 0 and code == 0 then
+    -- Nothing to return: no_message's waiter registration, then 2033.
+    local w = tonumber(q.register)
+    if w > 0 then
+      local wk = qp .. "waiters"
+      if redis.call("PTTL", wk) < w then redis.call("SET", wk, "1", "PX", w) end
+    end
+    code = 2033
+  end
+  flush()
+  if #held > 0 then
+    local entry = redis.call("HGET", q.held, q.token)
+    redis.call("HSET", q.held, q.token, (entry and (entry .. ",") or (q.name .. ":")) .. table.concat(held, ","))
+  end
+  if syncs > 0 then redis.call("SADD", q.uows, qm .. ":" .. q.hconn) end
+  if count > 0 then
+    local st = qp .. "stats"
+    redis.call("HINCRBY", st, qm .. ":deq", count)
+    redis.call("HSET", st, qm .. ":lastget", q.now)
+  end
+  -- Queue Depth Low: the depth only fell during the call, so its last value decides (as the
+  -- first get or discard that reached the threshold would have: the event then switched off).
+  if count > 0 or discards > 0 then
+    local ev = depth_low(ctl, q.perf, depth)
+    if ev ~= 0 then depth_event = ev end
+  end
+  discarded = discarded + discards
+end
+
+if q.mode == "GET" and q.select == "" and q.mid == "" and q.cid == "" and q.perf ~= "E" then
+  fast_batch()
+  out[1], out[2], out[3], out[4] = code, reports, depth_event, discarded
+  return out
+end
+
 while count < most do
   local r = get_message(q)
   local c = r[1]

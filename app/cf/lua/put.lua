@@ -2,7 +2,7 @@
 --[[
   MQPUT of one message to one queue: validate, store, count, make visible (or enlist in the
   unit of work), update this QM's statistics and wake waiting getters. The hot path: one call.
-  The put itself is _put.lua's put_message, shared with put_batch.lua.
+  The put itself is _put.lua's (put_begin, put_message, put_end), shared with put_batch.lua.
 
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl          queue control hash
@@ -58,9 +58,13 @@
 local refused = refusal(KEYS[5], ARGV[23], ARGV[24], ARGV[25])
 if refused then return { refused } end
 
-return put_message(
-  { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = ARGV[1], name = ARGV[2],
-    qm = ARGV[3], hconn = ARGV[4], gen = ARGV[5], sync = ARGV[6], now = ARGV[13],
-    channel = ARGV[14], offload = ARGV[15], perf = ARGV[19], trig_channel = ARGV[20] },
-  { prio = ARGV[7], pers = ARGV[8], mid = ARGV[9], cid = ARGV[10], md = ARGV[11], body = ARGV[12],
-    exp = ARGV[16], rep = ARGV[17], rq = ARGV[18], want_meta = ARGV[21], grp = ARGV[22] })
+local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = ARGV[1], name = ARGV[2],
+            qm = ARGV[3], hconn = ARGV[4], gen = ARGV[5], sync = ARGV[6], now = ARGV[13],
+            channel = ARGV[14], offload = ARGV[15], perf = ARGV[19], trig_channel = ARGV[20] }
+local s, code = put_begin(q)
+if not s then return { code } end
+local r = put_message(q, s, { prio = ARGV[7], pers = ARGV[8], mid = ARGV[9], cid = ARGV[10], md = ARGV[11],
+                              body = ARGV[12], exp = ARGV[16], rep = ARGV[17], rq = ARGV[18],
+                              want_meta = ARGV[21], grp = ARGV[22] })
+put_end(q, s)
+return r

@@ -3,6 +3,7 @@
   MQPUT of several messages to one queue in one call (the put-batch verb): each message in turn
   exactly as put.lua puts one (_put.lua), stopping at the first one refused. The messages before
   it stay put: visible now, or in the unit of work under syncpoint, as the same puts one by one.
+  The queue's attributes are read once and the messages written together (_put.lua).
 
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl          queue control hash
@@ -50,13 +51,16 @@ if refused then return { refused } end
 local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], expq = KEYS[4], qp = ARGV[1], name = ARGV[2],
             qm = ARGV[3], hconn = ARGV[4], gen = ARGV[5], sync = ARGV[6], now = ARGV[7],
             channel = ARGV[8], offload = ARGV[9], perf = ARGV[10], trig_channel = ARGV[11] }
+-- The queue's attributes are read once for the batch; refused there, no message is put.
+local s, code = put_begin(q)
+if not s then return { code, 0, 0 } end
 local out = { 0, 0, 0 }
 local count = 0
 for i = 15, #ARGV, 11 do
-  local r = put_message(q, { prio = ARGV[i], pers = ARGV[i + 1], mid = ARGV[i + 2], cid = ARGV[i + 3],
-                             md = ARGV[i + 4], body = ARGV[i + 5], exp = ARGV[i + 6], rep = ARGV[i + 7],
-                             rq = ARGV[i + 8], want_meta = ARGV[i + 9],
-                             grp = ARGV[i + 10] })
+  local r = put_message(q, s, { prio = ARGV[i], pers = ARGV[i + 1], mid = ARGV[i + 2], cid = ARGV[i + 3],
+                                md = ARGV[i + 4], body = ARGV[i + 5], exp = ARGV[i + 6], rep = ARGV[i + 7],
+                                rq = ARGV[i + 8], want_meta = ARGV[i + 9],
+                                grp = ARGV[i + 10] })
   if r[1] ~= 0 then
     out[1] = r[1]
     out[3] = r[2] or 0
@@ -65,5 +69,6 @@ for i = 15, #ARGV, 11 do
   count = count + 1
   for j = 2, #r do out[#out + 1] = r[j] end
 end
+put_end(q, s)
 out[2] = count
 return out

@@ -17,6 +17,7 @@ from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at
 from app.core.igq import transmission_message
+from app.core.mqmd import ParsedMDs, StoredMDs
 from app.core.reasons import MQRC
 from app.core.reports import report_code
 from app.qmgr.mqi.get import Gets, _got_message
@@ -70,10 +71,16 @@ class Batches(Gets):
             raise MQError(MQRC.PUT_INHIBITED, f"puts are inhibited on {resolved.opened.name}")
         qm_maxmsgl = int(self.qm.attrs.get("MAXMSGL", 104857600))
         # Each message is completed as MQPUT completes it, in order; one the queue manager
-        # refuses ends the batch there, after the messages before it are put.
+        # refuses ends the batch there, after the messages before it are put. What is the
+        # batch's (options, queue, put time, the stored MQMD of messages that differ only in
+        # their MsgIds) is worked out once.
         messages: list[BatchMessage] = []
         refused: MQError | None = None
         uow_limit = int(self.qm.attrs.get("MAXUMSGS", 10000)) if pmo.syncpoint else 0
+        now = self.qm.clock.now_ms()  # one put time: the one coupling-facility call stores them at one time
+        remote = resolved.remote
+        arrival = not remote
+        stored_mds = StoredMDs()
         for call in calls:
             md, data = call.md, call.data
             try:
@@ -88,20 +95,21 @@ class Batches(Gets):
                     handle.put_msg_group = msggroups.logical_put(handle.put_msg_group, md, len(data),
                                                                  call.pmo.syncpoint, call.pmo.logical_order,
                                                                  self.msg_ids.next)
-                now = self._fill_put_md(conn, resolved, opened, md, call.pmo, passed=passed, user_id=user_id)
+                self._fill_put_md(conn, resolved, opened, md, call.pmo, passed=passed, user_id=user_id, now=now)
                 group = self._group_entry(resolved, md) if md.msg_flags or md.offset else ""
             except MQError as exc:
                 refused = exc
                 break
-            stored_md, stored_data = md.to_dict(compact=True), data
-            if resolved.remote:
+            if remote:
                 # intra-group queuing, as MQPUT: a transmission header on SYSTEM.QSG.TRANSMIT.QUEUE
-                stored_md, header = transmission_message(stored_md, data, *resolved.remote)
-                stored_data = orjson.dumps(header)
+                stored_md, header = transmission_message(md.to_dict(compact=True), data, *remote)
+                md_json, stored_data = orjson.dumps(stored_md), orjson.dumps(header)
+                msg_id, correl_id = stored_md["msg_id"], stored_md["correl_id"]
+            else:
+                md_json, stored_data, msg_id, correl_id = stored_mds.encode(md), data, md.msg_id, md.correl_id
             messages.append(BatchMessage(
-                min(md.priority, 9), md.persistent, stored_md["msg_id"], stored_md["correl_id"],
-                orjson.dumps(stored_md), stored_data, expiry_at(md.expiry, now),
-                report_code(md.report, arrival=not resolved.remote),
+                min(md.priority, 9), md.persistent, msg_id, correl_id, md_json, stored_data,
+                expiry_at(md.expiry, now), report_code(md.report, arrival=arrival),
                 md.reply_to_qmgr, group))
         loc = resolved.location
         if messages:
@@ -185,8 +193,9 @@ class Batches(Gets):
                 handle.browse_cursor = results[-1].cursor
         now = self.qm.clock.now_ms()
         got: list[GotMessage] = []
+        parsed = ParsedMDs()
         for result in results:
-            message = _got_message(result, call, now)
+            message = _got_message(result, call, now, parsed)
             if gmo.syncpoint == "YES" or (gmo.syncpoint == "IF_PERSISTENT" and message.md.persistent):
                 conn.uow_messages += 1  # MAXUMSGS
             if gmo.convert:

@@ -53,12 +53,15 @@ class PutContext(Connections):
         return saved
 
     def _fill_put_md(self, conn: Connection, resolved: ResolvedQueue, opened: Any, md: MQMD,
-                     pmo: PutOptions, *, passed: MQMD | None = None, user_id: str | None = None) -> int:
+                     pmo: PutOptions, *, passed: MQMD | None = None, user_id: str | None = None,
+                     now: int | None = None) -> int:
         """The MQMD of a put as the queue manager completes it (MQPUT, MQPUT1, put-batch): the
         queue's defaults, MsgId/CorrelId, ReplyToQMgr and the context fields as the put options
         say (``passed``: the MQMD whose context PASS_*_CONTEXT passes; ``user_id``: the default
         UserIdentifier when not the connection's, i.e. an alternate user id); refuses a
-        persistent message for a RECOVER(NO) structure. Returns the put time (ms) it used."""
+        persistent message for a RECOVER(NO) structure. ``now``: the put time (ms), None = the
+        clock's now (a batch gives all its messages one, as its one coupling-facility call
+        stores them at one time). Returns the put time (ms) it used."""
         # Defaults come from the first definition in the resolution path (the alias if opened
         # through one), as it is at the time of the put.
         defaults = opened.attrs
@@ -76,20 +79,22 @@ class PutContext(Connections):
                 raise MQError(MQRC.PERSISTENT_NOT_ALLOWED,
                               f"{resolved.base.name} is in CF structure {resolved.base.attrs.get('CFSTRUCT')}, "
                               f"defined RECOVER(NO): it holds non-persistent messages only")
-        return self.complete_md(conn, md, pmo, passed=passed, user_id=user_id)
+        return self.complete_md(conn, md, pmo, passed=passed, user_id=user_id, now=now)
 
     def complete_md(self, conn: Connection, md: MQMD, pmo: PutOptions, *, passed: MQMD | None = None,
-                    user_id: str | None = None) -> int:
+                    user_id: str | None = None, now: int | None = None) -> int:
         """What every put completes in its MQMD whatever its destination (a queue, or a topic's
         publication): MsgId and CorrelId as the put options ask, ReplyToQMgr, the context fields
-        as the context option says, MQCCSI_Q_MGR. Returns the put time (ms) it used."""
+        as the context option says, MQCCSI_Q_MGR. ``now``: the put time (ms), None = the
+        clock's now. Returns the put time (ms) it used."""
         if pmo.new_msg_id or md.msg_id == NO_ID:
             md.msg_id = self.msg_ids.next()
         if pmo.new_correl_id:
             md.correl_id = self.msg_ids.next()
         if md.reply_to_q and not md.reply_to_qmgr:
             md.reply_to_qmgr = self.qm.name  # IBM fills a blank ReplyToQMgr with the local QM
-        now = self.qm.clock.now_ms()
+        if now is None:
+            now = self.qm.clock.now_ms()
         context = pmo.context
         md.backout_count = 0
         if context != "SET_ALL" or not md.put_qmgr:  # only the QM's own SET_ALL puts keep it (put_system)

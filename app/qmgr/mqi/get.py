@@ -16,7 +16,7 @@ from app.core.convert import convert_message
 from app.core.errors import MQError
 from app.core.expiry import UNLIMITED, remaining_tenths
 from app.core.igq import decrement_inner_expiry, waited_tenths
-from app.core.mqmd import CCSID_Q_MGR, MQMD
+from app.core.mqmd import CCSID_Q_MGR, MQMD, ParsedMDs
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection, Handle
 from app.qmgr.mqi.put import Puts
@@ -177,15 +177,15 @@ def _converted_message(got: GotMessage, call: GetCall, qm_ccsid: int) -> GotMess
     return dataclasses.replace(got, data=done.data, warning=done.warning)
 
 
-def _got_message(result: GetResult, call: GetCall, now_ms: int) -> GotMessage:
+def _got_message(result: GetResult, call: GetCall, now_ms: int, parsed: ParsedMDs | None = None) -> GotMessage:
     """What MQGET returns for a message the coupling facility handed over: its MQMD as stored,
-    with the backout count and the expiry that remains now."""
+    with the backout count and the expiry that remains now. ``parsed``: a batch's parser of
+    its messages' stored MQMDs (one parse for messages that differ only in their MsgIds)."""
     try:
-        stored = orjson.loads(result.md_json)
+        md = MQMD.from_dict(orjson.loads(result.md_json)) if parsed is None else parsed.parse(result.md_json)
     except orjson.JSONDecodeError:  # the message is taken already: deliver it with a default MQMD
         log.warning("message %s has a stored MQMD that is not JSON; delivered with defaults", result.msg_seq)
-        stored = {}
-    md = MQMD.from_dict(stored)
+        md = MQMD.from_dict({})
     md.backout_count = result.backout_count
     left = remaining_tenths(result.expiry_at_ms, now_ms)
     put_expiry = md.expiry
