@@ -62,8 +62,23 @@ def reply_lost(group, call: Callable[[], Any], script: str = "get") -> int:
     except MQFailed as exc:
         return int(exc.reason)
     finally:
-        proxy.heal()
+        heal(group)
     return 0
+
+
+def heal(group) -> None:
+    """Heal QM2's proxy, which resets every connection QM2 had to Redis, and wait until QM2 has
+    made a call through the CF again: by then its event loop has seen those resets, so the test's
+    next call does not race them (a call written on a connection whose reset is still on its way
+    is answered 2009, rightly, but it is not what the test is about)."""
+    group.proxies["QM2"].heal()
+
+    def through_the_cf() -> bool:
+        try:
+            return group.mqsc("QM2", "DISPLAY QSTATUS(LOST.Q1)")[0]["completion_code"] == 0
+        except (httpx.HTTPError, AssertionError):  # answered with an error: not yet
+            return False
+    wait_until(through_the_cf, 30, "QM2 calling the CF again after the heal")
 
 
 def depth(group, queue: str) -> int:
@@ -145,12 +160,18 @@ def test_a_close_whose_outcome_is_unknown_is_completed(group, connect):
     app.close(app.open("LOST.Q5", ["BROWSE"]))  # (close.lua loaded)
     assert opens(group, "LOST.Q5") == (1, 1)
     proxy = group.proxies["QM2"]
-    proxy.partition()  # the close is sent and held: it never reaches Redis (the heal resets it)
-    try:
-        with pytest.raises(MQFailed) as answered:
-            app.close(hobj)
-    finally:
-        proxy.heal()
+    for _ in range(3):
+        proxy.partition()  # the close is sent and held: it never reaches Redis (the heal resets it)
+        try:
+            with pytest.raises(MQFailed) as answered:
+                app.close(hobj)
+        finally:
+            heal(group)
+        if answered.value.reason != 2345:
+            break
+        # QM2 needed a new connection for it, which the partition held: nothing was sent, and
+        # nothing changed (a true answer; the case under test is a close that was sent)
+        assert opens(group, "LOST.Q5") == (1, 1)
     assert answered.value.reason == UNKNOWN
     wait_until(lambda: opens(group, "LOST.Q5") == (0, 0), 20, "the close completed")
 

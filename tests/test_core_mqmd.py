@@ -285,7 +285,7 @@ def _batch_mds() -> list[MQMD]:
 def test_stored_mds_are_the_bytes_each_message_would_be_encoded_as() -> None:
     import orjson
 
-    from app.core.mqmd import StoredMDs
+    from app.qmgr.mqi.batchmds import StoredMDs
 
     stored = StoredMDs()
     mds = _batch_mds()
@@ -303,7 +303,7 @@ def test_stored_mds_are_the_bytes_each_message_would_be_encoded_as() -> None:
 def test_parsed_mds_are_what_each_stored_mqmd_parses_as_and_independent() -> None:
     import orjson
 
-    from app.core.mqmd import ParsedMDs, StoredMDs
+    from app.qmgr.mqi.batchmds import ParsedMDs, StoredMDs
 
     stored, parsed = StoredMDs(), ParsedMDs()
     mds = _batch_mds()

@@ -110,3 +110,35 @@ def test_stop_is_bounded_while_partitioned(redis_server: RedisServer) -> None:
     assert time.monotonic() - started < 3
     for c in conns:
         c.close()
+
+
+def test_a_link_closed_while_it_is_being_connected_does_not_end_the_proxy(proxy: NetProxy) -> None:
+    """A heal closes every link, also one the accept thread is still connecting: connecting it
+    then fails on its closed socket ("Bad file descriptor"), which must end that link only. Before,
+    it ended the accept thread, and every later connection hung unanswered."""
+    from tests.support.netproxy import _Link
+
+    mine, theirs = socket.socketpair()
+    link = _Link(proxy, mine)
+    proxy.links.add(link)
+    link.close(reset=True)  # what the heal does to it meanwhile
+    assert link.connect_upstream() is False
+    theirs.close()
+
+    taken = proxy._take
+    calls = []
+
+    def fails_once(sock: socket.socket) -> None:
+        calls.append(sock)
+        if len(calls) == 1:
+            raise OSError(9, "Bad file descriptor")
+        taken(sock)
+
+    proxy._take = fails_once  # type: ignore[method-assign]
+    first = client(proxy)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        first.ping()  # its connection was the one that failed
+    r = client(proxy)
+    assert r.ping()  # the proxy still accepts and forwards
+    r.close()
+    first.close()

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from app.core.errors import MQError
 from app.core.reasons import MQRC
 from app.core.reports import REPORT_OPTIONS, asks_for_reports, normalise_report  # noqa: F401 (REPORT_OPTIONS: re-exported)
@@ -175,38 +173,6 @@ def fields_but_msg_id(md: MQMD) -> tuple[Any, ...]:
     return _BUT_MSG_ID(md)
 
 
-#: The start of a compact MQMD's JSON (``to_dict`` puts the MsgId first); after it, 48 hex digits.
-_MSG_ID_HEAD = b'{"msg_id":"'
-_MSG_ID_END = len(_MSG_ID_HEAD) + 48
-
-
-class StoredMDs:
-    """The stored encodings (compact JSON, ``to_dict(compact=True)``) of the MQMDs of a batch's
-    messages, in order: a message whose MQMD differs from the previous encoded one only in its
-    MsgId gets that one's bytes with its own MsgId in them, the same bytes ``orjson.dumps``
-    would make, for a fraction of the cost (a put-batch of messages with no MQMD of their
-    own is all such messages)."""
-
-    __slots__ = ("_key", "_tail")
-
-    def __init__(self) -> None:
-        self._key: tuple[Any, ...] | None = None
-        self._tail = b""
-
-    def encode(self, md: MQMD) -> bytes:
-        key = _BUT_MSG_ID(md)
-        msg_id = md.msg_id
-        plain = len(msg_id) == 48 and msg_id.isascii() and msg_id.isalnum()  # hex: nothing to escape
-        if plain and key == self._key:
-            return _MSG_ID_HEAD + msg_id.encode() + self._tail
-        encoded = orjson.dumps(md.to_dict(compact=True))
-        if plain and encoded.startswith(_MSG_ID_HEAD):
-            # the key's lists and dict copied: the MQMD may be changed after it was encoded
-            self._key = tuple(v.copy() if isinstance(v, (list, dict)) else v for v in key)
-            self._tail = encoded[_MSG_ID_END:]
-        else:
-            self._key = None
-        return encoded
 _DEFAULTS = MQMD()
 _INT_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), int))
 _STR_FIELDS = tuple(n for n in _FIELD_NAMES if isinstance(getattr(_DEFAULTS, n), str))
@@ -235,33 +201,6 @@ def _repair(md: MQMD) -> None:
         setattr(md, name, [v for v in value if type(v) is str] if type(value) is list else [])
     if md.properties is not None and type(md.properties) is not dict:
         md.properties = None
-class ParsedMDs:
-    """The MQMDs of a batch's messages parsed from their stored encodings (``StoredMDs``'), in
-    order: a message whose stored MQMD is the previous parsed one's but for its MsgId (the same
-    bytes around it) gets a copy of that MQMD with its own MsgId instead of a second parse
-    (a get-batch of messages a put-batch stored is all such messages)."""
-
-    __slots__ = ("_md", "_tail")
-
-    def __init__(self) -> None:
-        self._md: MQMD | None = None
-        self._tail = b""
-
-    def parse(self, stored: bytes) -> MQMD:
-        """The MQMD stored as ``stored`` (``MQMD.from_dict`` of its JSON). Raises
-        ``orjson.JSONDecodeError`` when it is not JSON."""
-        plain = stored.startswith(_MSG_ID_HEAD) and stored[_MSG_ID_END:_MSG_ID_END + 1] == b'"'
-        msg_id = stored[len(_MSG_ID_HEAD):_MSG_ID_END]
-        plain = plain and msg_id.isalnum()  # bytes.isalnum: ASCII letters and digits only
-        template = self._md
-        if plain and template is not None and stored[_MSG_ID_END:] == self._tail:
-            return template.copy(msg_id.decode())
-        md = MQMD.from_dict(orjson.loads(stored))
-        if plain and md.msg_id == msg_id.decode():
-            self._md, self._tail = md.copy(md.msg_id), stored[_MSG_ID_END:]
-        else:
-            self._md = None
-        return md
 
 
 # The fields a compact MQMD leaves out when they hold these values.

@@ -73,8 +73,13 @@ class _Link:
         except OSError:
             self.close(reset=True)
             return False
-        up.settimeout(POLL_S)
-        self.client.settimeout(POLL_S)
+        try:
+            up.settimeout(POLL_S)
+            self.client.settimeout(POLL_S)  # raises when a heal closed the link meanwhile
+        except OSError:
+            _rst_close(up)
+            self.close(reset=True)
+            return False
         with self.lock:
             if self.closed.is_set():
                 _rst_close(up)
@@ -307,19 +312,27 @@ class NetProxy:
                 continue
             except OSError:
                 return
-            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with self.lock:
-                full = len(self.links) >= self.max_connections
-                link = _Link(self, client)
-                if not full:
-                    self.links.add(link)
-                    self.accepted += 1
-                    partitioned = not self.forwarding.is_set()
-                    if partitioned:
-                        self.held.append(link)
-            if full:
+            try:
+                self._take(client)
+            except OSError:
+                # One connection's trouble (its peer reset it at once, or a heal closed its link
+                # while it was being connected: "Bad file descriptor") must not end the accept
+                # loop: every later connection of the queue manager would hang unanswered.
                 _rst_close(client)
-                continue
-            if partitioned:
-                continue  # accepted, connected to nothing: the peer's first read times out
+
+    def _take(self, client: socket.socket) -> None:
+        """Start forwarding one accepted connection (or hold it, or refuse it when full)."""
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.lock:
+            full = len(self.links) >= self.max_connections
+            link = _Link(self, client)
+            if not full:
+                self.links.add(link)
+                self.accepted += 1
+                partitioned = not self.forwarding.is_set()
+                if partitioned:
+                    self.held.append(link)
+        if full:
+            _rst_close(client)
+        elif not partitioned:  # (partitioned: accepted, connected to nothing; the peer's read times out)
             link.connect_upstream()

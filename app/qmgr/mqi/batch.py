@@ -17,9 +17,9 @@ from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
 from app.core.expiry import expiry_at
 from app.core.igq import transmission_message
-from app.core.mqmd import ParsedMDs, StoredMDs
 from app.core.reasons import MQRC
 from app.core.reports import report_code
+from app.qmgr.mqi.batchmds import ParsedMDs, StoredMDs
 from app.qmgr.mqi.get import Gets, _got_message
 
 log = logging.getLogger(__name__)

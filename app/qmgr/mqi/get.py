@@ -16,9 +16,10 @@ from app.core.convert import convert_message
 from app.core.errors import MQError
 from app.core.expiry import UNLIMITED, remaining_tenths
 from app.core.igq import decrement_inner_expiry, waited_tenths
-from app.core.mqmd import CCSID_Q_MGR, MQMD, ParsedMDs
+from app.core.mqmd import CCSID_Q_MGR, MQMD
 from app.core.reasons import MQRC
 from app.qmgr.connection import Connection, Handle
+from app.qmgr.mqi.batchmds import ParsedMDs
 from app.qmgr.mqi.put import Puts
 
 log = logging.getLogger(__name__)
