@@ -41,7 +41,6 @@ from app.cf.results import (
     InputMode,
     OpenResult,
     PutBatchResult,
-    PutRequest,
     PutResult,
     Syncpoint,
     UowQueueResult,
@@ -87,27 +86,19 @@ class Messaging(HeldMessages):
 
     # -- MQPUT --
 
-    def _put_call(self, loc: QueueLocation, r: PutRequest) -> PutArgs:
-        if not 0 <= r.priority <= 9 or isinstance(r.priority, bool):
-            raise MQError(MQRC.PRIORITY_ERROR, f"priority {r.priority} is not 0-9")
+    def _put_call(self, loc: QueueLocation, qmgr: str, hconn: str, gen: int | None, syncpoint: bool,
+                  offload: bool | None, m: BatchMessage) -> PutArgs:
+        if not 0 <= m.priority <= 9 or isinstance(m.priority, bool):
+            raise MQError(MQRC.PRIORITY_ERROR, f"priority {m.priority} is not 0-9")
         qk = QueueKeys(loc)
-        offload = "" if r.offload is None else ("1" if r.offload else "0")
         return PutArgs(
-            qk.ctl, keys.uow_key(loc.tag, r.qmgr, r.hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
-            qk.queue_prefix, loc.name, r.qmgr, r.hconn, "" if r.gen is None else str(r.gen),
-            "1" if r.syncpoint else "0", str(r.priority), "1" if r.persistent else "0",
-            _hex_id(r.msg_id), _hex_id(r.correl_id), r.md_json, r.body,
-            str(self.clock.now_ms()), self.channel(loc), offload, str(r.expiry_at_ms), str(r.report),
-            _report_addressee(loc, r.report_qmgr, r.qmgr), self._perf(loc), keys.trigger_channel(loc.tag),
-            "1" if self._logs(loc.tag, r.persistent) else "0", r.group)
-
-    def _put_result(self, raw: Any, loc: QueueLocation, r: PutRequest) -> PutResult:
-        reply = PutReply.parse(raw)
-        if reply.code:
-            if reply.full_event:
-                self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
-            raise _mq_error(reply.code, loc)
-        return self._put_done(loc, reply, r.qmgr, r.hconn, r.syncpoint, r.md_json, r.body)
+            qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag), keys.expiry_queues(loc.tag),
+            qk.queue_prefix, loc.name, qmgr, hconn, "" if gen is None else str(gen),
+            "1" if syncpoint else "0", str(m.priority), "1" if m.persistent else "0",
+            _hex_id(m.msg_id), _hex_id(m.correl_id), m.md_json, m.body,
+            str(self.clock.now_ms()), self.channel(loc), "" if offload is None else ("1" if offload else "0"),
+            str(m.expiry_at_ms), str(m.report), _report_addressee(loc, m.report_qmgr, qmgr), self._perf(loc),
+            keys.trigger_channel(loc.tag), "1" if self._logs(loc.tag, m.persistent) else "0", m.group)
 
     def _put_done(self, loc: QueueLocation, reply: PutReply, qmgr: str, hconn: str, syncpoint: bool,
                   md_json: str | bytes, body: bytes) -> PutResult:
@@ -136,15 +127,19 @@ class Messaging(HeldMessages):
         index entry (``group_entry``), "" for a message in no group and no segment.
         Raises MQError 2085/2052/2041/2051/2030/2053/2050.
         """
-        r = PutRequest(qmgr, hconn, gen, syncpoint, priority, persistent, msg_id, correl_id,
-                       md_json, body, offload, expiry_at_ms, report, report_qmgr, group)
-        args = self._put_call(loc, r)
+        m = BatchMessage(priority, persistent, msg_id, correl_id, md_json, body, expiry_at_ms, report,
+                         report_qmgr, group)
+        args = self._put_call(loc, qmgr, hconn, gen, syncpoint, offload, m)
         incarnation = self.caller()
         await self.usable(loc.tag)
 
         async def call() -> PutResult:
-            reply = await self._script(args, loc.tag, incarnation)
-            return self._put_result(reply, loc, r)
+            reply = PutReply.parse(await self._script(args, loc.tag, incarnation))
+            if reply.code:
+                if reply.full_event:
+                    self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
+                raise _mq_error(reply.code, loc)
+            return self._put_done(loc, reply, qmgr, hconn, syncpoint, md_json, body)
         done = await self._once_more_if_lost(loc.tag, call)
         if report >= _COA_UNIT and not syncpoint:
             self._reports_queued(loc.tag, 1)  # the put queued its COA report

@@ -102,31 +102,10 @@ class GetResult:
     expiry_at_ms: int = 0  # when the message expires (0 = never): md.expiry on get is what remains
 
 
-@dataclass(frozen=True)
-class PutRequest:
-    """One MQPUT as ``put`` takes it (its keyword arguments, held together for the script call)."""
-
-    qmgr: str
-    hconn: str
-    gen: int | None
-    syncpoint: bool
-    priority: int
-    persistent: bool
-    msg_id: str | None
-    correl_id: str | None
-    md_json: str | bytes
-    body: bytes
-    offload: bool | None = None
-    expiry_at_ms: int = 0  # when the message expires (ms since the epoch); 0 = unlimited
-    report: int = 0  # expiration report asked for: 0 none, 1, 2 (100 bytes of data), 3 (all data)
-    report_qmgr: str = ""  # the queue manager an expiration report goes to ("" = the putter)
-    group: str = ""  # group index entry (lua/_helpers.lua "grp"), "" in no group and no segment
-
-
 @dataclass(slots=True)
 class BatchMessage:
-    """One message of ``put_batch`` (same meaning as the keyword arguments of ``put``; the
-    queue manager, connection, handle generation and syncpoint are the batch's). Made for
+    """One message of ``put`` or ``put_batch`` (the keyword arguments of ``put`` that are the
+    message's; the queue manager, connection, handle generation and syncpoint are the call's). Made for
     every message of a batch: slotted, not frozen (see ``PutResult``); treat it as immutable."""
 
     priority: int
