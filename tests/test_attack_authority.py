@@ -19,11 +19,12 @@ when told (QSG_METRICS_ACCESS=summary)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -317,23 +318,31 @@ def serve_page(html: str) -> tuple[ThreadingHTTPServer, int]:
     return server, port
 
 
-def test_through_the_entry_point_its_own_origin_is_allowed_and_others_refused(group, tmp_path: Path):
+@contextlib.contextmanager
+def entry_point(group, tmp_path: Path) -> Iterator[str]:
+    """``qsg gateway`` in front of the group's queue managers: its URL, once it answers."""
     port = free_port()
+    upstreams = ",".join(f"{name}={group.url(name)}" for name in group.qms)
     gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
-                                "--upstreams", f"QM1={group.url('QM1')},QM2={group.url('QM2')}"],
+                                "--upstreams", upstreams],
                                stdout=subprocess.DEVNULL, stderr=open(tmp_path / "gateway.log", "wb"))
     try:
         entry = f"http://127.0.0.1:{port}"
         wait_until(lambda: httpx.get(f"{entry}/v1/health").status_code == 200, what="the entry point up",
                    tolerate=(httpx.HTTPError,))
+        yield entry
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=20)
+
+
+def test_through_the_entry_point_its_own_origin_is_allowed_and_others_refused(group, tmp_path: Path):
+    with entry_point(group, tmp_path) as entry:
         call = {"json": {"script": "DISPLAY QMGR"}, "auth": ADMIN}
         own = httpx.post(f"{entry}/v1/admin/mqsc", headers={"Origin": entry}, **call)
         assert own.status_code == 200, own.text
         forged = {"Origin": "http://127.0.0.1:1", "X-Forwarded-Host": "127.0.0.1:1"}  # not passed on
         assert_2035(httpx.post(f"{entry}/v1/admin/mqsc", headers=forged, **call), 403)
-    finally:
-        gateway.terminate()
-        gateway.wait(timeout=20)
 
 
 def test_a_call_from_the_qms_own_page_forwarded_to_another_qm_is_not_refused_there(group):
@@ -736,14 +745,7 @@ def test_through_a_trusted_entry_point_each_client_has_its_own_throttle(make_fre
                                          "QSG_TRUSTED_PROXIES": "127.0.0.1"})
     qsg_cli(g, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
     assert httpx.get(f"{g.url('QM1')}/v1/qmgr", auth=ADMIN, timeout=60).status_code == 200
-    port = free_port()
-    gateway = subprocess.Popen([sys.executable, "-m", "app.cli", "gateway", "--port", str(port),
-                                "--upstreams", f"QM1={g.url('QM1')}"],
-                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "gateway.log", "wb"))
-    try:
-        entry = f"http://127.0.0.1:{port}"
-        wait_until(lambda: httpx.get(f"{entry}/v1/health").status_code == 200, what="the entry point up",
-                   tolerate=(httpx.HTTPError,))
+    with entry_point(g, tmp_path) as entry:
         before = checks(g)
         # the attacker at 127.0.0.2, posing as a new address each time
         _wrong_passwords(entry, 5, source="127.0.0.2", forwarded=lambda i: f"10.66.0.{i}")
@@ -752,6 +754,3 @@ def test_through_a_trusted_entry_point_each_client_has_its_own_throttle(make_fre
         before = checks(g)
         _wrong_passwords(entry, 2, source="127.0.0.3")
         assert checks(g)["throttled"] == before["throttled"]
-    finally:
-        gateway.terminate()
-        gateway.wait(timeout=20)
