@@ -44,6 +44,19 @@ local function grp_parts(g)
   return gid, tonumber(seq), tonumber(off), flag
 end
 
+-- The data a get returns: all of it, or its first buflen bytes when truncated (an offloaded
+-- message's read from its own key). body: its data when the caller read it already (get_batch).
+local function message_data(qp, id, m, buflen, truncated, body)
+  if truncated and buflen == 0 then return "" end
+  if m.big == "1" then
+    if truncated then return redis.call("GETRANGE", qp .. "big:" .. id, 0, buflen - 1) end
+    return redis.call("GET", qp .. "big:" .. id)
+  end
+  local data = body or redis.call("HGET", qp .. "body", id)
+  if truncated then data = string.sub(data, 1, buflen) end
+  return data
+end
+
 local function get_message(q)
   local ctl = q.ctl
   local qp = q.qp
@@ -291,19 +304,7 @@ local function get_message(q)
              reports, after_discards(), 0, discards }
   end
 
-  local data
-  if truncated and buflen == 0 then
-    data = ""
-  elseif m.big == "1" then
-    if truncated then
-      data = redis.call("GETRANGE", qp .. "big:" .. id, 0, buflen - 1)
-    else
-      data = redis.call("GET", qp .. "big:" .. id)
-    end
-  else
-    data = redis.call("HGET", qp .. "body", id)
-    if truncated then data = string.sub(data, 1, buflen) end
-  end
+  local data = message_data(qp, id, m, buflen, truncated, nil)
   local code = 0
   if truncated then code = 2079 end
 

@@ -167,19 +167,7 @@ local function fast_batch()
           stop = true
           break
         end
-        local data
-        if truncated and buflen == 0 then
-          data = ""
-        elseif m.big == "1" then
-          if truncated then
-            data = redis.call("GETRANGE", qp .. "big:" .. id, 0, buflen - 1)
-          else
-            data = redis.call("GET", qp .. "big:" .. id)
-          end
-        else
-          data = bodies[i]
-          if truncated then data = string.sub(data, 1, buflen) end
-        end
+        local data = message_data(qp, id, m, buflen, truncated, bodies[i])
         -- Destructive: out of the indexes, depth down (IBM CURDEPTH).
         push(b.idx, id)
         if m.mid ~= "" then push(b.mi, m.mid .. ":" .. m.score .. ":" .. id) end
