@@ -252,3 +252,21 @@ def test_a_private_get_whose_reply_never_came_is_restored_at_the_queue_managers_
     assert pageset.hlen(held) == 0
     pageset.close()
     cf.close()
+
+
+@pytest.mark.parametrize("verb", ["get", "get-batch"])
+def test_a_waiting_get_whose_http_client_left_takes_nothing(group, verb):
+    """An HTTP client that gave up on a get with a wait interval (it closed its connection) is
+    not there to be given a message: the messages put after it left stay on the queue, until a
+    caller that is there gets them."""
+    queue = "LOST.Q6" if verb == "get" else "LOST.Q7"
+    group.mqsc_ok("QM1", f"DEFINE QLOCAL({queue}) QSGDISP(SHARED) CFSTRUCT(APPL1) REPLACE")
+    leaver, putter = MQ(group.url("QM1"), "LEAVER"), MQ(group.url("QM1"), "PUTTER")
+    hobj = leaver.open(queue, ["INPUT_SHARED"])
+    body = {"options": ["WAIT", "NO_SYNCPOINT"], "wait_ms": 30_000,
+            **({"max_messages": 5} if verb == "get-batch" else {})}
+    with pytest.raises(httpx.ReadTimeout):  # the client gives up and closes its connection
+        httpx.post(f"{group.url('QM1')}/v1/connections/{leaver.hconn}/objects/{hobj}/{verb}", json=body, timeout=1.0)
+    group.wait_for_waiter(queue)  # (the QM still waits for it)
+    put_all(putter, queue, ["p1", "p2", "p3"])
+    assert [m["data"] for m in everything(putter, queue)] == ["p1", "p2", "p3"]

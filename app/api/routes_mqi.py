@@ -23,7 +23,7 @@ from app.api.schemas import (
     PutRequest,
     StatRequest,
 )
-from app.core.calls import MAX_BATCH, PutCall, PutOutcome
+from app.core.calls import MAX_BATCH, PutCall, PutOutcome, caller_gone
 from app.core.errors import BatchError, MQError
 from app.core.options import parse_object_type
 from app.core.reasons import MQRC
@@ -132,6 +132,7 @@ async def put1(request: Request, hconn: str) -> Response:
 async def get(request: Request, hconn: str, hobj: str) -> Response:
     _mqi(request).connection(hconn)
     body = await parse_body(request, GetRequest, budget=MESSAGE_VALUES)
+    caller_gone.set(request.is_disconnected)  # (this request's own context)
     return json_response(wire.get_response(await _mqi(request).get(hconn, hobj, wire.get_call(body))))
 
 
@@ -170,6 +171,7 @@ async def put_batch(request: Request, hconn: str, hobj: str) -> Response:
 async def get_batch(request: Request, hconn: str, hobj: str) -> Response:
     _mqi(request).check_handle(hconn, hobj)  # cheap checks first: a made-up handle costs no parsing
     call, max_messages = wire.get_batch_call(await parse_body(request, GetBatchRequest))
+    caller_gone.set(request.is_disconnected)
     return json_response(wire.get_batch_response(await _mqi(request).get_batch(hconn, hobj, call, max_messages)))
 
 

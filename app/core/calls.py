@@ -7,6 +7,8 @@ HTTP headers.
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from app.core.mqmd import DEFAULT_CCSID, DEFAULT_ENCODING, MQMD
@@ -90,3 +92,10 @@ def group_status(md: MQMD) -> str:
     if "MSG_IN_GROUP" in md.msg_flags:
         return "MSG_IN_GROUP"
     return "NOT_IN_GROUP"
+
+
+#: For a call that may wait (MQGET with a wait interval): whether its caller has gone away, set
+#: by the transport (an HTTP client that gave up closes its connection). A waiting get asks it
+#: before it takes a message, so that nothing is removed for a caller no longer there.
+caller_gone: contextvars.ContextVar[Callable[[], Awaitable[bool]] | None] = \
+    contextvars.ContextVar("caller_gone", default=None)

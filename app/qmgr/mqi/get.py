@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -11,7 +12,7 @@ import orjson
 from app.activity import Verb, note, recorded
 from app.cf.engine import GetResult
 from app.core import msggroups
-from app.core.calls import GetCall, GotMessage
+from app.core.calls import GetCall, GotMessage, caller_gone
 from app.core.convert import convert_message
 from app.core.errors import MQError
 from app.core.expiry import UNLIMITED, remaining_tenths
@@ -55,7 +56,22 @@ class Gets(Puts):
                 "buffer_length": call.buffer_length, "accept_truncated": gmo.accept_truncated,
                 "wait_ms": wait_ms, "select": select,
                 "should_stop": lambda: conn.hconn not in self.connections or self.qm.status != "RUNNING",
-                "admit": self.qm.security.waiting_check() if wait_ms else None}
+                "admit": self._waiting_admit() if wait_ms else None}
+
+    def _waiting_admit(self) -> Callable[[], Awaitable[None]] | None:
+        """What a get that waits checks before each try to take a message: the caller's
+        credentials still hold (MQRC_NOT_AUTHORIZED), and the caller is still there - a message
+        is not taken for an HTTP client that gave up and left (MQRC_CONNECTION_BROKEN)."""
+        credentials, gone = self.qm.security.waiting_check(), caller_gone.get()
+        if credentials is None and gone is None:
+            return None
+
+        async def admit() -> None:
+            if credentials is not None:
+                await credentials()
+            if gone is not None and await gone():
+                raise MQError(MQRC.CONNECTION_BROKEN, "the caller went away while the get waited")
+        return admit
 
     def _ended_wait(self, exc: MQError, conn: Connection, wait_ms: int) -> MQError:
         """What a get that found no message answers: 2161 when the queue manager is quiescing
