@@ -9,49 +9,78 @@
 #   QSG_BASE_IMAGE   a Debian bookworm image with python3.11 and venv (default: the public
 #                    python:3.11-slim-bookworm; deploy/build-base-images.sh makes one from Debian's
 #                    packages where no registry is reachable)
-#   EXTRA_CA_CERTS   PEM text of extra CA certificates to trust, for sites whose proxy intercepts
-#                    TLS to the package index: --build-arg EXTRA_CA_CERTS="$(cat corp-ca.pem)"
-#                    (docker-compose passes QSG_EXTRA_CA_CERTS)
+#   EXTRA_CA_CERTS   PEM text of extra CA certificates, for sites whose proxy intercepts TLS to the
+#                    package index: --build-arg EXTRA_CA_CERTS="$(cat corp-ca.pem)" (docker-compose
+#                    passes QSG_EXTRA_CA_CERTS). Only the builder stages trust them, to run pip: the
+#                    runtime images (qmgr, analytics) start from "base", which never sees them, so
+#                    the site's CA is neither in their trust store nor in their history. (Not a
+#                    BuildKit secret: docker-compose v1 passes no build secrets and runs the classic
+#                    builder, which has no RUN --mount.)
+#
+# Builder stages (deps, deps-analytics, src, build, build-analytics) carry the label
+# qsg-emulator.stage=build. The classic builder (Debian's docker.io 20.10, docker-compose v1) keeps
+# each as an untagged image - its cache: the dependencies are installed before the sources are
+# copied, so a rebuild after a source change adds a few MB, not the 1 GB of PySpark again.
+#   docker image prune -f --filter label=qsg-emulator.stage=build      removes them (and the cache)
+# BuildKit keeps no such images (its cache is "Build Cache" in docker system df).
 # bookworm, not trixie: the analytics stage needs openjdk-17, which trixie no longer has.
 ARG QSG_BASE_IMAGE=python:3.11-slim-bookworm
 
+# ---- base: what every image starts from (the runtime images too): no site CA, no build tools ----
 FROM ${QSG_BASE_IMAGE} AS base
+LABEL qsg-emulator.stage=runtime
+RUN useradd --uid 10001 --user-group --create-home --shell /usr/sbin/nologin qsg \
+ && mkdir -p /srv/qsg /activity /reports /mqlog \
+ && chown qsg:qsg /srv/qsg /activity /reports /mqlog
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
+    PATH=/opt/qsg/bin:$PATH
+WORKDIR /srv/qsg
+
+# ---- deps: the site's CAs (pip trusts the system store, plus them when given) and the
+# dependencies in a venv (/opt/qsg), from pyproject's own list: layers that survive source changes
+FROM base AS deps
+LABEL qsg-emulator.stage=build
 ARG EXTRA_CA_CERTS=""
-# pip and every TLS client of the image trust the system store, plus the site's CAs when given.
+ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt
 # (one file per certificate, as update-ca-certificates wants them)
 RUN if [ -n "$EXTRA_CA_CERTS" ]; then \
       printf '%s\n' "$EXTRA_CA_CERTS" | awk '/-----BEGIN CERTIFICATE-----/ { n++ } \
         n { print > ("/usr/local/share/ca-certificates/qsg-extra-" n ".crt") }' \
       && update-ca-certificates; \
-    fi \
- && useradd --uid 10001 --user-group --create-home --shell /usr/sbin/nologin qsg \
- && mkdir -p /srv/qsg /activity /reports /mqlog \
- && chown qsg:qsg /srv/qsg /activity /reports /mqlog
-ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    PATH=/opt/qsg/bin:$PATH
-WORKDIR /srv/qsg
-
-# ---- build: the project and its dependencies in a venv (/opt/qsg), copied into the images ----
-FROM base AS build
+    fi
 COPY constraints.txt pyproject.toml /tmp/src/
-# Dependencies first (a layer that survives source changes), from pyproject's own list.
 RUN python3 -m venv /opt/qsg \
  && pip install -c /tmp/src/constraints.txt setuptools wheel \
  && python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/src/pyproject.toml', 'rb'))['project']['dependencies']))" \
       > /tmp/src/requirements.txt \
  && pip install -c /tmp/src/constraints.txt -r /tmp/src/requirements.txt
-COPY README.md qsg_pymqi.py /tmp/src/
-COPY app /tmp/src/app
-COPY migrations /tmp/src/migrations
-COPY spark_jobs /tmp/src/spark_jobs
+
+# the analytics extra's dependencies (PySpark, matplotlib), also before the sources
+FROM deps AS deps-analytics
+RUN python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/src/pyproject.toml', 'rb'))['project']['optional-dependencies']['analytics']))" \
+      > /tmp/src/requirements-analytics.txt \
+ && pip install -c /tmp/src/constraints.txt -r /tmp/src/requirements-analytics.txt
+
+# the project's sources, copied once for both builds
+FROM scratch AS src
+LABEL qsg-emulator.stage=build
+COPY README.md qsg_pymqi.py /
+COPY app /app
+COPY migrations /migrations
+COPY spark_jobs /spark_jobs
+
+# ---- build, build-analytics: the project itself into the venv (its dependencies are there) ----
+FROM deps AS build
+COPY --from=src / /tmp/src/
 RUN pip install --no-build-isolation --no-deps /tmp/src \
  && python3 -c "import app.cli, app.api.app, app.gateway, migrations" \
  && qsg --help >/dev/null
 
-FROM build AS build-analytics
-RUN pip install --no-build-isolation -c /tmp/src/constraints.txt "/tmp/src[analytics]" \
- && python3 -c "import pyspark, matplotlib, spark_jobs.activity_daily"
+FROM deps-analytics AS build-analytics
+COPY --from=src / /tmp/src/
+RUN pip install --no-build-isolation --no-deps "/tmp/src[analytics]" \
+ && python3 -c "import app.cli, pyspark, matplotlib, spark_jobs.activity_daily" \
+ && qsg --help >/dev/null
 
 # ---- analytics: Java for PySpark (Spark 4 needs 17 or newer) ----
 FROM base AS analytics

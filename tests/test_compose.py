@@ -213,21 +213,62 @@ def test_images_split_qmgr_without_java_and_spark_analytics_with():
         want = "analytics" if svc["command"][1:2] == ["analytics"] else "qmgr"
         assert svc["build"]["target"] == want, name
         assert svc["image"] == ("qsg-emulator-analytics:latest" if want == "analytics" else "qsg-emulator:latest")
-    stages: dict[str, list[str]] = {}
-    current = ""
-    for line in (ROOT / "Dockerfile").read_text().splitlines():
-        if line.startswith("FROM "):
-            current = line.split(" AS ")[-1].strip() if " AS " in line else ""
-            stages[current] = []
-        elif current:
-            stages[current].append(line)
+    stages = _dockerfile_stages()
     assert list(stages)[-1] == "qmgr"  # the default target
     for stage in ("qmgr", "analytics"):
         body = "\n".join(stages[stage])
         assert "USER qsg" in body, stage
     assert "openjdk" in "\n".join(stages["analytics"]) and "openjdk" not in "\n".join(stages["qmgr"])
     assert "COPY --from=build /opt/qsg" in "\n".join(stages["qmgr"])
-    assert "-c /tmp/src/constraints.txt" in "\n".join(stages["build"])
+    assert "-c /tmp/src/constraints.txt" in "\n".join(stages["deps"])
+    assert "-c /tmp/src/constraints.txt" in "\n".join(stages["deps-analytics"])
+
+
+def _dockerfile_stages() -> dict[str, list[str]]:
+    """The Dockerfile's stages by name, each with its lines (its FROM line first)."""
+    stages: dict[str, list[str]] = {}
+    current = ""
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if line.startswith("FROM "):
+            current = line.split(" AS ")[-1].strip() if " AS " in line else ""
+            stages[current] = [line]
+        elif current:
+            stages[current].append(line)
+    return stages
+
+
+def _lineage(stages: dict[str, list[str]], stage: str) -> list[str]:
+    """``stage`` and the stages it is built FROM, nearest first."""
+    chain = [stage]
+    while (parent := stages[chain[-1]][0].split()[1]) in stages:
+        chain.append(parent)
+    return chain
+
+
+def test_site_ca_and_builder_stages_stay_out_of_the_runtime_images():
+    """The site's CAs (EXTRA_CA_CERTS) reach the builder stages only, never a stage the runtime
+    images are built FROM; the builder stages carry the label the guide prunes by; the
+    dependencies are installed before the sources are copied (a source change reuses them)."""
+    stages = _dockerfile_stages()
+    runtime = ("qmgr", "analytics")
+    for stage in runtime:
+        for ancestor in _lineage(stages, stage):
+            body = "\n".join(stages[ancestor])
+            assert "EXTRA_CA_CERTS" not in body and "update-ca-certificates" not in body, (stage, ancestor)
+            assert "qsg-emulator.stage=build" not in body, (stage, ancestor)
+    assert "LABEL qsg-emulator.stage=runtime" in stages["base"]
+    builders = [s for s in stages if s not in (*runtime, "base")]
+    assert set(builders) == {"deps", "deps-analytics", "src", "build", "build-analytics"}
+    for stage in builders:
+        nearest = next(line for s in _lineage(stages, stage) for line in stages[s]
+                       if line.startswith("LABEL qsg-emulator.stage="))
+        assert nearest == "LABEL qsg-emulator.stage=build", stage
+    assert any("EXTRA_CA_CERTS" in line for line in stages["deps"])
+    for stage in ("build", "build-analytics"):
+        body = stages[stage]
+        copy = body.index("COPY --from=src / /tmp/src/")
+        assert "deps" in body[0] and all("-r /tmp/src/requirements" not in line for line in body[copy:]), stage
+        assert "--no-deps" in "\n".join(body[copy:]), stage  # only the project itself after the copy
 
 
 def test_qmgr_commands_need_no_pyspark_or_matplotlib():
@@ -281,3 +322,22 @@ def test_compose_walk_through_fits_the_compose_file():
         assert '-u "admin:$PW"' in line or '"X-API-Key: $KEY"' in line, line
     assert block.index("DEFINE QLOCAL(APP.SHARED.Q) QSGDISP(SHARED)") < block.index("APP.SHARED.Q\",\"options\"")
     assert "qsg user add admin --admin --password-stdin" in block and "qsg user key admin" in block
+
+
+def test_compose_walk_through_runs_either_compose_and_waits_for_peer_recovery():
+    """The walk-through runs Compose v2 or Debian's v1 through one shell function, and after its
+    kill -9 of qm2 waits (bounded) for peer recovery's CSQE013I before it greps the logs: the
+    lines come after QM2's lease lapses, some seconds after the kill."""
+    lines = compose_walk_through().splitlines()
+    function = 'compose() { if docker compose version >/dev/null 2>&1; then docker compose "$@"; ' \
+               'else docker-compose "$@"; fi; }'
+    assert lines.index(function) < min(i for i, line in enumerate(lines) if line.startswith("compose "))
+    commands = [line.split("#", 1)[0] for line in lines if line != function]
+    assert not [c for c in commands if "docker compose" in c or "docker-compose" in c]
+    kill = next(i for i, line in enumerate(lines) if line.startswith("kill -9") and "qm2" in line)
+    wait = next(i for i, line in enumerate(lines) if "grep -q CSQE013I" in line)
+    grep = next(i for i, line in enumerate(lines) if line.endswith("| grep CSQE01"))
+    assert kill < wait < grep
+    assert lines[wait].startswith("for i in $(seq 60); do compose logs ") and "&& break; sleep 1; done" in lines[wait]
+    page = (ROOT / "docs" / COMPOSE_GUIDE).read_text()
+    assert '`export QSG_EXTRA_CA_CERTS="$(cat /usr/local/share/ca-certificates/*.crt)"`' in page

@@ -7,8 +7,12 @@ free through QSG_MQ_PORT / QSG_QM1_PORT..QSG_QM3_PORT), follows the compose guid
 
 Images: the base images are the ones QSG_BASE_IMAGE, REDIS_IMAGE and POSTGRES_IMAGE name; unset,
 those of deploy/build-base-images.sh when this engine has them (machines without a registry),
-else the public images. The build trusts QSG_EXTRA_CA_CERTS, by default the site's CAs of
-/usr/local/share/ca-certificates (a proxy that intercepts TLS to the package index).
+else the public images. The build trusts QSG_EXTRA_CA_CERTS, by default the text the guide's own
+``export QSG_EXTRA_CA_CERTS="$(cat ...)"`` gives (the site's CAs: a proxy that intercepts TLS to the
+package index), so the build re-uses the layers of an operator who followed the guide and tags the
+same images. Compose is ``docker compose`` (v2) when the plugin runs, else ``docker-compose`` (v1),
+as the guide's ``compose`` function chooses. Untagged images of the project (label
+``qsg-emulator.stage``) that the run left behind are removed at its end.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -33,7 +36,7 @@ import pytest
 from tests.support.mq import MQ, MQFailed
 from tests.support.redis_server import free_port
 from tests.support.waits import wait_until
-from tests.test_compose import compose_walk_through
+from tests.test_compose import COMPOSE_GUIDE, compose_walk_through
 
 pytestmark = pytest.mark.compose
 
@@ -74,10 +77,41 @@ def _compose_command() -> list[str] | None:
     return None
 
 
-def _site_ca_certs() -> str:
-    """The site's own CA certificates (Debian's place for them), PEM text."""
-    folder = Path("/usr/local/share/ca-certificates")
-    return "".join(p.read_text() for p in sorted(folder.rglob("*.crt"))) if folder.is_dir() else ""
+def _guide_ca_certs() -> str:
+    """QSG_EXTRA_CA_CERTS as the compose guide's own ``export`` line sets it, run by bash (its
+    ``$(cat ...)`` drops the last newline: the build argument must be the same text, byte for byte,
+    or the builder installs everything again and re-tags the operator's images)."""
+    text = (ROOT / "docs" / COMPOSE_GUIDE).read_text()
+    line = re.search(r'`(export QSG_EXTRA_CA_CERTS="\$\(cat [^`]*\)")`', text)
+    assert line, "the compose guide's export QSG_EXTRA_CA_CERTS line"
+    done = _run(["bash", "-c", line.group(1) + ' 2>/dev/null; printf %s "$QSG_EXTRA_CA_CERTS"'], timeout=20)
+    return done.stdout
+
+
+def _untagged_project_images() -> set[str]:
+    """Untagged images of this project (the classic builder's builder stages, or runtime images a
+    rebuild replaced): dangling, with the Dockerfile's label qsg-emulator.stage."""
+    done = _run(["docker", "images", "-q", "--no-trunc", "--filter", "dangling=true",
+                 "--filter", "label=qsg-emulator.stage"], timeout=60)
+    return set(done.stdout.split())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_untagged_images_left() -> Iterator[None]:
+    """What this module's builds leave untagged (a first build's builder stages; the operator's
+    images when the sources changed since they built) is removed when it ends; what was untagged
+    before (an operator's build cache) is kept."""
+    if _engine():
+        yield
+        return
+    before = _untagged_project_images()
+    yield
+    for _ in range(5):  # removing a stage image can leave its parent stage dangling in turn
+        new = _untagged_project_images() - before
+        if not new:
+            break
+        _run(["docker", "image", "rm", *sorted(new)], timeout=300)
+    assert _untagged_project_images() <= before, "untagged images left behind"
 
 
 def _image_exists(name: str) -> bool:
@@ -93,7 +127,9 @@ class Compose:
         files = [str(ROOT / "docker-compose.yml"), *(str(ROOT / o) for o in overlays)]
         self.argv = [*command, "-p", project, *(a for f in files for a in ("-f", f))]
         self.project = project
-        self.env = env
+        # the same project for the guide's commands, which name neither (v1 and v2 read these)
+        self.env = {**env, "COMPOSE_PROJECT_NAME": project, "COMPOSE_FILE": os.pathsep.join(files),
+                    "COMPOSE_PATH_SEPARATOR": os.pathsep}
         self.log_dir = log_dir
 
     def __call__(self, *args: str, input: str | None = None, timeout: float = 300,
@@ -124,12 +160,11 @@ def _group(log_dir: Path, overlays: tuple[str, ...] = ()) -> Iterator[tuple[Comp
         pytest.skip("the compose test needs 'docker compose' or 'docker-compose'; neither runs here")
     ports = {"QSG_MQ_PORT": free_port(), "QSG_QM1_PORT": free_port(), "QSG_QM2_PORT": free_port(),
              "QSG_QM3_PORT": free_port()}
-    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "COMPOSE_DOCKER_CLI_BUILD": "0",
-           "DOCKER_BUILDKIT": "0"}
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()}}
     for var, local in LOCAL_BASE.items():
         if var not in os.environ and _image_exists(local):
             env[var] = local
-    env.setdefault("QSG_EXTRA_CA_CERTS", _site_ca_certs())
+    env.setdefault("QSG_EXTRA_CA_CERTS", _guide_ca_certs())
     compose = Compose(command, f"qsgtest{uuid.uuid4().hex[:8]}", env, log_dir, overlays)
     compose("build", timeout=3600)
     try:
@@ -172,17 +207,15 @@ def _wait_ready(url: str, timeout_s: float = 120) -> None:
 
 
 def _run_readme(compose: Compose, ports: dict[str, int]) -> subprocess.CompletedProcess:
-    """The compose guide's walk-through as bash runs it: its ``docker compose`` is this test's project
-    (a shell function), its ports the ones chosen here; its last line (down -v) is the fixture's."""
+    """The compose guide's walk-through as bash runs it, its own ``compose`` function choosing
+    Compose v2 or v1: its project is this test's (COMPOSE_PROJECT_NAME, COMPOSE_FILE), its ports
+    the ones chosen here; its last line (down -v) is the fixture's."""
     script = "\n".join(line for line in compose_walk_through().splitlines()
-                       if not line.startswith("docker compose down"))
+                       if not line.startswith("compose down"))
     for default, var in ((9440, "QSG_MQ_PORT"), (9441, "QSG_QM1_PORT"), (9442, "QSG_QM2_PORT"),
                          (9443, "QSG_QM3_PORT")):
         script = script.replace(f"127.0.0.1:{default}", f"127.0.0.1:{ports[var]}")
-    prelude = ("docker() { if [ \"$1\" = compose ]; then shift; command "
-               + " ".join(shlex.quote(a) for a in compose.argv)
-               + ' "$@"; else command docker "$@"; fi; }\nset -uo pipefail -x\n')
-    done = _run(["bash", "-c", prelude + script], timeout=3600, env=compose.env, cwd=ROOT)
+    done = _run(["bash", "-c", "set -uo pipefail -x\n" + script], timeout=3600, env=compose.env, cwd=ROOT)
     (compose.log_dir / "readme.log").write_text(done.stdout + "\n----- stderr\n" + done.stderr)
     return done
 
@@ -197,10 +230,11 @@ def test_compose_walk_through(cluster):
     assert "HTTP/1.1 201" in readme.stdout and "Hello World!" in readme.stdout, trace  # IBM REST across QMs
     assert f"{today}: " in readme.stdout and "report:" in readme.stdout, trace  # the analytics run
     assert today in readme.stdout.rsplit("report:", 1)[1], trace  # listed at /reports
+    # the guide waits for peer recovery after its kill -9 of qm2, then its grep shows both lines
+    assert re.search(r"CSQE011I QM[13]: peer recovery of QM2 .* started", readme.stdout), trace
+    assert re.search(r"CSQE013I QM[13]: peer recovery of QM2 complete", readme.stdout), trace
     for url in urls.values():  # after the guide's kill -9 of qm2 and its Redis restart
         _wait_ready(url)
-    wait_until(lambda: "peer recovery of QM2 complete" in compose.logs(), 60,
-               "CSQE013I for QM2 in docker compose logs", every_s=1)
 
     first_records = int(readme.stdout.split(f"{today}: ", 1)[1].split(" records", 1)[0])
 
@@ -210,6 +244,15 @@ def test_compose_walk_through(cluster):
     probe = "import importlib.util as u, shutil; print(shutil.which('java') is None, u.find_spec('pyspark') is None)"
     assert compose("exec", "-T", "qm1", "python3", "-c", probe).stdout.split() == ["True", "True"]
     assert compose("exec", "-T", "analytics", "python3", "-c", probe).stdout.split() == ["False", "False"]
+    # the site's CAs were for the build's pip only: not in the runtime images' trust store nor history
+    bodies = [pem.split("-----", 3)[2].split()[0] for pem in
+              re.findall(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----",
+                         compose.env["QSG_EXTRA_CA_CERTS"], re.S)]
+    for service, image in (("qm1", "qsg-emulator:latest"), ("analytics", "qsg-emulator-analytics:latest")):
+        store = compose("exec", "-T", service, "cat", "/etc/ssl/certs/ca-certificates.crt").stdout
+        assert "BEGIN CERTIFICATE" in store and not [b for b in bodies if b in store], service
+        history = _run(["docker", "history", "--no-trunc", image]).stdout
+        assert "EXTRA_CA_CERTS" not in history and not [b for b in bodies if b in history], image
 
     # -- the same steps again, each checked in detail
     out = compose("run", "--rm", "-T", "migrate", "qsg", "user", "key", "admin").stdout
