@@ -17,10 +17,13 @@
 #                    BuildKit secret: docker-compose v1 passes no build secrets and runs the classic
 #                    builder, which has no RUN --mount.)
 #
-# Builder stages (deps, deps-analytics, src, build, build-analytics) carry the label
-# qsg-emulator.stage=build. The classic builder (Debian's docker.io 20.10, docker-compose v1) keeps
-# each as an untagged image - its cache: the dependencies are installed before the sources are
-# copied, so a rebuild after a source change adds a few MB, not the 1 GB of PySpark again.
+# Layers that survive source changes: the runtime images copy the dependencies' venv from the
+# builder stages deps / deps-analytics (built before any source is copied), then install the
+# project's own wheel (stage build) on top, offline. A rebuild after a source change makes a new
+# wheel and new top layers of a few MB; the venvs (PySpark's 1 GB) are the cached layers again, and
+# the images the rebuild replaces differ from the new ones by those few MB only.
+# The builder stages carry the label qsg-emulator.stage=build. The classic builder (Debian's
+# docker.io 20.10, docker-compose v1) keeps each as an untagged image: its cache.
 #   docker image prune -f --filter label=qsg-emulator.stage=build      removes them (and the cache)
 # BuildKit keeps no such images (its cache is "Build Cache" in docker system df).
 # bookworm, not trixie: the analytics stage needs openjdk-17, which trixie no longer has.
@@ -61,26 +64,13 @@ RUN python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/src/pypr
       > /tmp/src/requirements-analytics.txt \
  && pip install -c /tmp/src/constraints.txt -r /tmp/src/requirements-analytics.txt
 
-# the project's sources, copied once for both builds
-FROM scratch AS src
-LABEL qsg-emulator.stage=build
-COPY README.md qsg_pymqi.py /
-COPY app /app
-COPY migrations /migrations
-COPY spark_jobs /spark_jobs
-
-# ---- build, build-analytics: the project itself into the venv (its dependencies are there) ----
+# ---- build: the project's own wheel (its sources change; its dependencies are in the venvs) ----
 FROM deps AS build
-COPY --from=src / /tmp/src/
-RUN pip install --no-build-isolation --no-deps /tmp/src \
- && python3 -c "import app.cli, app.api.app, app.gateway, migrations" \
- && qsg --help >/dev/null
-
-FROM deps-analytics AS build-analytics
-COPY --from=src / /tmp/src/
-RUN pip install --no-build-isolation --no-deps "/tmp/src[analytics]" \
- && python3 -c "import app.cli, pyspark, matplotlib, spark_jobs.activity_daily" \
- && qsg --help >/dev/null
+COPY README.md qsg_pymqi.py /tmp/src/
+COPY app /tmp/src/app
+COPY migrations /tmp/src/migrations
+COPY spark_jobs /tmp/src/spark_jobs
+RUN pip wheel --no-build-isolation --no-deps --wheel-dir /tmp/wheels /tmp/src
 
 # ---- analytics: Java for PySpark (Spark 4 needs 17 or newer) ----
 FROM base AS analytics
@@ -89,7 +79,12 @@ RUN mkdir -p /usr/share/man/man1 \
  && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openjdk-17-jre-headless \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build-analytics /opt/qsg /opt/qsg
+COPY --from=deps-analytics /opt/qsg /opt/qsg
+COPY --from=build /tmp/wheels /tmp/wheels
+RUN pip install --no-index --no-deps /tmp/wheels/*.whl \
+ && rm -rf /tmp/wheels \
+ && python3 -c "import app.cli, pyspark, matplotlib, spark_jobs.activity_daily" \
+ && qsg --help >/dev/null
 USER qsg
 CMD ["qsg", "analytics", "schedule"]
 
@@ -100,7 +95,12 @@ FROM base AS qmgr
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /opt/qsg /opt/qsg
+COPY --from=deps /opt/qsg /opt/qsg
+COPY --from=build /tmp/wheels /tmp/wheels
+RUN pip install --no-index --no-deps /tmp/wheels/*.whl \
+ && rm -rf /tmp/wheels \
+ && python3 -c "import app.cli, app.api.app, app.gateway, migrations" \
+ && qsg --help >/dev/null
 USER qsg
 ENV QSG_HOST=0.0.0.0 QSG_PORT=9441
 EXPOSE 9441

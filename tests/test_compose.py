@@ -219,7 +219,8 @@ def test_images_split_qmgr_without_java_and_spark_analytics_with():
         body = "\n".join(stages[stage])
         assert "USER qsg" in body, stage
     assert "openjdk" in "\n".join(stages["analytics"]) and "openjdk" not in "\n".join(stages["qmgr"])
-    assert "COPY --from=build /opt/qsg" in "\n".join(stages["qmgr"])
+    assert "COPY --from=deps /opt/qsg /opt/qsg" in stages["qmgr"]  # no PySpark in its venv
+    assert "COPY --from=deps-analytics /opt/qsg /opt/qsg" in stages["analytics"]
     assert "-c /tmp/src/constraints.txt" in "\n".join(stages["deps"])
     assert "-c /tmp/src/constraints.txt" in "\n".join(stages["deps-analytics"])
 
@@ -248,7 +249,8 @@ def _lineage(stages: dict[str, list[str]], stage: str) -> list[str]:
 def test_site_ca_and_builder_stages_stay_out_of_the_runtime_images():
     """The site's CAs (EXTRA_CA_CERTS) reach the builder stages only, never a stage the runtime
     images are built FROM; the builder stages carry the label the guide prunes by; the
-    dependencies are installed before the sources are copied (a source change reuses them)."""
+    dependencies' venvs are built before any source is copied (a source change reuses them) and
+    the runtime images add the project's wheel on top, offline."""
     stages = _dockerfile_stages()
     runtime = ("qmgr", "analytics")
     for stage in runtime:
@@ -258,17 +260,20 @@ def test_site_ca_and_builder_stages_stay_out_of_the_runtime_images():
             assert "qsg-emulator.stage=build" not in body, (stage, ancestor)
     assert "LABEL qsg-emulator.stage=runtime" in stages["base"]
     builders = [s for s in stages if s not in (*runtime, "base")]
-    assert set(builders) == {"deps", "deps-analytics", "src", "build", "build-analytics"}
+    assert set(builders) == {"deps", "deps-analytics", "build"}
     for stage in builders:
         nearest = next(line for s in _lineage(stages, stage) for line in stages[s]
                        if line.startswith("LABEL qsg-emulator.stage="))
         assert nearest == "LABEL qsg-emulator.stage=build", stage
     assert any("EXTRA_CA_CERTS" in line for line in stages["deps"])
-    for stage in ("build", "build-analytics"):
-        body = stages[stage]
-        copy = body.index("COPY --from=src / /tmp/src/")
-        assert "deps" in body[0] and all("-r /tmp/src/requirements" not in line for line in body[copy:]), stage
-        assert "--no-deps" in "\n".join(body[copy:]), stage  # only the project itself after the copy
+    for stage in ("deps", "deps-analytics"):
+        assert not [line for line in stages[stage] if line.startswith("COPY") and "pyproject.toml" not in line], stage
+    assert "COPY app /tmp/src/app" in stages["build"]
+    assert not [line for line in stages["build"] if "-r /tmp/src/requirements" in line]
+    for stage in runtime:
+        body = "\n".join(stages[stage])
+        assert "COPY --from=build /tmp/wheels /tmp/wheels" in body, stage
+        assert "pip install --no-index --no-deps /tmp/wheels/*.whl" in body, stage  # the project only
 
 
 def test_qmgr_commands_need_no_pyspark_or_matplotlib():

@@ -106,11 +106,14 @@ def _no_untagged_images_left() -> Iterator[None]:
         return
     before = _untagged_project_images()
     yield
-    for _ in range(5):  # removing a stage image can leave its parent stage dangling in turn
+    # --no-prune: one image at a time, never an untagged parent with it (that parent may be the
+    # operator's cache); the classic builder keeps one image per instruction, so a removed image's
+    # parent is dangling in the next round when nothing else stands on it
+    for _ in range(200):
         new = _untagged_project_images() - before
         if not new:
             break
-        _run(["docker", "image", "rm", *sorted(new)], timeout=300)
+        _run(["docker", "image", "rm", "--no-prune", *sorted(new)], timeout=300)
     assert _untagged_project_images() <= before, "untagged images left behind"
 
 
