@@ -148,7 +148,11 @@ class Batches(Gets):
         waited for. A browse starts as asked (BROWSE_FIRST or BROWSE_NEXT) and goes on as
         BROWSE_NEXT; the handle's cursor ends on the last message returned. No message: 2033;
         a first message too big for the buffer without ACCEPT_TRUNCATED_MSG: 2080, as MQGET
-        (a later one ends the batch before it). One activity record per message."""
+        (a later one ends the batch before it). The data of the messages returned is at most
+        QSG_GET_BATCH_MAX_BYTES together (the first message is returned whatever its length):
+        the batch ends before a message that would cross it, which stays on the queue, so one
+        answer never holds the queue manager's memory and event loop for long. One activity
+        record per message."""
         started = time.perf_counter_ns()
         await room_for_batch(self)
         done: list[tuple[Any, Any, dict[str, Any]]] = []
@@ -186,6 +190,7 @@ class Batches(Gets):
             try:
                 results: list[GetResult] = await self.qm.cf.get_batch(
                     handle.resolved.location, max_messages=max_messages,
+                    max_bytes=self.qm.settings.get_batch_max_bytes,
                     **self._cf_get_args(conn, handle, call, wait_ms, select))
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
