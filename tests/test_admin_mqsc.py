@@ -293,9 +293,35 @@ def test_display_generic_where_and_qstatus(group):
     qm2, qm3 = MQ(group.url("QM2")), MQ(group.url("QM3"))
     qm2.open(f"{stem}.S", ["INPUT_SHARED"])
     qm3.put(qm3.open(f"{stem}.S", ["OUTPUT"]), "x")
-    status = display(group, "QM1", f"DISPLAY QSTATUS({stem}.S)")
-    assert {(o["QMNAME"], o["IPPROCS"], o["OPPROCS"]) for o in status} == {("QM2", 1, 0), ("QM3", 0, 1)}
-    assert all(o["CURDEPTH"] == 1 for o in status)
+    # z/OS: a shared queue's IPPROCS/OPPROCS are those of the queue manager that answers
+    (status,) = display(group, "QM1", f"DISPLAY QSTATUS({stem}.S)")
+    assert (status["QMNAME"], status["IPPROCS"], status["OPPROCS"], status["CURDEPTH"]) == ("QM1", 0, 0, 1)
+    (status,) = display(group, "QM2", f"DISPLAY QSTATUS({stem}.S)")
+    assert (status["QMNAME"], status["IPPROCS"], status["OPPROCS"], status["CURDEPTH"]) == ("QM2", 1, 0, 1)
+
+
+def test_qstatus_of_a_shared_queue_with_cmdscope_is_one_row_per_queue_manager(group):
+    """CMDSCOPE(*): each queue manager answers with its own row (its own open counts, the one
+    queue's depth), never another QM's, and never a row twice."""
+    s, stem = uniq_struct(), uniq("QSS")
+    group.mqsc_ok("QM1", f"""DEFINE CFSTRUCT({s})
+        DEFINE QLOCAL({stem}.A) QSGDISP(SHARED) CFSTRUCT({s})
+        DEFINE QLOCAL({stem}.B) QSGDISP(SHARED) CFSTRUCT({s})""")
+    qm1, qm2 = MQ(group.url("QM1")), MQ(group.url("QM2"))
+    try:
+        qm1.open(f"{stem}.A", ["INPUT_SHARED"])
+        qm1.open(f"{stem}.A", ["INPUT_SHARED", "OUTPUT"])
+        qm2.put(qm2.open(f"{stem}.A", ["OUTPUT"]), "x")
+        for qm in ("QM1", "QM3"):  # whichever QM is asked
+            rows = display(group, qm, f"DISPLAY QSTATUS({stem}.*) CMDSCOPE(*) IPPROCS OPPROCS CURDEPTH")
+            assert sorted((o["QUEUE"], o["QMNAME"], o["IPPROCS"], o["OPPROCS"], o["CURDEPTH"]) for o in rows) == [
+                (f"{stem}.A", "QM1", 2, 1, 1), (f"{stem}.A", "QM2", 0, 1, 1), (f"{stem}.A", "QM3", 0, 0, 1),
+                (f"{stem}.B", "QM1", 0, 0, 0), (f"{stem}.B", "QM2", 0, 0, 0), (f"{stem}.B", "QM3", 0, 0, 0)]
+        (row,) = display(group, "QM1", f"DISPLAY QSTATUS({stem}.A) CMDSCOPE(QM2)")
+        assert (row["QMNAME"], row["IPPROCS"], row["OPPROCS"]) == ("QM2", 0, 1)
+    finally:
+        qm1.disconnect()
+        qm2.disconnect()
 
 
 def test_qsg_mqsc_cli_like_runmqsc(group, tmp_path):

@@ -68,15 +68,19 @@ class DisplayCommands(CommandBase):
         return choices[value]
 
     async def display_qstatus(self, cmd: Command) -> list[dict[str, Any]]:
-        """DISPLAY QSTATUS TYPE(QUEUE): per local queue, one row per QM that has it open (at least
-        this QM); TYPE(HANDLE): one row per handle this QM has open on it (IBM's per-handle
-        attributes; the handles live in this QM's memory - CMDSCOPE(*) gathers every QM's)."""
+        """DISPLAY QSTATUS TYPE(QUEUE): one row per local queue, as this queue manager sees it:
+        the queue's depth, and this QM's IPPROCS/OPPROCS and last put/get - for a shared queue
+        too, where IBM's figures are those of the queue manager generating the reply, not the
+        group's totals (CMDSCOPE(*) gathers every QM's row, each tagged with its QMNAME).
+        TYPE(HANDLE): one row per handle this QM has open on it (IBM's per-handle attributes;
+        the handles live in this QM's memory - CMDSCOPE(*) gathers every QM's)."""
         pattern = self._name(cmd, generic=True)
         kind = (cmd.value("TYPE") or "QUEUE").upper()
         if kind not in ("QUEUE", "HANDLE"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not QUEUE or HANDLE")
         out: list[dict[str, Any]] = []
         found = False
+        me = self.qm.name
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
@@ -87,25 +91,21 @@ class DisplayCommands(CommandBase):
                 out += self._handle_rows(d, cmd.value("OPENTYPE").upper() or "ALL")
                 continue
             status = await self.qm.queue_states.queue_status(queue_location(self.qm.cache, d))
-            per_qm = status.opens
-            holders = [q for q, c in per_qm.items() if int(c.get("handles", 0))] or [self.qm.name]
-            for qmgr in sorted(holders):
-                counts = per_qm.get(qmgr, {})
-                row: dict[str, Any] = {"QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp}
-                if d.qsgdisp == "SHARED":
-                    # the z/OS response to a shared queue's QSTATUS is tagged by the QM it describes;
-                    # API.md gives a row per QM that has it open, so the row carries that tag
-                    row["QMNAME"] = qmgr
-                stats = status.stats.get(qmgr)
-                row.update({
-                    "CURDEPTH": status.depth, "IPPROCS": int(counts.get("ipprocs", 0)),
-                    "OPPROCS": int(counts.get("opprocs", 0)), "UNCOM": "YES" if status.uncommitted else "NO",
-                    **_last_use("LPUT", stats.last_put_ms if stats else 0),
-                    **_last_use("LGET", stats.last_get_ms if stats else 0),
-                    # IBM shows these blank while queue monitoring (MONQ) is off, which it is here
-                    "MSGAGE": "", "QTIME": "",
-                })
-                out.append(row)
+            counts = status.opens.get(me, {})  # this QM's opens only (the CF keeps them per QM)
+            row: dict[str, Any] = {"QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp}
+            if d.qsgdisp == "SHARED":
+                # the z/OS response to a shared queue's QSTATUS is tagged by the QM it describes
+                row["QMNAME"] = me
+            stats = status.stats.get(me)
+            row.update({
+                "CURDEPTH": status.depth, "IPPROCS": int(counts.get("ipprocs", 0)),
+                "OPPROCS": int(counts.get("opprocs", 0)), "UNCOM": "YES" if status.uncommitted else "NO",
+                **_last_use("LPUT", stats.last_put_ms if stats else 0),
+                **_last_use("LGET", stats.last_get_ms if stats else 0),
+                # IBM shows these blank while queue monitoring (MONQ) is off, which it is here
+                "MSGAGE": "", "QTIME": "",
+            })
+            out.append(row)
         if not found and "*" not in pattern:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
         return out
