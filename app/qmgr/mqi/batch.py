@@ -109,7 +109,8 @@ class Batches(Gets):
                 md_json, stored_data, msg_id, correl_id = stored_mds.encode(md), data, md.msg_id, md.correl_id
             messages.append(BatchMessage(
                 min(md.priority, 9), md.persistent, msg_id, correl_id, md_json, stored_data,
-                expiry_at(md.expiry, now), report_code(md.report, arrival=arrival),
+                # a transmission message keeps all its data for an expiration report (as MQPUT's)
+                expiry_at(md.expiry, now), report_code(md.report, arrival=arrival, xmit=bool(remote)),
                 md.reply_to_qmgr, group))
         loc = resolved.location
         if messages:
