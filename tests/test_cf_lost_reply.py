@@ -139,13 +139,8 @@ def test_get_under_the_browse_cursor_whose_reply_is_lost_puts_it_back(group, con
 # ---- MQOPEN and MQCLOSE: the open counts are right once the CF answers again -------------------
 
 
-def opens(group, queue: str) -> tuple[int, int] | None:
-    """QM2's IPPROCS and OPPROCS of ``queue`` (z/OS: the answering queue manager's own); None
-    while QM2's connection to the CF, closed by a lost reply, is not yet made again (2345)."""
-    (result,) = group.mqsc("QM2", f"DISPLAY QSTATUS({queue}) IPPROCS OPPROCS")
-    if result["completion_code"] and result["reason"] == 2345:
-        return None
-    (row,) = result["objects"]
+def opens(group, queue: str) -> tuple[int, int]:
+    (row,) = group.mqsc_ok("QM1", f"DISPLAY QSTATUS({queue}) IPPROCS OPPROCS")[0]["objects"]
     return int(row["IPPROCS"]), int(row["OPPROCS"])
 
 

@@ -68,12 +68,12 @@ class DisplayCommands(CommandBase):
         return choices[value]
 
     async def display_qstatus(self, cmd: Command) -> list[dict[str, Any]]:
-        """DISPLAY QSTATUS TYPE(QUEUE): one row per local queue, as this queue manager sees it:
-        the queue's depth, and this QM's IPPROCS/OPPROCS and last put/get - for a shared queue
-        too, where IBM's figures are those of the queue manager generating the reply, not the
-        group's totals (CMDSCOPE(*) gathers every QM's row, each tagged with its QMNAME).
-        TYPE(HANDLE): one row per handle this QM has open on it (IBM's per-handle attributes;
-        the handles live in this QM's memory - CMDSCOPE(*) gathers every QM's)."""
+        """DISPLAY QSTATUS TYPE(QUEUE): per local queue, one row per QM that has it open (at least
+        this QM), each with that QM's own IPPROCS/OPPROCS and last put/get (API.md); run for
+        CMDSCOPE (each QM gets the command naming itself) only this QM's row, so CMDSCOPE(*) gives
+        one row per QM, none repeated, as z/OS answers. TYPE(HANDLE): one row per handle this QM
+        has open on it (IBM's per-handle attributes; the handles live in this QM's memory -
+        CMDSCOPE(*) gathers every QM's)."""
         pattern = self._name(cmd, generic=True)
         kind = (cmd.value("TYPE") or "QUEUE").upper()
         if kind not in ("QUEUE", "HANDLE"):
@@ -91,21 +91,25 @@ class DisplayCommands(CommandBase):
                 out += self._handle_rows(d, cmd.value("OPENTYPE").upper() or "ALL")
                 continue
             status = await self.qm.queue_states.queue_status(queue_location(self.qm.cache, d))
-            counts = status.opens.get(me, {})  # this QM's opens only (the CF keeps them per QM)
-            row: dict[str, Any] = {"QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp}
-            if d.qsgdisp == "SHARED":
-                # the z/OS response to a shared queue's QSTATUS is tagged by the QM it describes
-                row["QMNAME"] = me
-            stats = status.stats.get(me)
-            row.update({
-                "CURDEPTH": status.depth, "IPPROCS": int(counts.get("ipprocs", 0)),
-                "OPPROCS": int(counts.get("opprocs", 0)), "UNCOM": "YES" if status.uncommitted else "NO",
-                **_last_use("LPUT", stats.last_put_ms if stats else 0),
-                **_last_use("LGET", stats.last_get_ms if stats else 0),
-                # IBM shows these blank while queue monitoring (MONQ) is off, which it is here
-                "MSGAGE": "", "QTIME": "",
-            })
-            out.append(row)
+            if cmd.value("CMDSCOPE"):
+                holders = [me]
+            else:
+                holders = sorted(q for q, c in status.opens.items() if int(c.get("handles", 0))) or [me]
+            for qmgr in holders:
+                counts = status.opens.get(qmgr, {})  # the CF keeps the open counts per QM
+                row: dict[str, Any] = {"QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp}
+                if d.qsgdisp == "SHARED":
+                    row["QMNAME"] = qmgr  # the z/OS response to a shared queue's QSTATUS names its QM
+                stats = status.stats.get(qmgr)
+                row.update({
+                    "CURDEPTH": status.depth, "IPPROCS": int(counts.get("ipprocs", 0)),
+                    "OPPROCS": int(counts.get("opprocs", 0)), "UNCOM": "YES" if status.uncommitted else "NO",
+                    **_last_use("LPUT", stats.last_put_ms if stats else 0),
+                    **_last_use("LGET", stats.last_get_ms if stats else 0),
+                    # IBM shows these blank while queue monitoring (MONQ) is off, which it is here
+                    "MSGAGE": "", "QTIME": "",
+                })
+                out.append(row)
         if not found and "*" not in pattern:
             raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
         return out
