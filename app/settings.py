@@ -122,6 +122,11 @@ class Settings(BaseSettings):
                     "body is refused (413, MQRC_DATA_LENGTH_ERROR 2010) before it is read")
     max_body_bytes: int = Field(
         4_194_304, gt=0, description="Largest request body of every other call (MQSC scripts included): 4 MiB")
+    get_batch_max_bytes: int = Field(
+        16_777_216, gt=0,
+        description="Most message data one get-batch answer returns (16 MiB): the batch ends before the message "
+                    "that would cross it, which stays on the queue; the first message is returned whatever its "
+                    "length (within buffer_length), so a batch never comes back empty because of it")
     max_frame_bytes: int = Field(
         146_800_640, gt=0, description="Largest session (WebSocket) frame: a larger one closes the session with "
                                        "WebSocket code 1009 (message too big)")

@@ -298,6 +298,31 @@ def test_display_generic_where_and_qstatus(group):
     assert all(o["CURDEPTH"] == 1 for o in status)
 
 
+def test_qstatus_of_a_shared_queue_with_cmdscope_is_one_row_per_queue_manager(group):
+    """CMDSCOPE(*): each queue manager answers with its own row (its own open counts, the one
+    queue's depth), never another QM's, and never a row twice (each QM's local answer lists every
+    QM that has the queue open, API.md: gathered over the group, those rows were repeated)."""
+    s, stem = uniq_struct(), uniq("QSS")
+    group.mqsc_ok("QM1", f"""DEFINE CFSTRUCT({s})
+        DEFINE QLOCAL({stem}.A) QSGDISP(SHARED) CFSTRUCT({s})
+        DEFINE QLOCAL({stem}.B) QSGDISP(SHARED) CFSTRUCT({s})""")
+    qm1, qm2 = MQ(group.url("QM1")), MQ(group.url("QM2"))
+    try:
+        qm1.open(f"{stem}.A", ["INPUT_SHARED"])
+        qm1.open(f"{stem}.A", ["INPUT_SHARED", "OUTPUT"])
+        qm2.put(qm2.open(f"{stem}.A", ["OUTPUT"]), "x")
+        for qm in ("QM1", "QM3"):  # whichever QM is asked
+            rows = display(group, qm, f"DISPLAY QSTATUS({stem}.*) CMDSCOPE(*) IPPROCS OPPROCS CURDEPTH")
+            assert sorted((o["QUEUE"], o["QMNAME"], o["IPPROCS"], o["OPPROCS"], o["CURDEPTH"]) for o in rows) == [
+                (f"{stem}.A", "QM1", 2, 1, 1), (f"{stem}.A", "QM2", 0, 1, 1), (f"{stem}.A", "QM3", 0, 0, 1),
+                (f"{stem}.B", "QM1", 0, 0, 0), (f"{stem}.B", "QM2", 0, 0, 0), (f"{stem}.B", "QM3", 0, 0, 0)]
+        (row,) = display(group, "QM1", f"DISPLAY QSTATUS({stem}.A) CMDSCOPE(QM2)")
+        assert (row["QMNAME"], row["IPPROCS"], row["OPPROCS"]) == ("QM2", 0, 1)
+    finally:
+        qm1.disconnect()
+        qm2.disconnect()
+
+
 def test_qsg_mqsc_cli_like_runmqsc(group, tmp_path):
     import subprocess
     import sys

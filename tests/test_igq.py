@@ -3,6 +3,7 @@ retry and serialization with peer recovery."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 
@@ -10,7 +11,7 @@ import httpx
 import pytest
 
 from app.cf import keys
-from app.core.igq import IGQ_XMITQ, igq_correl_id
+from app.core.igq import IGQ_XMITQ, transmission_message
 from tests.support.cluster import FAST
 from tests.support.inproc import App, mqsc
 from tests.support.mq import MQ, MQFailed, mq_reason
@@ -180,19 +181,28 @@ async def test_agent_self_recovery_and_serialization(qm, caplog):  # noqa: F811
         raise AssertionError("condition not reached")
 
     await until(lambda: qm.igq.state == "RUNNING")
-    # a real fault: a message addressed to QM1's agent whose data is no transmission header (the
-    # agent cannot read it: an abnormal end, and again at each restart while the message is there)
+    # a forced fault: the agent's delivery of a message fails once with an unexpected error (a
+    # malformed message is no such fault: it is dead-lettered, test_igq_retry.py)
+    real_deliver, failed = qm.igq._deliver, []
+
+    async def deliver_failing_once(*args, **kwargs):
+        if not failed:
+            failed.append(True)
+            raise RuntimeError("an unexpected failure")
+        await real_deliver(*args, **kwargs)
+
+    qm.igq._deliver = deliver_failing_once
     app = await App.connect(qm)
+    md, header = transmission_message({"msg_id": "ab" * 24, "correl_id": "00" * 24, "priority": 0,
+                                       "format": "MQSTR"}, b"after the abnormal end", "LOCAL.DEST", "QM1")
     with caplog.at_level(logging.ERROR):
-        await app.put(await app.open(IGQ_XMITQ, ["OUTPUT"]), "not a transmission header",
-                      correl_id=igq_correl_id("QM1"))
+        await app.put(await app.open(IGQ_XMITQ, ["OUTPUT"]), json.dumps(header), correl_id=md["correl_id"],
+                      format="MQXMIT")
         await until(lambda: qm.igq.restarts >= 1)
     assert any("CSQM067E" in r.message and "QM1 IGQ agent ended abnormally" in r.message for r in caplog.records)
-    await mqsc(qm, "ALTER QMGR IGQ(DISABLED)")  # the agent stops (its unit of work backed out) ...
-    await until(lambda: qm.igq.state == "STOPPED")
-    got = await app.get(await app.open(IGQ_XMITQ, ["INPUT_SHARED"]))  # ... and the operator removes the message
-    assert got["data"] == "not a transmission header"
-    await mqsc(qm, "ALTER QMGR IGQ(ENABLED)")
+    # restarted, the agent delivers the message its unit of work had backed out
+    got = await app.get(await app.open("LOCAL.DEST", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    assert got["data"] == "after the abnormal end" and qm.igq.restarts == 1
     await until(lambda: qm.igq.state == "RUNNING")
     lock = f"{keys.group_prefix('QSG1')}recovery:QM1"
     await qm.redis.set(lock, "QM2", px=60_000)

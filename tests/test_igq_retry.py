@@ -11,6 +11,7 @@ it, with a real redis-server; the dead-letter test runs real queue-manager proce
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,14 +19,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from app.core.clock import ManualClock
-from app.core.igq import IGQ_XMITQ
+from app.core.igq import IGQ_XMITQ, igq_correl_id
 from app.qmgr.igq import LONG_RETRY_INTERVAL_MS, SHORT_RETRY_COUNT, SHORT_RETRY_INTERVAL_MS
 from tests.support.inproc import InProcessQM, inprocess_group
 from tests.support.mq import MQ, mq_reason
 from tests.support.redis_server import RedisServer
+from tests.support.waits import wait_until
 
 T0 = 1_760_000_000_000
 SETUP = (f"DEFINE CFSTRUCT(APPL1) RECOVER(YES)\n"
@@ -204,3 +207,64 @@ def test_dead_letter_keeps_the_original_context_and_the_report_travels_through_t
     mark = receiver.put1("REPLY.Q", "sentinel", md={"report": ["COA"], "reply_to_q": "REPLY.Q",
                                                      "reply_to_qmgr": "QM1"})["md"]
     assert sender.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)["md"]["correl_id"] == mark["msg_id"]
+
+
+# ---- a message on the transmission queue that is no transmission message --------------------
+
+
+def qmgr_state(group, qm: str) -> dict[str, Any]:
+    """GET /v1/qmgr of ``qm``: its IGQ agent's state (IGQAGENT, IGQRETRIES, IGQRESTARTS, ...)."""
+    return httpx.get(f"{group.url(qm)}/v1/qmgr", timeout=10).json()
+
+
+def put_on_xmitq(group, addressee: str, data: str, **md: Any) -> dict[str, Any]:
+    """An application's put of ``data`` straight to SYSTEM.QSG.TRANSMIT.QUEUE, addressed (by
+    CorrelId) to ``addressee``'s IGQ agent: any application may put there."""
+    app = MQ(group.url("QM1"), "ROGUE")
+    return app.put1(IGQ_XMITQ, data, md={"correl_id": igq_correl_id(addressee), **md})["md"]
+
+
+@pytest.mark.parametrize("data", [
+    "not a transmission header",
+    json.dumps({"StrucId": "XQH ", "RemoteQName": "DEST.OK", "RemoteQMgrName": "QM2", "MsgDesc": {},
+                "MsgData": ""}),  # an MQXQH whose MsgDesc is no message descriptor
+    json.dumps({"StrucId": "XQH ", "RemoteQName": "DEST.OK", "RemoteQMgrName": "QM2",
+                "MsgDesc": {"msg_id": "00" * 24, "correl_id": "00" * 24, "priority": 0}, "MsgData": "%%%"}),
+])
+def test_a_malformed_transmission_message_is_dead_lettered_with_xmit_q_msg_error(group, data):
+    """QM2 has a dead-letter queue: the agent moves the message there as it is, MQDLH Reason
+    MQFB_XMIT_Q_MSG_ERROR (271), without ending abnormally, and goes on with the next message."""
+    group.mqsc_ok("QM2", "DEFINE QLOCAL(DEST.OK) REPLACE")
+    restarts = qmgr_state(group, "QM2")["IGQRESTARTS"]
+    bad = put_on_xmitq(group, "QM2", data, persistence="PERSISTENT")
+    MQ(group.url("QM1")).put1("DEST.OK", "behind it", qmgr="QM2")
+
+    receiver = MQ(group.url("QM2"))
+    dead = receiver.get(receiver.open("DLQ", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    header = json.loads(dead["data"])
+    assert dead["md"]["format"] == "MQDEAD" and header["Reason"] == 271  # MQFB_XMIT_Q_MSG_ERROR
+    assert dead["md"]["msg_id"] == bad["msg_id"] and dead["md"]["persistence"] == "PERSISTENT"
+    assert base64.b64decode(header["MsgData"]).decode() == data  # the message as it was
+    assert header["DestQName"] == IGQ_XMITQ
+    got = receiver.get(receiver.open("DEST.OK", ["INPUT_SHARED"]), ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000)
+    assert got["data"] == "behind it"  # the agent went on
+    state = qmgr_state(group, "QM2")
+    assert state["IGQAGENT"] == "RUNNING" and state["IGQRESTARTS"] == restarts  # no CSQM067E, no restart loop
+    (res,) = group.mqsc("QM1", f"DISPLAY QLOCAL({IGQ_XMITQ}) CURDEPTH")
+    assert res["objects"][0]["CURDEPTH"] == 0
+
+
+def test_a_malformed_transmission_message_with_no_dead_letter_queue_stays_and_the_agent_retries(group):
+    """QM1 has no dead-letter queue: the message stays on the transmission queue (never lost)
+    and the agent goes into retry at IBM's intervals - not a restart every tenth of a second.
+    (Last in the module: QM1's agent then waits out its first 60 s retry interval.)"""
+    restarts = qmgr_state(group, "QM1")["IGQRESTARTS"]
+    bad = put_on_xmitq(group, "QM1", "not a transmission header")
+    wait_until(lambda: qmgr_state(group, "QM1")["IGQAGENT"] == "RETRY", 20, "QM1's agent in retry")
+    state = qmgr_state(group, "QM1")
+    assert "no valid transmission message" in state["IGQRETRYREASON"], state
+    assert state["IGQRETRIES"] == 1 and state["IGQRESTARTS"] == restarts, state  # one retry, no restarts
+    # still there, for a dead-letter queue or an operator: taken off here so nothing is left behind
+    cleaner = MQ(group.url("QM1"))
+    left = cleaner.get(cleaner.open(IGQ_XMITQ, ["INPUT_SHARED"]), ["NO_SYNCPOINT"], match={"msg_id": bad["msg_id"]})
+    assert left["data"] == "not a transmission header"

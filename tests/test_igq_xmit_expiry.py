@@ -87,3 +87,30 @@ async def test_expiration_report_on_the_transmission_queue_describes_the_applica
         # its user context is the original message's (IBM), its origin context the QM's
         assert {k: report["md"][k] for k in identity} == identity
         assert (report["md"]["put_appl_type"], report["md"]["put_appl_name"]) == (7, "QM1")
+
+
+async def test_expiration_report_on_a_put_batch_through_the_group_describes_the_application_message(
+        redis_url, tmp_path):
+    """A put-batch to a queue of another queue manager (each message a transmission message on
+    SYSTEM.QSG.TRANSMIT.QUEUE, as MQPUT makes it): each message that expires there is reported
+    as the application's message, its data the first 100 bytes of the application's."""
+    clock = ManualClock(T0)
+    async with inprocess_group(["QM1", "QM2"], redis_url, tmp_path, clock, activity_enabled=False) as qms:
+        await qms["QM1"].mqsc(SETUP)
+        await qms["QM2"].mqsc("DEFINE QLOCAL(DEST.Q)")
+        app = await qms["QM1"].connect("SENDER")
+        texts = [f"batch message {i}: " + "the application's data " * 10 for i in range(2)]
+        h = await app.open("DEST.Q", ["OUTPUT"], qmgr="QM2")
+        md = {"expiry": 10, "format": "MQSTR", "reply_to_q": "REPLY.Q", "report": ["EXPIRATION_WITH_DATA"]}
+        sent = await app.call("POST", f"/v1/connections/{app.hconn}/objects/{h}/put-batch",
+                              {"options": ["NO_SYNCPOINT"], "messages": [{"md": md, "data": t} for t in texts]})
+        clock.advance(2_000)
+        xmitq = await app.open(IGQ_XMITQ, ["INPUT_SHARED"])
+        with mq_reason(2033):  # the get discards the expired messages
+            await app.get(xmitq, ["NO_SYNCPOINT"])
+        reply = await app.open("REPLY.Q", ["INPUT_SHARED"])
+        reports = [await app.get(reply, ["WAIT", "NO_SYNCPOINT"], wait_ms=10_000) for _ in texts]
+        assert [r["md"]["feedback"] for r in reports] == [258, 258]
+        assert [r["md"]["format"] for r in reports] == ["MQSTR", "MQSTR"]  # the application's, not MQXMIT
+        assert sorted(r["data"] for r in reports) == sorted(t[:100] for t in texts)
+        assert sorted(r["md"]["correl_id"] for r in reports) == sorted(m["msg_id"] for m in sent["md"])

@@ -45,11 +45,26 @@ def decode_data(data: Any, encoding: Any) -> bytes:
     raise MQError(MQRC.BUFFER_ERROR, "data_encoding must be 'utf-8' or 'base64'")
 
 
+#: The C0 control characters JSON writes as six-byte ``\u00XX`` escapes (all but tab, line feed
+#: and carriage return, which take two).
+_ESCAPED_CONTROLS = bytes(c for c in range(0x20) if c not in b"\t\n\r")
+
+
+def _escapes_badly(body: bytes) -> bool:
+    """Whether ``body`` as a JSON string would be larger than as base64: each control character
+    costs 5 bytes more, base64 a third of the whole. Ordinary text (a few control characters at
+    most) stays text; data of control bytes, which would grow six-fold, goes as base64."""
+    controls = len(body) - len(body.translate(None, _ESCAPED_CONTROLS))  # one pass in C
+    return controls * 15 > len(body)
+
+
 def encode_data(body: bytes, fmt: str, ccsid: int = DEFAULT_CCSID) -> tuple[str, str]:
     """Body of a get response: text for a text format whose bytes are UTF-8 text (its CCSID
-    1208, or pure ASCII in an ASCII-based code page), else base64 (EBCDIC data included)."""
+    1208, or pure ASCII in an ASCII-based code page), else base64 (EBCDIC data included). Text
+    that JSON would escape badly (control characters beyond one in 15) goes as base64 too, so
+    an answer is never more than about 4/3 of its data."""
     text = as_text(body, fmt, ccsid)
-    if text is not None:
+    if text is not None and not _escapes_badly(body):
         return text, "utf-8"
     return base64.b64encode(body).decode("ascii"), "base64"
 

@@ -325,7 +325,8 @@ class Messaging(HeldMessages):
                         match_msg_id: str | None = None, match_correl_id: str | None = None,
                         cursor: str = "", buffer_length: int = -1, accept_truncated: bool = False,
                         wait_ms: int = 0, should_stop: Callable[[], bool] | None = None,
-                        select: str = "", admit: Callable[[], Awaitable[None]] | None = None) -> list[GetResult]:
+                        select: str = "", admit: Callable[[], Awaitable[None]] | None = None,
+                        max_bytes: int = -1) -> list[GetResult]:
         """MQGET or browse of up to ``max_messages`` messages available now, in delivery order,
         in one script call (lua/get_batch.lua); each with ``get``'s semantics (match, buffer
         length and truncation per message). ``mode``: GET, BROWSE_FIRST or BROWSE_NEXT (a
@@ -335,6 +336,9 @@ class Messaging(HeldMessages):
 
         The batch stops before a message too long for the buffer (without
         ``accept_truncated``); when that is the first, ``TruncatedMessageError`` as from ``get``.
+        ``max_bytes`` (>= 0) bounds the data the batch returns: it stops before a message whose
+        data (after truncation) would take the total past it - that message is not taken, the
+        script checks before it takes - except the first, which is returned whatever its length.
         Raises what ``get`` raises when no message at all was returned (2033 after the wait).
         """
         mode = GetMode(mode)
@@ -350,7 +354,8 @@ class Messaging(HeldMessages):
                             _hex_id(match_correl_id), _cursor(cursor), str(buffer_length),
                             "1" if accept_truncated else "0", str(self.clock.now_ms()), "0",
                             keys.structure_prefix(loc.tag), self._perf(loc), select,
-                            self.call_token(incarnation, mode.value, syncpoint.value), str(max_messages))
+                            self.call_token(incarnation, mode.value, syncpoint.value), str(max_messages),
+                            str(max_bytes))
         try:
             results = await self._once_more_if_lost(loc.tag, lambda: self._get_batch_once(loc, call, incarnation))
         except MQError as exc:
@@ -366,7 +371,10 @@ class Messaging(HeldMessages):
             if max_messages > 1:
                 rest = replace(call, mode=GetMode.BROWSE_NEXT.value if first.browse else mode.value,
                                cursor=_cursor(first.cursor) if first.browse else call.cursor,
-                               now_ms=str(self.clock.now_ms()), max_messages=str(max_messages - 1))
+                               now_ms=str(self.clock.now_ms()), max_messages=str(max_messages - 1),
+                               # the budget left after the first message binds the rest from its first
+                               max_bytes=str(max(0, max_bytes - len(first.body)) if max_bytes >= 0 else -1),
+                               budget_first="1")
                 try:
                     results += await self._get_batch_once(loc, rest, incarnation)
                 except MQError:

@@ -184,9 +184,12 @@ class PutBatchArgs(ScriptArgs):
 @script("get_batch", keys=4, fenced=True)
 @dataclass(slots=True)
 class GetBatchArgs(GetArgs):
-    """KEYS and ARGV of lua/get_batch.lua: get.lua's, then the most messages to return."""
+    """KEYS and ARGV of lua/get_batch.lua: get.lua's, then the most messages to return and the
+    byte budget of their data."""
 
     max_messages: str
+    max_bytes: str = "-1"
+    budget_first: str = "0"
 
 
 @script("scan", keys=2, fenced=True)

@@ -30,6 +30,39 @@ def transmission_message(md: dict[str, Any], data: bytes, remote_q: str,
     return xmit_md, header
 
 
+class MalformedTransmissionMessage(ValueError):
+    """A message on SYSTEM.QSG.TRANSMIT.QUEUE whose data is no valid transmission header."""
+
+
+def read_transmission_message(body: bytes) -> tuple[dict[str, Any], dict[str, Any], bytes]:
+    """The MQXQH of a transmission-queue message, its application MQMD and data. Raises
+    ``MalformedTransmissionMessage`` saying what is wrong when the data is not an MQXQH the IGQ
+    agent can deliver: not JSON, not StrucId "XQH ", no destination queue, an MsgDesc that is no
+    object with MsgId, CorrelId and Priority, MsgData that is not base64. (Any application can
+    put to the transmission queue; what it put must not stop the agent.)"""
+    try:
+        header = json.loads(body)
+    except ValueError:  # not JSON (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        raise MalformedTransmissionMessage("the data is not a transmission header (MQXQH)") from None
+    if not isinstance(header, dict) or header.get("StrucId") != "XQH ":
+        raise MalformedTransmissionMessage("the data does not start with an MQXQH (StrucId 'XQH ')")
+    queue, qmgr = header.get("RemoteQName"), header.get("RemoteQMgrName")
+    if not isinstance(queue, str) or not queue.strip() or not isinstance(qmgr, str):
+        raise MalformedTransmissionMessage("the MQXQH names no RemoteQName / RemoteQMgrName")
+    md = header.get("MsgDesc")
+    if not isinstance(md, dict) or not all(isinstance(md.get(f), str) for f in ("msg_id", "correl_id")) \
+            or not isinstance(md.get("priority"), int) or isinstance(md.get("priority"), bool):
+        raise MalformedTransmissionMessage("the MQXQH's MsgDesc is not a message descriptor")
+    raw = header.get("MsgData")
+    try:
+        if not isinstance(raw, str):
+            raise ValueError
+        data = base64.b64decode(raw, validate=True)
+    except ValueError:  # binascii.Error is a ValueError
+        raise MalformedTransmissionMessage("the MQXQH's MsgData is not base64") from None
+    return header, md, data
+
+
 def decrement_inner_expiry(body: bytes, elapsed_tenths: int) -> bytes | None:
     """The MQXQH of a transmission-queue message as MQGET returns it (docs/ibm-rules.md §4.7): the
     queue manager decrements both Expiry fields - the MQMD's and the one in the MsgDesc within

@@ -203,3 +203,6 @@ class MQFB(IntEnum):
     EXPIRATION = 258
     COA = 259
     COD = 260
+    # MQDLH Reason of a message on a transmission queue that is not in the right format (no
+    # valid transmission header): the agent moving it dead-letters it with this feedback
+    XMIT_Q_MSG_ERROR = 271

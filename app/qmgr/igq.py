@@ -11,6 +11,10 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
 * Authority (IGQAUT, IGQUSER of this, the receiving, QM): with authentication on, the users
   IBM's table names for the setting need PUT on the destination queue; a message they may not
   put is dead-lettered with MQRC_NOT_AUTHORIZED, as any undeliverable one.
+* A message on the transmission queue that is no valid transmission header (MQXQH) - any
+  application may put there - goes to the dead-letter queue with MQDLH Reason
+  MQFB_XMIT_Q_MSG_ERROR (271), as an MCA moves a malformed transmission-queue message; with no
+  usable dead-letter queue it stays, and the agent goes into retry (never a hot loop).
 * Undeliverable messages go to this QM's dead-letter queue (DEADQ), with the exception report
   they asked for sent to ReplyToQ at ReplyToQMgr (through the group when that is another QM),
   all in the agent's unit of work; MQRO_DISCARD_MSG discards instead. When there is no usable
@@ -31,7 +35,6 @@ the ones addressed to it (by CorrelId) and puts them to their destination queue.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -43,8 +46,8 @@ from app.cf.errors import is_cf_failure
 from app.cf.leases import recovery_lock
 from app.core.errors import MQError
 from app.core.expiry import remaining_tenths
-from app.core.igq import IGQ_XMITQ, igq_correl_id
-from app.core.reasons import MQRC, OUTAGE_REASONS
+from app.core.igq import IGQ_XMITQ, MalformedTransmissionMessage, igq_correl_id, read_transmission_message
+from app.core.reasons import MQFB, MQRC, OUTAGE_REASONS
 from app.core.reports import report_code, report_data, report_md
 from app.qmgr.connection import Connection
 from app.qmgr.definitions import queue_location
@@ -64,6 +67,10 @@ LONG_RETRY_INTERVAL_MS = 1_200_000  # 20 minutes
 # How often a retry wait looks at the clock: the interval is measured on the queue manager's
 # (injectable) clock, which a test steps instead of letting real minutes pass.
 CLOCK_POLL_S = 0.1
+# Pause before the agent starts again after an abnormal end: doubled at each one in a row (no
+# message moved in between) up to the most, so a failure that recurs never spins the loop.
+RESTART_PAUSE_S = 0.1
+RESTART_PAUSE_MAX_S = 60.0
 EXCEPTION_REPORTS = frozenset({"EXCEPTION", "EXCEPTION_WITH_DATA", "EXCEPTION_WITH_FULL_DATA"})
 
 # Reasons that say nothing about the message or its destination but that the queue manager
@@ -115,16 +122,19 @@ class IgqAgent:
                 "IGQRETRYREASON": self.retry_reason if self.state == "RETRY" else ""}
 
     async def _supervise(self) -> None:
+        in_a_row, delivered = 0, self.delivered
         while not self._stopping.is_set():
             try:
                 await self._run()
             except Exception as exc:  # self recovery: the agent is started again
                 self.restarts += 1
+                in_a_row = 1 if self.delivered != delivered else in_a_row + 1
+                delivered = self.delivered
                 log.error("CSQM067E %s IGQ agent ended abnormally (%s: %s); restarting", self.qm.name,
                           type(exc).__name__, exc)
                 with contextlib.suppress(Exception):
                     await self._resolve_unit_of_work()  # else the next pass of _run does it
-                await self._pause(0.1)
+                await self._pause(min(RESTART_PAUSE_MAX_S, RESTART_PAUSE_S * 2 ** min(in_a_row - 1, 10)))
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
@@ -250,9 +260,15 @@ class IgqAgent:
             if exc.reason == MQRC.NO_MSG_AVAILABLE:
                 return False
             raise
-        header = orjson.loads(got.body)
-        md = dict(header["MsgDesc"])
-        data = base64.b64decode(header["MsgData"])
+        try:
+            header, inner, data = read_transmission_message(got.body)
+        except MalformedTransmissionMessage as bad:
+            await self._malformed(got.md_json, got.body, str(bad))  # (or MessageStays: back out, retry)
+            self._committing = True
+            await self.qm.mqi.commit_unit_of_work(self.conn)  # the get and the dead letter together
+            self._committing = False
+            return True
+        md = dict(inner)
         now = self.qm.clock.now_ms()
         md["expiry"] = remaining_tenths(got.expiry_at_ms, now)  # it goes on decreasing
         md["backout_count"] = 0
@@ -271,6 +287,29 @@ class IgqAgent:
         self.qm.activity.emit(Verb.IGQ, object=header["RemoteQName"], msg_id=md.get("msg_id"),
                               correl_id=md.get("correl_id"), size=len(data), detail=orjson.dumps(flow).decode())
         return True
+
+    async def _malformed(self, md_json: bytes, body: bytes, why: str) -> None:
+        """Dead-letter a message that is no valid transmission message, as it is (its MQMD as
+        stored, its data whole), with MQDLH Reason MQFB_XMIT_Q_MSG_ERROR, in the agent's unit of
+        work with the get. Raises MessageStays when there is no usable dead-letter queue: the
+        message stays on the transmission queue and the agent retries at IBM's intervals."""
+        try:
+            md = orjson.loads(md_json)
+        except orjson.JSONDecodeError:
+            md = None
+        md = md if isinstance(md, dict) else {}
+        log.log(logging.INFO if self.state == "RETRY" else logging.WARNING,
+                "%s IGQ agent: message %s on %s is no valid transmission message: %s", self.qm.name,
+                md.get("msg_id"), IGQ_XMITQ, why)
+        try:
+            # its destination unknown, the MQDLH names the queue it was on
+            await self.qm.expiry.dead_letter(md, body, MQFB.XMIT_Q_MSG_ERROR, IGQ_XMITQ, self.qm.name,
+                                             conn=self.conn)
+        except MQError as exc:
+            if is_outage(exc):
+                raise
+            raise MessageStays(f"message {md.get('msg_id')} on {IGQ_XMITQ} is no valid transmission message "
+                               f"({why}) and cannot be dead-lettered: {exc.message}; it stays on {IGQ_XMITQ}") from exc
 
     async def _deliver(self, queue: str, md: dict[str, Any], data: bytes, expires: int) -> None:
         resolved = self.qm.cache.resolve_queue(queue)

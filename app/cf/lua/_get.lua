@@ -17,6 +17,9 @@
     cursor               browse cursor: score16 of the last browsed message, "" = none
     buflen, accept       buffer length (-1 unlimited); accept truncated message "1" / "0"
     now, register        now (ms); waiter registration ms (> 0: keep the waiters key alive)
+    budget               nil (get.lua), or the data bytes get_batch.lua's batch may still return:
+                         a message whose data (after truncation) is longer is neither taken
+                         nor browsed, and the reply is {-2, reports, depth_event, discarded}
     sp, perf             structure prefix "{tag}:"; performance-event mode "S" / "E" / "D"
     select               "" (the common case: nothing more), else the group and token selection
                          "<group_id>|<seq>|<offset>|<msg_token>|<logical>|<all>|<mark>": each
@@ -302,6 +305,10 @@ local function get_message(q)
     -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move.
     return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
              reports, after_discards(), 0, discards }
+  end
+
+  if q.budget and (truncated and buflen or m.len) > q.budget then
+    return { -2, reports, after_discards(), discards }  -- past the batch's budget: it stays as it is
   end
 
   local data = message_data(qp, id, m, buflen, truncated, nil)

@@ -4,7 +4,10 @@
   turn exactly as get.lua gets one (_get.lua), taking only what is available now. A browse goes
   on from each message it returned (BROWSE_FIRST, then as BROWSE_NEXT). The batch ends at N
   messages, when no further message matches, or before a message longer than the buffer that
-  may not be truncated (it stays on the queue; only when it is the first does the call fail).
+  may not be truncated (it stays on the queue; only when it is the first does the call fail),
+  or before a message whose data would take the data returned past the byte budget (it stays
+  on the queue, untouched: the budget is checked before a message is taken, so a batch never
+  takes a message it does not return).
 
   Input:
     KEYS[1]  {tag}:q:<NAME>:ctl
@@ -34,9 +37,14 @@
     ARGV[18] call token of a destructive batch outside syncpoint, "" none (get.lua's ARGV[18]:
              every message it gets is held under that one token)
     ARGV[19] most messages to return, >= 1
-    ARGV[20] caller: queue manager name
-    ARGV[21] caller: its incarnation (a fenced one gets {2009} and nothing changes)
-    ARGV[22] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
+    ARGV[20] byte budget: the most data bytes (after truncation) the returned messages may hold
+             together, -1 = no limit
+    ARGV[21] "1": the budget binds the call's first message too (the rest of a batch whose first
+             message a waiting get returned); "0": the first message is returned whatever its
+             length (a batch never ends empty because of its budget)
+    ARGV[22] caller: queue manager name
+    ARGV[23] caller: its incarnation (a fenced one gets {2009} and nothing changes)
+    ARGV[24] caller: deadline, ms since the epoch on the CF's clock (TIME): run later,
              the call changes nothing and gets {2345} (_fence.lua)
 
   Output:
@@ -56,7 +64,7 @@
 --@include _fence.lua
 --@include _get.lua
 
-local refused = refusal(KEYS[5], ARGV[20], ARGV[21], ARGV[22])
+local refused = refusal(KEYS[5], ARGV[22], ARGV[23], ARGV[24])
 if refused then return { refused } end
 
 local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], held = KEYS[4], token = ARGV[18],
@@ -65,10 +73,18 @@ local q = { ctl = KEYS[1], uow = KEYS[2], uows = KEYS[3], held = KEYS[4], token 
             cursor = ARGV[10], buflen = ARGV[11], accept = ARGV[12], now = ARGV[13], register = ARGV[14],
             sp = ARGV[15], perf = ARGV[16], select = ARGV[17] }
 local most = tonumber(ARGV[19])
+local budget = tonumber(ARGV[20])
+local budget_first = ARGV[21] == "1"
+local used = 0  -- data bytes of the messages returned so far
+local count = 0
+
+-- Whether a message returning `size` data bytes is past the budget (then the batch ends before it).
+local function past_budget(size)
+  return budget >= 0 and (count > 0 or budget_first) and used + size > budget
+end
 local browse = q.mode == "BROWSE_FIRST" or q.mode == "BROWSE_NEXT"
 local code, reports, depth_event, discarded = 0, 0, 0, 0
 local out = { 0, 0, 0, 0 }
-local count = 0
 
 local function add_group(r, reason)
   for j = 2, 13 do out[#out + 1] = r[j] end
@@ -167,6 +183,12 @@ local function fast_batch()
           stop = true
           break
         end
+        local size = truncated and buflen or m.len
+        if past_budget(size) then
+          stop = true  -- the message stays where it is, untouched; the batch ends before it
+          break
+        end
+        used = used + size
         local data = message_data(qp, id, m, buflen, truncated, bodies[i])
         -- Destructive: out of the indexes, depth down (IBM CURDEPTH).
         push(b.idx, id)
@@ -250,6 +272,8 @@ if q.mode == "GET" and q.select == "" and q.mid == "" and q.cid == "" and q.perf
 end
 
 while count < most do
+  -- get_message returns -2 (nothing taken, nothing moved) for a message past the budget
+  q.budget = (budget >= 0 and (count > 0 or budget_first)) and (budget - used) or nil
   local r = get_message(q)
   local c = r[1]
   if #r == 4 then
@@ -261,11 +285,15 @@ while count < most do
   end
   if c == 0 or c == 2079 then
     add_group(r, c)
+    used = used + #r[3]
     count = count + 1
     if browse then
       q.mode, q.cursor = "BROWSE_NEXT", r[7]  -- the browse goes on after this message
     end
     q.register = "0"  -- later misses need no waiter: the call returns what it has
+  elseif c == -2 then
+    if count == 0 then code = 2033 end  -- (only with ARGV[21] "1") nothing within the budget
+    break
   else
     if count == 0 then
       code = c

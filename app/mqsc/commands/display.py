@@ -69,14 +69,18 @@ class DisplayCommands(CommandBase):
 
     async def display_qstatus(self, cmd: Command) -> list[dict[str, Any]]:
         """DISPLAY QSTATUS TYPE(QUEUE): per local queue, one row per QM that has it open (at least
-        this QM); TYPE(HANDLE): one row per handle this QM has open on it (IBM's per-handle
-        attributes; the handles live in this QM's memory - CMDSCOPE(*) gathers every QM's)."""
+        this QM), each with that QM's own IPPROCS/OPPROCS and last put/get (API.md); run for
+        CMDSCOPE (each QM gets the command naming itself) only this QM's row, so CMDSCOPE(*) gives
+        one row per QM, none repeated, as z/OS answers. TYPE(HANDLE): one row per handle this QM
+        has open on it (IBM's per-handle attributes; the handles live in this QM's memory -
+        CMDSCOPE(*) gathers every QM's)."""
         pattern = self._name(cmd, generic=True)
         kind = (cmd.value("TYPE") or "QUEUE").upper()
         if kind not in ("QUEUE", "HANDLE"):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not QUEUE or HANDLE")
         out: list[dict[str, Any]] = []
         found = False
+        me = self.qm.name
         for d in self.qm.cache.all("QUEUE"):
             if d.objtype != "QLOCAL" or d.location == GROUP_LOCATION or not matches(pattern, d.name):
                 continue
@@ -87,15 +91,15 @@ class DisplayCommands(CommandBase):
                 out += self._handle_rows(d, cmd.value("OPENTYPE").upper() or "ALL")
                 continue
             status = await self.qm.queue_states.queue_status(queue_location(self.qm.cache, d))
-            per_qm = status.opens
-            holders = [q for q, c in per_qm.items() if int(c.get("handles", 0))] or [self.qm.name]
-            for qmgr in sorted(holders):
-                counts = per_qm.get(qmgr, {})
+            if cmd.value("CMDSCOPE"):
+                holders = [me]
+            else:
+                holders = sorted(q for q, c in status.opens.items() if int(c.get("handles", 0))) or [me]
+            for qmgr in holders:
+                counts = status.opens.get(qmgr, {})  # the CF keeps the open counts per QM
                 row: dict[str, Any] = {"QUEUE": d.name, "TYPE": kind, "QSGDISP": d.qsgdisp}
                 if d.qsgdisp == "SHARED":
-                    # the z/OS response to a shared queue's QSTATUS is tagged by the QM it describes;
-                    # API.md gives a row per QM that has it open, so the row carries that tag
-                    row["QMNAME"] = qmgr
+                    row["QMNAME"] = qmgr  # the z/OS response to a shared queue's QSTATUS names its QM
                 stats = status.stats.get(qmgr)
                 row.update({
                     "CURDEPTH": status.depth, "IPPROCS": int(counts.get("ipprocs", 0)),

@@ -109,7 +109,8 @@ class Batches(Gets):
                 md_json, stored_data, msg_id, correl_id = stored_mds.encode(md), data, md.msg_id, md.correl_id
             messages.append(BatchMessage(
                 min(md.priority, 9), md.persistent, msg_id, correl_id, md_json, stored_data,
-                expiry_at(md.expiry, now), report_code(md.report, arrival=arrival),
+                # a transmission message keeps all its data for an expiration report (as MQPUT's)
+                expiry_at(md.expiry, now), report_code(md.report, arrival=arrival, xmit=bool(remote)),
                 md.reply_to_qmgr, group))
         loc = resolved.location
         if messages:
@@ -148,7 +149,11 @@ class Batches(Gets):
         waited for. A browse starts as asked (BROWSE_FIRST or BROWSE_NEXT) and goes on as
         BROWSE_NEXT; the handle's cursor ends on the last message returned. No message: 2033;
         a first message too big for the buffer without ACCEPT_TRUNCATED_MSG: 2080, as MQGET
-        (a later one ends the batch before it). One activity record per message."""
+        (a later one ends the batch before it). The data of the messages returned is at most
+        QSG_GET_BATCH_MAX_BYTES together (the first message is returned whatever its length):
+        the batch ends before a message that would cross it, which stays on the queue, so one
+        answer never holds the queue manager's memory and event loop for long. One activity
+        record per message."""
         started = time.perf_counter_ns()
         await room_for_batch(self)
         done: list[tuple[Any, Any, dict[str, Any]]] = []
@@ -186,6 +191,7 @@ class Batches(Gets):
             try:
                 results: list[GetResult] = await self.qm.cf.get_batch(
                     handle.resolved.location, max_messages=max_messages,
+                    max_bytes=self.qm.settings.get_batch_max_bytes,
                     **self._cf_get_args(conn, handle, call, wait_ms, select))
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
