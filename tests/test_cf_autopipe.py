@@ -144,3 +144,27 @@ async def test_a_call_never_written_is_a_plain_connection_error(redis_server):
         assert not isinstance(failure.value, SentUnanswered)
     finally:
         await client.aclose()
+
+
+async def test_a_send_is_written_with_the_turn_and_its_reply_comes_later(pipe_client):
+    pipe, url = pipe_client
+    sha = sha_of(url, "redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1]")
+    (written, reply), echoed = await asyncio.gather(pipe.send(("EVALSHA", sha, 1, "autopipe:sent", "sent")),
+                                                   pipe.call(("EVALSHA", sha, 1, "autopipe:called", "called")))
+    assert written is True and echoed == b"called"
+    assert await reply == b"sent"
+    assert client_count(url, "autopipe-test") == 1  # the send went with the call, on one connection
+
+
+async def test_a_send_that_could_not_be_written_says_so(redis_server):
+    proxy = NetProxy("127.0.0.1", redis_server.port).start()
+    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
+    try:
+        pipe = AutoPipe(client.connection_pool)
+        proxy.stop()
+        written, reply = await pipe.send(("EVALSHA", "0" * 40, 0))
+        assert written is False
+        with pytest.raises(ConnectionError):
+            await reply
+    finally:
+        await client.aclose()

@@ -49,18 +49,31 @@ class AutoPipe:
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
         self._lane: _Lane | None = None
-        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
+        # (command, its reply, told when the batch is written or could not be: sends only)
+        self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]] = []
         self._lock = asyncio.Lock()  # one batch at a time takes the lane and writes (order = reply order)
         self.tasks: set[asyncio.Task[None]] = set()  # flushes and readers still running
 
     async def call(self, command: tuple[Any, ...]) -> Any:
         """Send ``command`` with the others of this turn; its reply (an error reply raised)."""
+        return await self._enqueue(command, None)
+
+    async def send(self, command: tuple[Any, ...]) -> tuple[bool, asyncio.Future[Any]]:
+        """Send ``command`` with the others of this turn without waiting for its reply: whether it
+        was written (False: not, or perhaps only in part), and the future of its reply (which then
+        holds why not)."""
+        loop = asyncio.get_running_loop()
+        written: asyncio.Future[bool] = loop.create_future()
+        reply = self._enqueue(command, written)
+        return await written, reply
+
+    def _enqueue(self, command: tuple[Any, ...], written: asyncio.Future[bool] | None) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._flush_soon)
-        self._pending.append((command, future))
-        return await future
+        self._pending.append((command, future, written))
+        return future
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
@@ -70,23 +83,23 @@ class AutoPipe:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _flush(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
+    async def _flush(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]]
+                     ) -> None:
         async with self._lock:
-            batch = [(command, future) for command, future in batch if not future.done()]  # given up: not sent
+            batch = [entry for entry in batch if not entry[1].done()]  # given up: not sent
             if not batch:
                 return
             try:
                 lane = await self._ready_lane()
             except Exception as exc:  # noqa: BLE001 - nothing was written: each call did not run
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
+                for _, future, written in batch:
+                    _tell(future, written, exc)
                 return
             try:
-                packed = [hiredis.pack_command(command) for command, _ in batch]
+                packed = [hiredis.pack_command(command) for command, _, _ in batch]
             except TypeError:  # an argument hiredis does not pack: redis-py's packer
-                packed = [part for command, _ in batch for part in lane.conn.pack_command(*command)]
-            lane.inflight.extend(future for _, future in batch)
+                packed = [part for command, _, _ in batch for part in lane.conn.pack_command(*command)]
+            lane.inflight.extend(future for _, future, _ in batch)
             writer = lane.conn._writer
             try:
                 assert writer is not None  # _ready_lane connected it
@@ -95,9 +108,14 @@ class AutoPipe:
                     await asyncio.wait_for(writer.drain(), lane.conn.socket_timeout)
             except BaseException as exc:
                 await self._break(lane, exc)  # written perhaps in part: every call of the lane may have run
+                for _, future, written in batch:
+                    _tell(future, written, exc)
                 if not isinstance(exc, Exception):
                     raise
                 return
+            for _, _, written in batch:
+                if written is not None and not written.done():
+                    written.set_result(True)
             if lane.reader is None:
                 lane.reader = asyncio.ensure_future(self._read(lane))
                 self._track(lane.reader)
@@ -164,6 +182,15 @@ class AutoPipe:
         lane.reader = None
         await lane.conn.disconnect(nowait=True)
         await self._pool.release(lane.conn)
+
+
+def _tell(reply: asyncio.Future[Any], written: asyncio.Future[bool] | None, exc: BaseException) -> None:
+    """A call of a batch that was not written (or perhaps only in part): its reply is ``exc``
+    (unless _break told it already), and a send learns it was not written."""
+    if not reply.done():
+        reply.set_exception(exc)
+    if written is not None and not written.done():
+        written.set_result(False)
 
 
 def _describe(exc: BaseException) -> str:

@@ -156,7 +156,7 @@ class ScriptRegistry:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._cluster: RedisCluster | None = redis if isinstance(redis, RedisCluster) else None
-        self._follow_ups: set[asyncio.Future[None]] = set()  # replies still to read
+        self._follow_ups: set[asyncio.Future[Any]] = set()  # replies still to read
         # Connections taken from the client's pool and kept here between script calls: the pool's
         # own checkout and release (a lock, an event dispatch and observability records each way)
         # cost a hot call about as much as packing its arguments. They stay the pool's "in use"
@@ -232,6 +232,8 @@ class ScriptRegistry:
         could not be (``follow.done`` has been told why; it may have been sent in part). No
         redirection is followed: on a cluster a MOVED or ASK reply is what ``done`` gets (the
         script did not run)."""
+        if self._pipe is not None:
+            return await self._send_piped(self._pipe, follow)
         release: Callable[[], Awaitable[None]]
         try:
             if self._cluster is not None:
@@ -267,6 +269,37 @@ class ScriptRegistry:
         self._follow_ups.add(task)
         task.add_done_callback(self._follow_ups.discard)
         return True
+
+    async def _send_piped(self, pipe: AutoPipe, follow: FollowUp) -> bool:
+        """``send`` on a single Redis: written with the other calls of this turn."""
+        command = ("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+        written, reply = await pipe.send(command)
+        # its reply is read in the background: pending until then (releases_done waits for it)
+        self._follow_ups.add(reply)
+
+        def replied(future: asyncio.Future[Any]) -> None:
+            self._follow_ups.discard(future)
+            outcome = future.exception() if not future.cancelled() else asyncio.CancelledError()
+            if isinstance(outcome, NoScriptError):  # it did not run: load the script, send it again
+                self._in_background(self._call_piped_again(pipe, follow))
+                return
+            follow.done(outcome if outcome is not None else future.result())
+        reply.add_done_callback(replied)
+        return written
+
+    async def _call_piped_again(self, pipe: AutoPipe, follow: FollowUp) -> None:
+        try:
+            follow.script.sha = await self.redis.script_load(follow.script.script)
+            reply = await pipe.call(("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args))
+        except Exception as exc:  # noqa: BLE001 - told to ``done``
+            follow.done(exc)
+            return
+        follow.done(reply)
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._follow_ups.add(task)
+        task.add_done_callback(self._follow_ups.discard)
 
     def _parker(self, conn: Connection) -> Callable[[], Awaitable[None]]:
         async def park() -> None:
@@ -321,7 +354,7 @@ class ScriptRegistry:
         raise ClusterError(f"more than {MAX_REDIRECTS} redirections for the slot of {keys[0]!r}")
 
     @property
-    def follow_ups(self) -> list[asyncio.Future[None]]:
+    def follow_ups(self) -> list[asyncio.Future[Any]]:
         """The follow-ups whose replies are still being read."""
         return list(self._follow_ups)
 
