@@ -33,8 +33,9 @@ def test_one_scanner_for_shared_queues_and_takeover(make_cluster):
     writer.put(h, "long", md={"expiry": 600_000})
     wait_until(lambda: curdepth(group, "QM1", "EXP.SH") == 1, what="the scan of the shared queue")
     assert cf.get(lease) == b"QM2"  # one scanner all along: the lease has one holder
-    stats = cf.hgetall("{QSG1.CF.APPL1}:q:EXP.SH:stats")
-    assert int(stats.get(b"QM2:expired", 0)) == 5 and b"QM1:expired" not in stats and b"QM3:expired" not in stats
+    stats = cf.hgetall("{QSG1.CF.APPL1}:q:EXP.SH:ctl")  # each QM's statistics are fields st:<QM>:<stat>
+    assert int(stats.get(b"st:QM2:expired", 0)) == 5
+    assert b"st:QM1:expired" not in stats and b"st:QM3:expired" not in stats
 
     group.qms["QM2"].kill()
     wait_until(lambda: cf.get(lease) in (b"QM1", b"QM3"), what="another QM taking over the scan")
@@ -42,7 +43,7 @@ def test_one_scanner_for_shared_queues_and_takeover(make_cluster):
         writer.put(h, f"after {i}", md={"expiry": 3})
     wait_until(lambda: curdepth(group, "QM1", "EXP.SH") == 1, what="the new scanner's pass")
     new_scanner = cf.get(lease).decode()
-    assert int(cf.hget("{QSG1.CF.APPL1}:q:EXP.SH:stats", f"{new_scanner}:expired")) == 3
+    assert int(cf.hget("{QSG1.CF.APPL1}:q:EXP.SH:ctl", f"st:{new_scanner}:expired")) == 3
 
     # a private queue is scanned by its own queue manager, scanner of the shared ones or not
     priv = MQ(group.url("QM3"))

@@ -120,7 +120,7 @@ class Admin(CFBase):
         qk = QueueKeys(loc)
         with _cf_access(loc.tag):
             status = self._scripts_for(loc.tag).status
-            reply = StatusReply.parse(await status(*StatusArgs(qk.ctl, qk.opens, qk.stats, qk.queue_prefix).call()))
+            reply = StatusReply.parse(await status(*StatusArgs(qk.ctl, qk.opens, qk.queue_prefix).call()))
         _check(reply.code, loc)
         ctl = reply.ctl
         opens: dict[str, dict[str, int]] = {}
@@ -201,7 +201,7 @@ class Admin(CFBase):
         MsgEnqCount/MsgDeqCount 0 and HighQDepth = current depth."""
         qk = QueueKeys(loc)
         reply = ResetStatsReply.parse(await self._script(
-            ResetStatsArgs(qk.ctl, qk.stats, qmgr, str(self.clock.now_ms())), loc.tag, self.caller()))
+            ResetStatsArgs(qk.ctl, qmgr, str(self.clock.now_ms())), loc.tag, self.caller()))
         _check(reply.code, loc)
         return QueueStatistics(enq=reply.enq, deq=reply.deq, hiq=reply.hiq, reset_ms=reply.reset_ms_before)
 

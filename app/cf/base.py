@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 from redis.asyncio import Redis
 
 from app.cf import deadline, keys
+from app.cf.connio import SentUnanswered
 from app.cf.errors import FencedError, OutcomeUnknownError
 from app.cf.errors import cf_access as _cf_access
 from app.cf.errors import is_fenced as _is_fenced
@@ -23,7 +24,7 @@ from app.cf.leases import Leases
 from app.cf.listener import AvailabilityListener
 from app.cf.redisconn import make_redis, socket_timeout_of
 from app.cf.scriptargs import ScriptArgs
-from app.cf.scripts import ScriptRegistry, SentUnanswered
+from app.cf.scripts import ScriptRegistry
 from app.cf.shardsub import ShardSubscriber
 from app.cf.tokens import TokenStore
 from app.core.clock import Clock

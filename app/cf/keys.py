@@ -91,7 +91,8 @@ class QueueKeys:
 
     @property
     def ctl(self) -> str:
-        """Hash: runtime attributes (PUT, GET, MAXDEPTH, ...) and counters (depth, seq, gen, uncom)."""
+        """Hash: runtime attributes (PUT, GET, MAXDEPTH, ...), counters (depth, seq, gen, uncom) and
+        each queue manager's statistics (fields ``st:<QM>:<stat>``)."""
         return self._k("ctl")
 
     @property
@@ -103,11 +104,6 @@ class QueueKeys:
     def opens(self) -> str:
         """Hash: per-QM open counts, fields ``<QM>:<kind>``."""
         return self._k("opens")
-
-    @property
-    def stats(self) -> str:
-        """Hash: per-QM statistics, fields ``<QM>:<stat>``."""
-        return self._k("stats")
 
     @property
     def queue_prefix(self) -> str:

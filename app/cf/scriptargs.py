@@ -334,27 +334,25 @@ class PurgeArgs(ScriptArgs):
     cursor: str
 
 
-@script("status", keys=3)
+@script("status", keys=2)
 @dataclass(slots=True)
 class StatusArgs(ScriptArgs):
     """KEYS and ARGV of lua/status.lua."""
 
     ctl: str
     opens: str
-    stats: str
     queue_prefix: str
 
     def changes_state(self) -> bool:
         return False  # reads only
 
 
-@script("reset_stats", keys=2, fenced=True)
+@script("reset_stats", keys=1, fenced=True)
 @dataclass(slots=True)
 class ResetStatsArgs(ScriptArgs):
     """KEYS and ARGV of lua/reset_stats.lua."""
 
     ctl: str
-    stats: str
     qmgr: str
     now_ms: str
 

@@ -33,17 +33,12 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import AskError, ClusterError, ConnectionError, MovedError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from app.cf.autopipe import AutoPipe
+from app.cf.connio import SentUnanswered, ready
+
 #: What a connection failure looks like once a command has been written.
 _LOST: tuple[type[BaseException], ...] = (ConnectionError, RedisTimeoutError, OSError)
 
-
-class SentUnanswered(ConnectionError):
-    """A script call was written (perhaps only in part) to its connection but no reply came
-    (socket timeout, connection reset or closed): Redis may have run it, may still run it, or
-    may never. A failure before anything was written (connecting, the health check's PING)
-    is raised as it is: that call certainly did not run. Carries the original error as its
-    ``__cause__``; a ``ConnectionError``, so whoever treats every connection failure alike
-    still does."""
 
 
 @dataclass(slots=True)
@@ -161,13 +156,14 @@ class ScriptRegistry:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._cluster: RedisCluster | None = redis if isinstance(redis, RedisCluster) else None
-        self._follow_ups: set[asyncio.Future[None]] = set()  # replies still to read
+        self._follow_ups: set[asyncio.Future[Any]] = set()  # replies still to read
         # Connections taken from the client's pool and kept here between script calls: the pool's
         # own checkout and release (a lock, an event dispatch and observability records each way)
         # cost a hot call about as much as packing its arguments. They stay the pool's "in use"
         # connections, so closing the client still closes them; a parked one is checked like any
-        # pooled one before its next use (``_ready``).
+        # pooled one before its next use (``ready``).
         self._parked: list[Connection] = []
+        self._pipe: AutoPipe | None = None if self._cluster is not None else AutoPipe(redis.connection_pool)
         for name in SCRIPT_NAMES:
             setattr(self, name, redis.register_script(load_source(f"{name}.lua")))
 
@@ -181,8 +177,18 @@ class ScriptRegistry:
 
         On a Redis Cluster the call goes to the master of the first key's slot (every key of a
         script shares one hash tag). A MOVED or ASK reply means the script did not run there,
-        so the call follows it; a connection failure surfaces as on a single Redis, once."""
-        return (await self._call(script, keys, args, None))[0]
+        so the call follows it; a connection failure surfaces as on a single Redis, once.
+
+        On a single Redis the calls of one event-loop turn share one write on one connection
+        (``AutoPipe``), with the same answers a connection of their own would give."""
+        pipe = self._pipe
+        if pipe is None:
+            return (await self._call(script, keys, args, None))[0]
+        try:
+            return await pipe.call(("EVALSHA", script.sha, len(keys), *keys, *args))
+        except NoScriptError:  # Redis lost its script cache: the script did not run
+            script.sha = await self.redis.script_load(script.script)
+            return await pipe.call(("EVALSHA", script.sha, len(keys), *keys, *args))
 
     async def evalsha_acked(self, script: AsyncScript, keys: list[Any], args: list[Any], replicas: int,
                             timeout_ms: int) -> tuple[Any, int]:
@@ -202,7 +208,7 @@ class ScriptRegistry:
         # connects a new connection: nothing sent
         conn = parked.pop() if parked else await pool.get_connection()  # type: ignore[no-untyped-call]
         try:
-            await _ready(conn)
+            await ready(conn)
         except BaseException:
             await conn.disconnect(nowait=True)
             await pool.release(conn)
@@ -226,6 +232,8 @@ class ScriptRegistry:
         could not be (``follow.done`` has been told why; it may have been sent in part). No
         redirection is followed: on a cluster a MOVED or ASK reply is what ``done`` gets (the
         script did not run)."""
+        if self._pipe is not None:
+            return await self._send_piped(self._pipe, follow)
         release: Callable[[], Awaitable[None]]
         try:
             if self._cluster is not None:
@@ -244,7 +252,7 @@ class ScriptRegistry:
             follow.done(exc)
             return False
         try:
-            await _ready(conn)
+            await ready(conn)
         except Exception as exc:  # noqa: BLE001 - as above
             await conn.disconnect(nowait=True)
             await release()
@@ -261,6 +269,37 @@ class ScriptRegistry:
         self._follow_ups.add(task)
         task.add_done_callback(self._follow_ups.discard)
         return True
+
+    async def _send_piped(self, pipe: AutoPipe, follow: FollowUp) -> bool:
+        """``send`` on a single Redis: written with the other calls of this turn."""
+        command = ("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args)
+        written, reply = await pipe.send(command)
+        # its reply is read in the background: pending until then (releases_done waits for it)
+        self._follow_ups.add(reply)
+
+        def replied(future: asyncio.Future[Any]) -> None:
+            self._follow_ups.discard(future)
+            outcome = future.exception() if not future.cancelled() else asyncio.CancelledError()
+            if isinstance(outcome, NoScriptError):  # it did not run: load the script, send it again
+                self._in_background(self._call_piped_again(pipe, follow))
+                return
+            follow.done(outcome if outcome is not None else future.result())
+        reply.add_done_callback(replied)
+        return written
+
+    async def _call_piped_again(self, pipe: AutoPipe, follow: FollowUp) -> None:
+        try:
+            follow.script.sha = await self.redis.script_load(follow.script.script)
+            reply = await pipe.call(("EVALSHA", follow.script.sha, len(follow.keys), *follow.keys, *follow.args))
+        except Exception as exc:  # noqa: BLE001 - told to ``done``
+            follow.done(exc)
+            return
+        follow.done(reply)
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._follow_ups.add(task)
+        task.add_done_callback(self._follow_ups.discard)
 
     def _parker(self, conn: Connection) -> Callable[[], Awaitable[None]]:
         async def park() -> None:
@@ -288,7 +327,7 @@ class ScriptRegistry:
             owner, conn = node, node.acquire_connection()
             written = False
             try:
-                await _ready(conn)
+                await ready(conn)
                 if asking:
                     await conn.send_command("ASKING")
                     await conn.read_response()
@@ -315,7 +354,7 @@ class ScriptRegistry:
         raise ClusterError(f"more than {MAX_REDIRECTS} redirections for the slot of {keys[0]!r}")
 
     @property
-    def follow_ups(self) -> list[asyncio.Future[None]]:
+    def follow_ups(self) -> list[asyncio.Future[Any]]:
         """The follow-ups whose replies are still being read."""
         return list(self._follow_ups)
 
@@ -358,24 +397,6 @@ async def _finish(conn: Connection, follow: FollowUp, release: Callable[[], Awai
     await release()
 
 
-async def _ready(conn: Connection) -> None:
-    """Connect ``conn`` and run its periodic health check now, before the script is written: a
-    failure of either means the script was certainly not sent (the caller may say so)."""
-    if conn.is_connected and _closed_by_server(conn):
-        await conn.disconnect(nowait=True)  # Redis ended it while it sat in the pool: a new one
-    if not conn.is_connected:
-        await conn.connect()  # type: ignore[no-untyped-call]
-    await conn.check_health()  # type: ignore[no-untyped-call]
-
-
-def _closed_by_server(conn: Connection) -> bool:
-    """True when Redis already closed a pooled connection (its end of stream was read, or its
-    transport is closing): a script written there would get no reply and look 'maybe run' (2009)
-    although it certainly never reached Redis (a killed master, a restarted server)."""
-    reader, writer = getattr(conn, "_reader", None), getattr(conn, "_writer", None)
-    if reader is not None and reader.at_eof():
-        return True
-    return writer is not None and writer.transport.is_closing()
 
 
 def _raise_unanswered(exc: BaseException) -> None:

@@ -63,7 +63,10 @@ end
 local function get_message(q)
   local ctl = q.ctl
   local qp = q.qp
-  local a = redis.call("HMGET", ctl, "gen", "get", "depth")
+  -- with this QM's dequeue count and Queue Depth Low's switch and threshold: the get writes
+  -- them back with the depth, in one command
+  local a = redis.call("HMGET", ctl, "gen", "get", "depth", stat_field(q.qm, "deq"), "qdploev", "qdepthlo",
+                       "maxdepth")
   if not a[1] then
     if q.gen == "" then return { 2085 } end
     return { 2052 }
@@ -322,7 +325,10 @@ local function get_message(q)
 
   -- Destructive: out of the indexes now (nobody else can get it), depth down (IBM CURDEPTH).
   index_remove(qp, id, m)
-  local depth_after = redis.call("HINCRBY", ctl, "depth", -1)
+  local depth_after = depth - 1  -- depth is ctl's (read above, kept by discard)
+  local known = { a[5], a[6], a[7] }  -- Queue Depth Low's fields as read above
+  redis.call("HSET", ctl, "depth", fmt_int(depth_after), stat_field(qm, "deq"), fmt_int((tonumber(a[4]) or 0) + 1),
+             stat_field(qm, "lastget"), q.now)
   local sync = q.sync == "YES" or (q.sync == "IF_PERSISTENT" and m.pers == "1")
   if sync then
     redis.call("HINCRBY", ctl, "uncom", 1)
@@ -337,12 +343,10 @@ local function get_message(q)
   else
     reports = reports + delivery_report(sp, qp, id, m)  -- COD (under syncpoint: at commit, _uow.lua)
     delete_data(qp, id, m)
+    known = nil  -- the report may have gone to this very queue and switched its events
   end
-  local st = qp .. "stats"
-  redis.call("HINCRBY", st, qm .. ":deq", 1)
-  redis.call("HSET", st, qm .. ":lastget", q.now)
 
-  local depth_event = depth_low(ctl, perf, depth_after)
+  local depth_event = depth_low(ctl, perf, depth_after, known)
   local service_event = service_interval_get(ctl, perf, now, depth_after)
   return { code, md, data, m.len, m.bo, tonumber(m.pers), m.score, depth_after, depth, avail - 1, id,
            sync and 1 or 0, m.exp, reports, depth_event, service_event, discards }

@@ -4,7 +4,9 @@
 
   Per-queue keys, relative to the queue key prefix qp = "{tag}:q:<NAME>:":
     ctl      hash        runtime attributes + counters (depth, seq, gen, uncom, ipprocs, opprocs,
-                         excl, handles)
+                         excl, handles), and each QM's statistics as "st:<QM>:<stat>" (stat_field):
+                         kept with the counters a put or get writes anyway, they cost those
+                         calls no command of their own
     idx      sorted set  committed, available messages: member = id (decimal seq), score = ordering
     mi       sorted set  msg_id match index,   all scores 0, member "<hex48>:<score16>:<id>"
     ci       sorted set  correl_id match index, same shape (only non-zero ids are indexed)
@@ -19,7 +21,6 @@
                          id, then sequence number, then offset
     waiters  string      exists (with a PEXPIRE) while some getter waits for a message
     opens    hash        "<QM>:<kind>" -> open count
-    stats    hash        "<QM>:<stat>" -> statistics
 
   Ordering score = (9 - p) * 2^49 + seq, exact in a double (< 2^53); written as a 16-digit
   zero-padded decimal ("score16") wherever it is used as a string, so that lexicographic order
@@ -36,6 +37,12 @@ end
 
 local function score16(x)
   return string.format("%016.0f", x)
+end
+
+-- A queue manager's statistic in the queue's ctl hash (enq, deq, hiq, lastput, lastget, expired,
+-- reset); status.lua gives them back apart from the attributes.
+local function stat_field(qmgr, stat)
+  return "st:" .. qmgr .. ":" .. stat
 end
 
 --[[ meta value: "<score16>|<persistent 0/1>|<backout count>|<big 0/1>|<data length>|<put ms>|<msg_id hex or empty>|<correl_id hex or empty>|<exp>|<rep>|<rq>[|<grp>]" ]]
@@ -164,7 +171,7 @@ local function discard_expired(sp, qp, ctl, id, m, qmgr)
   index_remove(qp, id, m)
   delete_data(qp, id, m)
   local depth = redis.call("HINCRBY", ctl, "depth", -1)
-  redis.call("HINCRBY", qp .. "stats", qmgr .. ":expired", 1)
+  redis.call("HINCRBY", ctl, stat_field(qmgr, "expired"), 1)
   if report then redis.call("RPUSH", sp .. "expreports:" .. m.rq, report) end
   return depth
 end
@@ -174,9 +181,10 @@ end
 -- "D" private queue of a QM with PERFMEV disabled (nothing switches).
 
 -- Queue Depth Low after messages left the queue (a get, or expired messages discarded).
-local function depth_low(ctl, perf, depth_after)
+local function depth_low(ctl, perf, depth_after, known)
   if perf == "D" then return 0 end
-  local f = redis.call("HMGET", ctl, "qdploev", "qdepthlo", "maxdepth")
+  -- known: the caller's read of these three fields, when nothing changed them since
+  local f = known or redis.call("HMGET", ctl, "qdploev", "qdepthlo", "maxdepth")
   if f[1] == "ENABLED" and depth_after * 100 <= (tonumber(f[2]) or 20) * (tonumber(f[3]) or 999999999) then
     redis.call("HSET", ctl, "qdploev", "DISABLED", "qdphiev", "ENABLED", "qdpmaxev", "ENABLED")
     return 2225

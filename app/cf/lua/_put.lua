@@ -53,7 +53,8 @@ end
 local function put_begin(q)
   local a = redis.call("HMGET", q.ctl, "gen", "put", "maxmsgl", "maxdepth", "msgdlvsq", "defprty",
                        "offload", "depth", "ipprocs", "opprocs", "qdepthhi", "qdphiev", "qdpmaxev",
-                       "qsvciev", "qsvcint", "svctimer", "trigger", "trigtype", "trigmpri", "seq")
+                       "qsvciev", "qsvcint", "svctimer", "trigger", "trigtype", "trigmpri", "seq",
+                       stat_field(q.qm, "enq"), stat_field(q.qm, "hiq"))
   if not a[1] then
     if q.gen == "" then return nil, 2085 end
     return nil, 2052
@@ -245,19 +246,15 @@ local function put_end(q, s)
   local ctl = q.ctl
   local qp = q.qp
   local qm = q.qm
-  redis.call("HSET", ctl, "seq", fmt_int(s.seq), "depth", fmt_int(s.depth))
+  -- The counters and this QM's statistics in one write: the depth only rose during the call, so
+  -- its last value is the call's highest.
+  local enq = (tonumber(s.a[21]) or 0) + n
+  local hiq = math.max(tonumber(s.a[22]) or 0, s.depth)
+  redis.call("HSET", ctl, "seq", fmt_int(s.seq), "depth", fmt_int(s.depth), stat_field(qm, "enq"), fmt_int(enq),
+             stat_field(qm, "hiq"), fmt_int(hiq), stat_field(qm, "lastput"), q.now)
   if #s.exp > 0 then
     put_write("ZADD", qp .. "exp", nil, s.exp)
     redis.call("ZADD", q.expq, "LT", fmt_int(s.min_exp), q.name)
-  end
-  -- This QM's statistics: the depth only rose during the call, so its last value is its highest.
-  local st = qp .. "stats"
-  redis.call("HINCRBY", st, qm .. ":enq", n)
-  local hiq = tonumber(redis.call("HGET", st, qm .. ":hiq")) or 0
-  if s.depth > hiq then
-    redis.call("HSET", st, qm .. ":hiq", fmt_int(s.depth), qm .. ":lastput", q.now)
-  else
-    redis.call("HSET", st, qm .. ":lastput", q.now)
   end
   if #s.uow > 0 then
     redis.call("HINCRBY", ctl, "uncom", #s.uow)

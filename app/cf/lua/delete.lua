@@ -42,7 +42,8 @@ notify(qp, ARGV[4], ARGV[2])
 local bigs = redis.call("SMEMBERS", qp .. "bigs")
 for i = 1, #bigs do redis.call("UNLINK", qp .. "big:" .. bigs[i]) end
 redis.call("UNLINK", ctl, qp .. "idx", qp .. "mi", qp .. "ci", qp .. "md", qp .. "body",
-           qp .. "meta", qp .. "bigs", qp .. "exp", qp .. "gi", qp .. "opens", qp .. "stats", qp .. "waiters")
+           qp .. "meta", qp .. "bigs", qp .. "exp", qp .. "gi", qp .. "opens", qp .. "waiters",
+           qp .. "stats")  -- stats: where statistics were kept before they moved into ctl
 redis.call("SREM", KEYS[2], ARGV[2])
 redis.call("HSET", KEYS[3], ARGV[2], a[1])
 redis.call("HSET", KEYS[4], ARGV[2], a[5] or 0)

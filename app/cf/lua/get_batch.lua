@@ -252,9 +252,8 @@ local function fast_batch()
   end
   if syncs > 0 then redis.call("SADD", q.uows, qm .. ":" .. q.hconn) end
   if count > 0 then
-    local st = qp .. "stats"
-    redis.call("HINCRBY", st, qm .. ":deq", count)
-    redis.call("HSET", st, qm .. ":lastget", q.now)
+    redis.call("HINCRBY", ctl, stat_field(qm, "deq"), count)
+    redis.call("HSET", ctl, stat_field(qm, "lastget"), q.now)
   end
   -- Queue Depth Low: the depth only fell during the call, so its last value decides (as the
   -- first get or discard that reached the threshold would have: the event then switched off).
