@@ -1,6 +1,6 @@
 """Throughput of the nightly analytics job on a generated day of activity records.
 
-    python bench/bench_analytics.py [--records 10000000] [--master local[2]] [--dir /tmp/qsg-bench-analytics]
+    python bench/bench_analytics.py [--records 10000000] [--master local[2]] [--dir $TMPDIR/qsg-bench-analytics]
 
 Generates one day of records (with Spark, in the store's layout and in the writer's exact JSON
 form: one object per line, absent fields left out), then runs ``qsg analytics run`` for it in
@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--date", default="2025-06-01")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--dir", default="/tmp/qsg-bench-analytics")
+    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "qsg-bench-analytics"))
     parser.add_argument("--reuse", action="store_true", help="run the job on the day generated earlier")
     parser.add_argument("--keep", action="store_true", help="keep the generated day")
     args = parser.parse_args()

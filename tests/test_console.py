@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 from tests.support.mq import connections
 from tests.support.mqsc import shared_q
 from tests.support.names import uniq
-from tests.support.security import ADMIN, ALICE, assert_2035, qsg_cli
+from tests.support.security import ADMIN, ALICE, CSRF, assert_2035, mqsc_ok, qsg_cli
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,14 @@ def test_state_events_and_mqsc_over_http(group, connect):
     (row,) = [r for r in state["queues"] if r["QUEUE"] == q]
     assert (row["QSGDISP"], row["CURDEPTH"], row["CFSTRUCT"]) == ("SHARED", 1, "APPL1")
     assert any(s.get("CFSTATUS") == "APPL1" or "APPL1" in s.values() for s in state["structures"]), state["structures"]
+    # a private queue shows in its own queue manager's console only; the shared one in every one's
+    private = uniq("CONSOLE.PRIV")
+    group.mqsc_ok("QM2", f"DEFINE QLOCAL({private})")
+    qm2 = {r["QUEUE"]: r for r in httpx.get(f"{group.url('QM2')}/console/state", timeout=10).json()["queues"]}
+    assert (qm2[private]["QSGDISP"], qm2[q]["QSGDISP"]) == ("QMGR", "SHARED")
+    state = httpx.get(f"{group.url('QM1')}/console/state", timeout=10).json()
+    assert private not in {r["QUEUE"] for r in state["queues"]} and q in {r["QUEUE"] for r in state["queues"]}
+    group.mqsc_ok("QM2", f"DELETE QLOCAL({private})")
 
     with httpx.stream("GET", f"{group.url('QM1')}/console/events", timeout=10) as events:
         assert events.headers["content-type"].startswith("text/event-stream")
@@ -110,10 +119,31 @@ def test_state_events_and_mqsc_over_http(group, connect):
     assert "CURDEPTH(1)" in answer["text"] and "CSQ9022I" in answer["text"], answer["text"]
 
 
-def test_the_console_needs_the_mqsc_admin_right(make_cluster):
-    secured = make_cluster(["QM1"], env={"QSG_AUTH": "on"})
-    qsg_cli(secured, "user", "add", ADMIN[0], "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
-    qsg_cli(secured, "user", "add", ALICE[0], "--password-stdin", stdin=ALICE[1] + "\n")
+#: An administrator whose wrong passwords the throttle test makes (ADMIN is never throttled here).
+OPS = ("ops", "ops-secret")
+
+
+@pytest.fixture(scope="module")
+def secured(make_cluster):
+    """Two queue managers with authentication on (the throttle after 3 failures of one name), an
+    administrator, another one (OPS) and a user without the admin right (ALICE)."""
+    g = make_cluster(["QM1", "QM2"], env={"QSG_AUTH": "on", "QSG_AUTH_FAIL_LIMIT": "3"})
+    for (name, password), admin in ((ADMIN, True), (OPS, True), (ALICE, False)):
+        qsg_cli(g, "user", "add", name, *(["--admin"] if admin else []), "--password-stdin", stdin=password + "\n")
+    return g
+
+
+def password_checks(group, qm: str) -> dict[str, float]:
+    """``qsg_auth_password_checks_total`` by kind (argon2 runs) and ``qsg_auth_throttled_total``
+    of ``qm``, from its /metrics."""
+    text = httpx.get(f"{group.url(qm)}/metrics", auth=ADMIN, timeout=10).text
+    out = {kind: float(v) for kind, v in re.findall(r'^qsg_auth_password_checks_total\{kind="(\w+)"\} (\S+)$',
+                                                     text, re.M)}
+    out["throttled"] = float(re.search(r"^qsg_auth_throttled_total (\S+)$", text, re.M).group(1))
+    return out
+
+
+def test_the_console_needs_the_mqsc_admin_right(secured):
     url = secured.url("QM1")
     assert httpx.get(f"{url}/console", timeout=10).status_code == 200  # the page: its login form, no data
     # the charting library is no data either: the login page loads it; other names are unknown (2085)
@@ -354,3 +384,69 @@ def test_timeline_shows_a_report_and_links_to_it(group, connect):
         expect(report).to_have_count(1, timeout=15000)
         # a COA report's CorrelId is the original's MsgId (MQRO_COPY_MSG_ID_TO_CORREL_ID, the default)
         assert report.get_attribute("data-correl-id") == put["md"]["msg_id"]
+
+
+def test_group_timeline_with_auth_on_for_an_admin_not_for_a_user(secured):
+    """The group's timeline (``/console/happenings?scope=group``) with authentication on: an
+    administrator sees every queue manager's happenings - QM2's asked by QM1 with the caller's
+    credentials, HTTP basic or the login cookie - and a user without the admin right gets MQ's
+    2035 as JSON (no page), however authenticated."""
+    mqsc_ok(secured, "QM2", "ALTER QMGR PERFMEV(ENABLED)\n"
+                            "DEFINE QLOCAL(CONSOLE.TL.PRIV) MAXDEPTH(2) QDEPTHHI(50) QDPHIEV(ENABLED) REPLACE")
+    hconn = httpx.post(f"{secured.url('QM2')}/v1/connections", json={"appl_name": "TL"}, auth=ADMIN,
+                       timeout=10).json()["hconn"]
+    put = httpx.post(f"{secured.url('QM2')}/v1/connections/{hconn}/put1", auth=ADMIN, timeout=10,
+                     json={"object_name": "CONSOLE.TL.PRIV", "options": ["NO_SYNCPOINT"], "data": "deep"})
+    assert put.status_code == 201, put.text  # depth 1 of 2: the depth high event, on QM2
+
+    def qm2_event(answer: dict) -> bool:
+        return any(h["verb"] == "EVENT" and h["qmgr"] == "QM2" and h["object"] == "CONSOLE.TL.PRIV"
+                   for h in answer["happenings"])
+
+    url = secured.url("QM1")
+    by_basic = httpx.get(f"{url}/console/happenings?scope=group", auth=ADMIN, timeout=10)
+    assert by_basic.status_code == 200 and by_basic.json()["unanswered"] == [], by_basic.text
+    assert qm2_event(by_basic.json()), by_basic.text
+    assert not qm2_event(httpx.get(f"{url}/console/happenings", auth=ADMIN, timeout=10).json())  # QM1's own
+    with httpx.Client(base_url=url, timeout=10) as admin:  # the console's way: IBM's login cookie
+        assert admin.post("/ibmmq/rest/v1/login", json={"username": ADMIN[0], "password": ADMIN[1]},
+                          headers=CSRF).status_code == 204
+        by_cookie = admin.get("/console/happenings?scope=group")
+        assert by_cookie.status_code == 200 and by_cookie.json()["unanswered"] == [], by_cookie.text
+        assert qm2_event(by_cookie.json())
+    with httpx.Client(base_url=url, timeout=10) as alice:
+        assert alice.post("/ibmmq/rest/v1/login", json={"username": ALICE[0], "password": ALICE[1]},
+                          headers=CSRF).status_code == 204
+        refused = alice.get("/console/happenings?scope=group")
+    for r in (refused, httpx.get(f"{url}/console/happenings?scope=group", auth=ALICE, timeout=10)):
+        assert_2035(r)
+        assert r.headers["content-type"].startswith("application/json")
+    mqsc_ok(secured, "QM2", "ALTER QMGR PERFMEV(DISABLED)\nDELETE QLOCAL(CONSOLE.TL.PRIV) PURGE")
+
+
+def test_console_polls_cost_no_argon2_but_a_wrong_password_does(secured):
+    """The console asks for the group's timeline every 3 s; with HTTP basic credentials each poll
+    is authenticated by QM1 and, forwarded, by every other QM. A credential checked once is
+    remembered (no argon2 again, on either QM: ``qsg_auth_password_checks_total`` stays put); a
+    wrong password still costs a full argon2 check each time and counts toward the throttle,
+    which refuses the next guess without one - and still lets the right password through."""
+    url = secured.url("QM1")
+
+    def poll(auth) -> httpx.Response:
+        return httpx.get(f"{url}/console/happenings?scope=group", auth=auth, timeout=10)
+
+    assert poll(OPS).status_code == 200  # checked once (argon2 on QM1, and on QM2 when forwarded)
+    before = {qm: password_checks(secured, qm) for qm in ("QM1", "QM2")}
+    for _ in range(5):
+        answer = poll(OPS)
+        assert answer.status_code == 200 and answer.json()["unanswered"] == [], answer.text
+    assert {qm: password_checks(secured, qm) for qm in ("QM1", "QM2")} == before
+    wrong = (OPS[0], "not-the-password")
+    for n in (1, 2, 3):  # QSG_AUTH_FAIL_LIMIT=3: each a full check on QM1 (QM2 is never asked)
+        assert_2035(poll(wrong), 401)
+        assert password_checks(secured, "QM1") == {**before["QM1"], "known": before["QM1"]["known"] + n}
+    assert_2035(poll(wrong), 401)  # the fourth guess: refused by the throttle, no argon2
+    assert password_checks(secured, "QM1") == {**before["QM1"], "known": before["QM1"]["known"] + 3,
+                                               "throttled": before["QM1"]["throttled"] + 1}
+    assert poll(OPS).status_code == 200  # the right password, checked before, is not locked out
+    assert password_checks(secured, "QM2") == before["QM2"]

@@ -8,6 +8,7 @@ does; the ones that kill a queue manager or cut the coupling facility get their 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -71,3 +72,14 @@ def test_guide_ibm_tools(group):
     """IBM's REST API put through QM1 and got through QM2 (after the shared-queue lab's MQDISC: the
     get opens APP.SHARED.Q as its DEFSOPT says, exclusively)."""
     run_page("howto/ibm-tools.md", group)
+
+
+def test_guide_analytics_runs_the_job_on_the_group_store(group):
+    """The nightly job by hand, as the guide gives it: with its defaults in qsg up's folder, and
+    with the store as a file:// URI, another output folder, master and Spark setting."""
+    out = run_page("howto/analytics.md", group, timeout_s=900)
+    days = re.findall(r"^(\d{4}-\d\d-\d\d): \d+ records, \d+ puts", out, re.M)
+    assert len(days) == 2 and days[0] == days[1], out
+    for output in ("reports", "nightly"):
+        summary = json.loads((group.folder / output / days[0] / "summary.json").read_text())
+        assert summary["date"] == days[0]

@@ -9,7 +9,14 @@ before it (since the previous ``text`` block) printed - or, for a block titled
 venv``, run by .ci/run) and other terminal (``qsg up``, ``pytest``) are left out of the commands:
 the test runs ``qsg up`` itself (``QsgUp``) and never ``pytest``. The page's ports (entry point
 9440, QM1..QM3 9441..9443) become the test's, and so do the ``QM1``..``QM3`` of
-docs/labs/lab.sh.
+docs/labs/lab.sh. Other blocks (a diagram, a benchmark's quoted output: a fence without a
+language, or another language) are neither run nor checked.
+
+A guide that needs no group (it runs a benchmark of the clone, starts a Spark cluster) is run in
+a ``Clone``: a folder with links to the clone's docs/ and bench/. A page's other settings are
+shell variables with the reader's defaults (``RECORDS=${RECORDS:-3000000}``), which the test
+sets (``run_page(..., env=...)``). What a page leaves running in the background (``... &``) is
+stopped with its shell's process group when the page ends.
 """
 
 from __future__ import annotations
@@ -129,6 +136,29 @@ class QsgUp:
                 self.proc.wait()
 
 
+@dataclass
+class Clone:
+    """A reader's shell in a clone of the project, with no group started: ``folder`` gets links to
+    the clone's docs/ and bench/, as the clone's own root has them."""
+
+    folder: Path
+    output: str = ""  # no qsg up terminal
+
+    def __post_init__(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name in ("docs", "bench"):
+            link = self.folder / name
+            if not link.exists():
+                link.symlink_to(ROOT / name)
+
+    def env(self) -> dict[str, str]:
+        """The reader's shell: the installed ``qsg`` and ``python`` on the PATH."""
+        return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def ports(self, text: str) -> str:
+        return text
+
+
 def _script(block: Block) -> str:
     """The commands of a bash block, without the reader's set-up (run by .ci/run) and other
     terminal (qsg up, pytest)."""
@@ -136,9 +166,10 @@ def _script(block: Block) -> str:
                      if not re.match(r"\s*((\w+=\S+\s+)*qsg up|pytest|python3 -m venv)\b", line))
 
 
-def run_page(page: str, group: QsgUp, timeout_s: float = 300) -> str:
-    """Run the bash blocks of docs/``page`` against ``group`` and check every text block; returns
-    the commands' whole output (for the test's own further checks)."""
+def run_page(page: str, group: QsgUp | Clone, timeout_s: float = 300, env: dict[str, str] | None = None) -> str:
+    """Run the bash blocks of docs/``page`` against ``group`` (or in a ``Clone``) and check every
+    text block; ``env``: values for the page's variables. Returns the commands' whole output (for
+    the test's own further checks)."""
     parts = blocks(page)
     assert any(b.lang == "bash" for b in parts), f"{page} has no commands"
     script = ["set -eo pipefail"]
@@ -146,8 +177,21 @@ def run_page(page: str, group: QsgUp, timeout_s: float = 300) -> str:
         if b.lang == "bash":
             script += [group.ports(_script(b)), f"echo {MARK}"]
     started = time.monotonic()
-    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=group.folder, env=group.env(), capture_output=True,
-                          text=True, timeout=timeout_s)
+    # A session of its own: whatever the page started in the background goes with its group.
+    proc = subprocess.Popen(["bash", "-c", "\n".join(script)], cwd=group.folder, env={**group.env(), **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        stderr += f"\n(timed out after {timeout_s}s)"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # nothing left running
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     trace = f"--- stdout\n{done.stdout[-6000:]}\n--- stderr\n{done.stderr[-3000:]}\n--- qsg up\n{group.output[-3000:]}"
     assert done.returncode == 0, f"{page}: the commands failed ({time.monotonic() - started:.0f}s)\n{trace}"
     outputs = done.stdout.split(MARK + "\n")
