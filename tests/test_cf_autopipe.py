@@ -168,3 +168,27 @@ async def test_a_send_that_could_not_be_written_says_so(redis_server):
             await reply
     finally:
         await client.aclose()
+
+
+async def test_calls_queued_behind_a_failing_attempt_fail_with_it(redis_server):
+    """While Redis cannot be reached, each call waits for at most one attempt to make the
+    connection, however many turns queue up behind it (before, each turn's batch made an attempt
+    of its own after the one before it had failed: the fifth waited five times as long)."""
+    proxy = NetProxy("127.0.0.1", redis_server.port).start()
+    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
+    try:
+        pipe = AutoPipe(client.connection_pool)
+        proxy.partition()  # accepted, never answered: the new connection's health check times out
+        calls = []
+        for _ in range(5):
+            calls.append(asyncio.ensure_future(pipe.call(("PING",))))
+            for _ in range(2):
+                await asyncio.sleep(0)  # each call in a turn, a batch, of its own
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        assert all(isinstance(r, Exception) and not isinstance(r, SentUnanswered) for r in results), results
+        assert len({id(r) for r in results}) == 1  # one attempt, and its failure told to all five
+        proxy.heal()
+        assert await pipe.call(("PING",)) in (b"PONG", "PONG", True)  # the next turn tries again
+    finally:
+        await client.aclose()
+        proxy.stop()

@@ -52,6 +52,10 @@ class AutoPipe:
         # (command, its reply, told when the batch is written or could not be: sends only)
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]] = []
         self._lock = asyncio.Lock()  # one batch at a time takes the lane and writes (order = reply order)
+        # The last attempt to make a lane that failed: when it ended, and why. A batch that waited
+        # behind it is failed with it rather than trying again, so while Redis cannot be reached
+        # no call waits for more than one attempt (connect, handshake) however many queue up.
+        self._failed: tuple[float, Exception] | None = None
         self.tasks: set[asyncio.Task[None]] = set()  # flushes and readers still running
 
     async def call(self, command: tuple[Any, ...]) -> Any:
@@ -77,21 +81,26 @@ class AutoPipe:
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
-        self._track(asyncio.ensure_future(self._flush(batch)))
+        self._track(asyncio.ensure_future(self._flush(batch, asyncio.get_running_loop().time())))
 
     def _track(self, task: asyncio.Task[None]) -> None:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _flush(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]]
-                     ) -> None:
+    async def _flush(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]],
+                     queued_at: float) -> None:
         async with self._lock:
             batch = [entry for entry in batch if not entry[1].done()]  # given up: not sent
             if not batch:
                 return
             try:
+                failed = self._failed
+                if failed is not None and failed[0] >= queued_at and self._lane is None:
+                    raise failed[1]  # it waited behind an attempt that failed: not another one
                 lane = await self._ready_lane()
             except Exception as exc:  # noqa: BLE001 - nothing was written: each call did not run
+                if self._lane is None:
+                    self._failed = (asyncio.get_running_loop().time(), exc)
                 for _, future, written in batch:
                     _tell(future, written, exc)
                 return
