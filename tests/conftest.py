@@ -211,9 +211,16 @@ _STARTS_SOMETHING = ("RedisServer", "redis_server", "subprocess", "uvicorn", "ma
                      "tests.support.pymqi_group", "tests.support.netproxy", "local_cluster", "pageset")
 
 
+#: Modules that take minutes each (a Spark cluster, the labs' own groups, fault soaks): collected
+#: first, so that the xdist workers run them alongside the rest instead of one alone at the end.
+_LONG_MODULES = ("test_docs_spark.py", "test_analytics_cluster.py", "test_docs_labs_faults.py", "test_docs_labs.py",
+                 "test_soak_faults.py", "test_redis_cluster_failover.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``fast`` each test that uses no server fixture, in a module that starts nothing (a
-    module the words mislead can say ``pytestmark = pytest.mark.fast`` itself)."""
+    module the words mislead can say ``pytestmark = pytest.mark.fast`` itself); long modules first."""
+    items.sort(key=lambda item: item.path.name not in _LONG_MODULES)  # stable: the rest keep their order
     quiet: dict[Path, bool] = {}
     for item in items:
         if item.get_closest_marker("fast") is not None:
