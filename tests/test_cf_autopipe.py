@@ -192,3 +192,27 @@ async def test_calls_queued_behind_a_failing_attempt_fail_with_it(redis_server):
     finally:
         await client.aclose()
         proxy.stop()
+
+
+async def test_an_idle_lane_whose_health_check_fails_is_replaced(redis_server):
+    proxy = NetProxy("127.0.0.1", redis_server.port).start()
+    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
+    client.connection_pool.connection_kwargs["health_check_interval"] = 0.05
+    try:
+        pipe = AutoPipe(client.connection_pool)
+        sha = sha_of(f"redis://127.0.0.1:{redis_server.port}/0", ECHO)
+        assert await pipe.call(("EVALSHA", sha, 0, "first")) == b"first"
+        first_lane = pipe._lane
+        await asyncio.sleep(0.1)  # past the health-check interval: the next batch PINGs first
+        proxy.partition()
+        with pytest.raises(Exception) as failure:
+            await pipe.call(("EVALSHA", sha, 0, "lost"))
+        assert not isinstance(failure.value, SentUnanswered)  # the PING failed: the call was not sent
+        assert first_lane is not None and first_lane.broken and pipe._lane is None
+        proxy.heal()
+        replies = await asyncio.gather(*(pipe.call(("EVALSHA", sha, 0, f"after-{i}")) for i in range(5)))
+        assert replies == [f"after-{i}".encode() for i in range(5)]  # each its own reply, on a new lane
+        assert pipe._lane is not first_lane
+    finally:
+        await client.aclose()
+        proxy.stop()

@@ -148,7 +148,11 @@ class AutoPipe:
                 raise
             self._lane = lane = _Lane(conn)
         elif not lane.inflight:
-            await ready(lane.conn)  # its periodic health check, only with no reply outstanding
+            try:
+                await ready(lane.conn)  # its periodic health check, only with no reply outstanding
+            except BaseException as exc:
+                await self._break(lane, exc)  # a PING perhaps unanswered: never written on again
+                raise
         return lane
 
     async def _read(self, lane: _Lane) -> None:
