@@ -29,7 +29,7 @@ PUT_BATCH = "/v1/connections/{h}/objects/{o}/put-batch"
 def group(make_cluster):
     """QM1 reaches Redis directly, QM2 through a proxy that can lose replies."""
     g = make_cluster(["QM1", "QM2"], env=ENV, proxied=("QM2",))
-    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5)")
+    g.mqsc_ok("QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(YES)")
     return g
 
 
@@ -67,6 +67,14 @@ def commit(m: MQ) -> None:
     m.commit()
 
 
+def put_four(putter: MQ, hout: str, names: list[str]) -> None:
+    """The messages in one put-batch (the waiting get wakes to all of them): the first
+    non-persistent, the others persistent (under SYNCPOINT_IF_PERSISTENT only those are in the
+    unit of work)."""
+    putter.call("POST", PUT_BATCH.format(h=putter.hconn, o=hout), {"options": ["NO_SYNCPOINT"], "messages": [
+        {"data": n, "md": {"persistence": "NOT_PERSISTENT" if n == "m1" else "PERSISTENT"}} for n in names]})
+
+
 def depth(group, queue: str) -> int:
     return int(group.mqsc_ok("QM1", f"DISPLAY QLOCAL({queue}) CURDEPTH")[0]["objects"][0]["CURDEPTH"])
 
@@ -83,7 +91,7 @@ def everything(m: MQ, queue: str) -> list[str]:
     raise AssertionError("the queue never emptied")
 
 
-@pytest.mark.parametrize("syncpoint", ["NO_SYNCPOINT", "SYNCPOINT"])
+@pytest.mark.parametrize("syncpoint", ["NO_SYNCPOINT", "SYNCPOINT", "SYNCPOINT_IF_PERSISTENT"])
 def test_the_rest_of_a_waiting_batch_whose_reply_is_lost_is_not_consumed(group, connect, syncpoint):
     q = shared_q(group)
     app, putter, checker = connect("QM2"), connect("QM1"), connect("QM1")
@@ -100,24 +108,30 @@ def test_the_rest_of_a_waiting_batch_whose_reply_is_lost_is_not_consumed(group, 
         waiting = pool.submit(waiting_batch)
         group.wait_for_waiter(q)  # QM2's get waits in the CF; its get-batch call came before
         group.proxies["QM2"].drop_replies(after=get_batch_sha())  # the next get-batch's reply is lost
-        putter.call("POST", PUT_BATCH.format(h=putter.hconn, o=hout),
-                    {"options": ["NO_SYNCPOINT"], "messages": [{"data": n} for n in names]})
-        status, answer = waiting.result(timeout=60)
-    heal(group, q)
+        try:
+            put_four(putter, hout, names)
+            status, answer = waiting.result(timeout=60)
+        finally:
+            heal(group, q)
     got: list[str] = []
     if status == 200:
         got = [m["data"] for m in answer["messages"]]
-        if syncpoint == "SYNCPOINT":
+        if syncpoint != "NO_SYNCPOINT":
             commit(app)
     else:
         assert answer["error"]["reason"] == 2009, answer  # outcome unknown: the unit of work is
-        if syncpoint == "SYNCPOINT":                      # backed out, whatever the application does
+        if syncpoint != "NO_SYNCPOINT":                   # backed out, whatever the application does
             with contextlib.suppress(MQFailed):
                 commit(app)  # 2003: backed out
     # what was not returned is back on the queue (a restore may come after the answer): awaited
     # as the queue's depth, then every message is got to check there is nothing twice
-    back = len(names) - len(got)
+    in_doubt = {"m1"} if status != 200 and syncpoint == "SYNCPOINT_IF_PERSISTENT" else set()
+    back = len(names) - len(got) - len(in_doubt)
     with contextlib.suppress(AssertionError):
         wait_until(lambda: depth(group, q) == back, 20, f"{back} messages back on {q}")
     rest = everything(checker, q)
-    assert sorted(got + rest) == names, (got, rest)  # nothing lost, nothing twice
+    # nothing lost, nothing twice; in doubt only a non-persistent message whose get answered 2009
+    # outside the unit of work (MQ allows it to be gone; under IF_PERSISTENT m1 was not in it)
+    delivered = sorted(got + rest)
+    assert len(delivered) == len(set(delivered)), (got, rest)
+    assert set(names) - in_doubt <= set(delivered) <= set(names), (got, rest)
