@@ -216,3 +216,34 @@ async def test_an_idle_lane_whose_health_check_fails_is_replaced(redis_server):
     finally:
         await client.aclose()
         proxy.stop()
+
+
+async def test_a_long_reply_that_keeps_coming_is_read_to_its_end(redis_server):
+    """A reply that takes longer than the socket timeout to arrive, its bytes coming all along (a
+    3 MB message on a slow or busy link), is no stalled connection: it and the calls of the lane
+    behind it get their replies. (Timed over the whole reply, the reader gave up after the socket
+    timeout and told every call of the lane SentUnanswered: MQRC_CONNECTION_BROKEN for unrelated
+    applications' commits, for one application's large get.)"""
+    proxy = NetProxy("127.0.0.1", redis_server.port).start()
+    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
+    try:
+        pipe = AutoPipe(client.connection_pool)
+        url = f"redis://127.0.0.1:{redis_server.port}/0"
+        big = b"m" * 3_000_000
+        redis_sync.Redis.from_url(url).set("autopipe:big", big)
+        get = sha_of(url, "return redis.call('GET', KEYS[1])")
+        echo = sha_of(url, ECHO)
+        assert await pipe.call(("EVALSHA", echo, 0, "up")) == b"up"  # the lane is up
+        proxy.slow_replies(1_000_000)  # 3 MB of reply: 3 s at least, a 64 KB chunk every 66 ms
+        got, *small = await asyncio.gather(pipe.call(("EVALSHA", get, 1, "autopipe:big")),
+                                           *(pipe.call(("EVALSHA", echo, 0, f"s{i}")) for i in range(5)),
+                                           return_exceptions=True)
+        assert got == big, repr(got)[:200]
+        assert small == [f"s{i}".encode() for i in range(5)]
+        proxy.slow_replies(None)
+        proxy.partition()  # no byte at all: the lane still gives up after the socket timeout
+        assert isinstance((await asyncio.gather(pipe.call(("EVALSHA", echo, 0, "held")),
+                                                return_exceptions=True))[0], SentUnanswered)
+    finally:
+        await client.aclose()
+        proxy.stop()

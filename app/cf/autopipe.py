@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import hiredis
+from redis._parsers.hiredis import NOT_ENOUGH_DATA
 from redis.asyncio import ConnectionPool
 from redis.asyncio.connection import Connection
 from redis.exceptions import ConnectionError, ResponseError
@@ -160,12 +161,13 @@ class AutoPipe:
         parser: Any = lane.conn._parser
         while lane.inflight:
             try:
-                async with asyncio.timeout(lane.conn.socket_timeout):
-                    reply = await parser.read_response(disable_decoding=False)
+                reply = await _next_reply(parser, lane.conn.socket_timeout)
             except BaseException as exc:
                 await self._break(lane, exc)
                 if not isinstance(exc, Exception):
                     raise
+                return
+            if lane.broken:  # a failed write broke the lane meanwhile: its calls have been told
                 return
             future = lane.inflight.popleft()
             if future.done():  # its caller gave up: the reply is dropped
@@ -195,6 +197,28 @@ class AutoPipe:
         lane.reader = None
         await lane.conn.disconnect(nowait=True)
         await self._pool.release(lane.conn)
+
+
+async def _next_reply(parser: Any, timeout: float | None) -> Any:
+    """The connection's next reply (an error reply returned, not raised). The socket timeout is
+    a wait with no byte at all, not the reply's whole transfer: a long reply that keeps coming (a
+    large message on a busy link) proves Redis ran the call and is read to its end, where a
+    timeout over all of it would tell every call of the lane SentUnanswered. A stalled Redis or
+    network sends nothing, and is given up after ``timeout`` as before."""
+    reader = getattr(parser, "_reader", None)
+    if not isinstance(reader, hiredis.Reader):  # redis-py's own parser: timed over the reply
+        async with asyncio.timeout(timeout):
+            return await parser.read_response(disable_decoding=False)
+    if not parser._connected:
+        raise ConnectionError("the connection was closed")
+    reply = reader.gets()
+    while reply is NOT_ENOUGH_DATA:
+        async with asyncio.timeout(timeout):
+            await parser.read_from_socket()  # a chunk: ConnectionError at the end of stream
+        reply = reader.gets()
+    if isinstance(reply, ConnectionError):
+        raise reply
+    return reply
 
 
 def _tell(reply: asyncio.Future[Any], written: asyncio.Future[bool] | None, exc: BaseException) -> None:

@@ -377,6 +377,16 @@ class Messaging(HeldMessages):
                                budget_first="1")
                 try:
                     results += await self._get_batch_once(loc, rest, incarnation)
+                except OutcomeUnknownError:
+                    # Its reply was lost and it may have run: under syncpoint what it took is in
+                    # the unit of work, which the caller's MQCMIT would make final though the
+                    # answer never held it. The whole call's outcome is then unknown, as a first
+                    # call's: the unit of work is backed out, the first message with it (with
+                    # IF_PERSISTENT a non-persistent first message was not in it: a non-persistent
+                    # message an MQGET answered 2009 may be gone, as MQ allows). Outside syncpoint
+                    # what it took is held under its token and put back (``held``).
+                    if not first.browse and Syncpoint(syncpoint) is not Syncpoint.NO:
+                        raise
                 except MQError:
                     pass  # the first message is the caller's already: the batch ends with it
                 return await self._got_batch(loc, qmgr, hconn, results[1:], [first])

@@ -26,6 +26,9 @@ Fault modes:
   request went through). With ``after`` (bytes), only on a connection that has sent those bytes,
   from the chunk that held them on (a command before them on that connection is answered).
   ``heal()`` ends it as it ends a partition.
+* ``slow_replies(bytes_per_s)`` - forward the target's answers at most that fast, in chunks of at
+  most ``CHUNK`` bytes (a slow or busy link: a long reply keeps coming, never stops);
+  ``slow_replies(None)`` ends it.
 
 Bounded: at most ``max_connections`` at once (more are closed on accept), pumps read at most
 ``CHUNK`` bytes at a time, and ``stop()`` joins every thread with a timeout.
@@ -37,6 +40,7 @@ import contextlib
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 
 #: Longest a proxy thread blocks before it looks at the mode and the stop flag again.
@@ -121,6 +125,9 @@ class _Link:
                     continue
             if not self._send(dst, pending):
                 break
+            rate = proxy.reply_rate
+            if replies and rate:
+                time.sleep(len(pending) / rate)  # the link's pace, not a synchronisation
             pending = b""
         self.close(reset=True)
 
@@ -174,6 +181,7 @@ class NetProxy:
         self.forwarding.set()
         self.dropping_replies = threading.Event()
         self.drop_after: bytes | None = None
+        self.reply_rate: float | None = None  # bytes per second of the target's answers (slow_replies)
         self.stopped = threading.Event()
         self._accept_thread: threading.Thread | None = None
         self._closed_links: list[_Link] = []  # recently closed, for joining their threads on stop
@@ -251,6 +259,10 @@ class NetProxy:
         """Forward requests, throw the replies away (see the module docstring)."""
         self.drop_after = after
         self.dropping_replies.set()
+
+    def slow_replies(self, bytes_per_s: float | None) -> None:
+        """Forward the target's answers at most ``bytes_per_s`` fast (None: at full speed again)."""
+        self.reply_rate = bytes_per_s
 
     def heal(self, resume: bool = False) -> None:
         """Forward again. ``resume=False`` (default): reset every connection that was open during
