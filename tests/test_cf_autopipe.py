@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -40,6 +41,18 @@ async def pipe_client(redis_url: str) -> AsyncIterator[tuple[AutoPipe, str]]:
     yield AutoPipe(client.connection_pool), redis_url
     await client.aclose()
 
+
+
+@pytest_asyncio.fixture
+async def proxied(redis_server) -> AsyncIterator[tuple[NetProxy, Any]]:
+    """A client whose connections go through the test's TCP proxy (1 s socket timeout)."""
+    proxy = NetProxy("127.0.0.1", redis_server.port).start()
+    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
+    try:
+        yield proxy, client
+    finally:
+        await client.aclose()
+        proxy.stop()
 
 async def test_one_turns_calls_share_one_connection_and_each_gets_its_own_reply(pipe_client):
     pipe, url = pipe_client
@@ -112,25 +125,20 @@ async def test_the_registry_sends_a_turns_calls_on_one_connection(redis_url):
         await client.aclose()
 
 
-async def test_a_connection_that_fails_after_the_write_leaves_every_call_of_it_unanswered(redis_server):
-    proxy = NetProxy("127.0.0.1", redis_server.port).start()
-    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
-    try:
-        pipe = AutoPipe(client.connection_pool)
-        direct = redis_sync.Redis(port=redis_server.port)
-        sha = sha_of(f"redis://127.0.0.1:{redis_server.port}/0", "redis.call('INCR', KEYS[1]) return 1")
-        direct.delete("autopipe:ran")
-        assert await pipe.call(("EVALSHA", sha, 1, "autopipe:ran")) == 1  # the lane is up
-        proxy.drop_replies()  # the calls reach Redis and run; their replies are lost
-        results = await asyncio.gather(*(pipe.call(("EVALSHA", sha, 1, "autopipe:ran")) for _ in range(5)),
-                                       return_exceptions=True)
-        assert all(isinstance(r, SentUnanswered) for r in results), results
-        assert int(direct.get("autopipe:ran")) == 6  # they did run: "unanswered", never "failed"
-        proxy.heal()
-        assert await pipe.call(("EVALSHA", sha, 1, "autopipe:ran")) == 1  # a new lane
-    finally:
-        await client.aclose()
-        proxy.stop()
+async def test_a_connection_that_fails_after_the_write_leaves_every_call_of_it_unanswered(proxied, redis_server):
+    proxy, client = proxied
+    pipe = AutoPipe(client.connection_pool)
+    direct = redis_sync.Redis(port=redis_server.port)
+    sha = sha_of(f"redis://127.0.0.1:{redis_server.port}/0", "redis.call('INCR', KEYS[1]) return 1")
+    direct.delete("autopipe:ran")
+    assert await pipe.call(("EVALSHA", sha, 1, "autopipe:ran")) == 1  # the lane is up
+    proxy.drop_replies()  # the calls reach Redis and run; their replies are lost
+    results = await asyncio.gather(*(pipe.call(("EVALSHA", sha, 1, "autopipe:ran")) for _ in range(5)),
+                                   return_exceptions=True)
+    assert all(isinstance(r, SentUnanswered) for r in results), results
+    assert int(direct.get("autopipe:ran")) == 6  # they did run: "unanswered", never "failed"
+    proxy.heal()
+    assert await pipe.call(("EVALSHA", sha, 1, "autopipe:ran")) == 1  # a new lane
 
 
 async def test_a_call_never_written_is_a_plain_connection_error(redis_server):
@@ -170,80 +178,65 @@ async def test_a_send_that_could_not_be_written_says_so(redis_server):
         await client.aclose()
 
 
-async def test_calls_queued_behind_a_failing_attempt_fail_with_it(redis_server):
+async def test_calls_queued_behind_a_failing_attempt_fail_with_it(proxied):
     """While Redis cannot be reached, each call waits for at most one attempt to make the
     connection, however many turns queue up behind it (before, each turn's batch made an attempt
     of its own after the one before it had failed: the fifth waited five times as long)."""
-    proxy = NetProxy("127.0.0.1", redis_server.port).start()
-    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
-    try:
-        pipe = AutoPipe(client.connection_pool)
-        proxy.partition()  # accepted, never answered: the new connection's health check times out
-        calls = []
-        for _ in range(5):
-            calls.append(asyncio.ensure_future(pipe.call(("PING",))))
-            for _ in range(2):
-                await asyncio.sleep(0)  # each call in a turn, a batch, of its own
-        results = await asyncio.gather(*calls, return_exceptions=True)
-        assert all(isinstance(r, Exception) and not isinstance(r, SentUnanswered) for r in results), results
-        assert len({id(r) for r in results}) == 1  # one attempt, and its failure told to all five
-        proxy.heal()
-        assert await pipe.call(("PING",)) in (b"PONG", "PONG", True)  # the next turn tries again
-    finally:
-        await client.aclose()
-        proxy.stop()
+    proxy, client = proxied
+    pipe = AutoPipe(client.connection_pool)
+    proxy.partition()  # accepted, never answered: the new connection's health check times out
+    calls = []
+    for _ in range(5):
+        calls.append(asyncio.ensure_future(pipe.call(("PING",))))
+        for _ in range(2):
+            await asyncio.sleep(0)  # each call in a turn, a batch, of its own
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(r, Exception) and not isinstance(r, SentUnanswered) for r in results), results
+    assert len({id(r) for r in results}) == 1  # one attempt, and its failure told to all five
+    proxy.heal()
+    assert await pipe.call(("PING",)) in (b"PONG", "PONG", True)  # the next turn tries again
 
 
-async def test_an_idle_lane_whose_health_check_fails_is_replaced(redis_server):
-    proxy = NetProxy("127.0.0.1", redis_server.port).start()
-    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
+async def test_an_idle_lane_whose_health_check_fails_is_replaced(proxied, redis_server):
+    proxy, client = proxied
     client.connection_pool.connection_kwargs["health_check_interval"] = 0.05
-    try:
-        pipe = AutoPipe(client.connection_pool)
-        sha = sha_of(f"redis://127.0.0.1:{redis_server.port}/0", ECHO)
-        assert await pipe.call(("EVALSHA", sha, 0, "first")) == b"first"
-        first_lane = pipe._lane
-        await asyncio.sleep(0.1)  # past the health-check interval: the next batch PINGs first
-        proxy.partition()
-        with pytest.raises(Exception) as failure:
-            await pipe.call(("EVALSHA", sha, 0, "lost"))
-        assert not isinstance(failure.value, SentUnanswered)  # the PING failed: the call was not sent
-        assert first_lane is not None and first_lane.broken and pipe._lane is None
-        proxy.heal()
-        replies = await asyncio.gather(*(pipe.call(("EVALSHA", sha, 0, f"after-{i}")) for i in range(5)))
-        assert replies == [f"after-{i}".encode() for i in range(5)]  # each its own reply, on a new lane
-        assert pipe._lane is not first_lane
-    finally:
-        await client.aclose()
-        proxy.stop()
+    pipe = AutoPipe(client.connection_pool)
+    sha = sha_of(f"redis://127.0.0.1:{redis_server.port}/0", ECHO)
+    assert await pipe.call(("EVALSHA", sha, 0, "first")) == b"first"
+    first_lane = pipe._lane
+    await asyncio.sleep(0.1)  # past the health-check interval: the next batch PINGs first
+    proxy.partition()
+    with pytest.raises(Exception) as failure:
+        await pipe.call(("EVALSHA", sha, 0, "lost"))
+    assert not isinstance(failure.value, SentUnanswered)  # the PING failed: the call was not sent
+    assert first_lane is not None and first_lane.broken and pipe._lane is None
+    proxy.heal()
+    replies = await asyncio.gather(*(pipe.call(("EVALSHA", sha, 0, f"after-{i}")) for i in range(5)))
+    assert replies == [f"after-{i}".encode() for i in range(5)]  # each its own reply, on a new lane
+    assert pipe._lane is not first_lane
 
 
-async def test_a_long_reply_that_keeps_coming_is_read_to_its_end(redis_server):
+async def test_a_long_reply_that_keeps_coming_is_read_to_its_end(proxied, redis_server):
     """A reply that takes longer than the socket timeout to arrive, its bytes coming all along (a
     3 MB message on a slow or busy link), is no stalled connection: it and the calls of the lane
     behind it get their replies. (Timed over the whole reply, the reader gave up after the socket
     timeout and told every call of the lane SentUnanswered: MQRC_CONNECTION_BROKEN for unrelated
     applications' commits, for one application's large get.)"""
-    proxy = NetProxy("127.0.0.1", redis_server.port).start()
-    client = make_redis(proxy.redis_url(), socket_timeout_s=1.0)
-    try:
-        pipe = AutoPipe(client.connection_pool)
-        url = f"redis://127.0.0.1:{redis_server.port}/0"
-        big = b"m" * 3_000_000
-        redis_sync.Redis.from_url(url).set("autopipe:big", big)
-        get = sha_of(url, "return redis.call('GET', KEYS[1])")
-        echo = sha_of(url, ECHO)
-        assert await pipe.call(("EVALSHA", echo, 0, "up")) == b"up"  # the lane is up
-        proxy.slow_replies(1_000_000)  # 3 MB of reply: 3 s at least, a 64 KB chunk every 66 ms
-        got, *small = await asyncio.gather(pipe.call(("EVALSHA", get, 1, "autopipe:big")),
-                                           *(pipe.call(("EVALSHA", echo, 0, f"s{i}")) for i in range(5)),
-                                           return_exceptions=True)
-        assert got == big, repr(got)[:200]
-        assert small == [f"s{i}".encode() for i in range(5)]
-        proxy.slow_replies(None)
-        proxy.partition()  # no byte at all: the lane still gives up after the socket timeout
-        assert isinstance((await asyncio.gather(pipe.call(("EVALSHA", echo, 0, "held")),
-                                                return_exceptions=True))[0], SentUnanswered)
-    finally:
-        await client.aclose()
-        proxy.stop()
+    proxy, client = proxied
+    pipe = AutoPipe(client.connection_pool)
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    big = b"m" * 3_000_000
+    redis_sync.Redis.from_url(url).set("autopipe:big", big)
+    get = sha_of(url, "return redis.call('GET', KEYS[1])")
+    echo = sha_of(url, ECHO)
+    assert await pipe.call(("EVALSHA", echo, 0, "up")) == b"up"  # the lane is up
+    proxy.slow_replies(1_000_000)  # 3 MB of reply: 3 s at least, a 64 KB chunk every 66 ms
+    got, *small = await asyncio.gather(pipe.call(("EVALSHA", get, 1, "autopipe:big")),
+                                       *(pipe.call(("EVALSHA", echo, 0, f"s{i}")) for i in range(5)),
+                                       return_exceptions=True)
+    assert got == big, repr(got)[:200]
+    assert small == [f"s{i}".encode() for i in range(5)]
+    proxy.slow_replies(None)
+    proxy.partition()  # no byte at all: the lane still gives up after the socket timeout
+    assert isinstance((await asyncio.gather(pipe.call(("EVALSHA", echo, 0, "held")),
+                                            return_exceptions=True))[0], SentUnanswered)
