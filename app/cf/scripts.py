@@ -40,7 +40,6 @@ from app.cf.connio import SentUnanswered, ready
 _LOST: tuple[type[BaseException], ...] = (ConnectionError, RedisTimeoutError, OSError)
 
 
-
 @dataclass(slots=True)
 class FollowUp:
     """A script call written now whose reply is read in the background (``ScriptRegistry.send``):
