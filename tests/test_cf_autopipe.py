@@ -240,3 +240,19 @@ async def test_a_long_reply_that_keeps_coming_is_read_to_its_end(proxied, redis_
     proxy.partition()  # no byte at all: the lane still gives up after the socket timeout
     assert isinstance((await asyncio.gather(pipe.call(("EVALSHA", echo, 0, "held")),
                                             return_exceptions=True))[0], SentUnanswered)
+
+
+async def test_aclose_leaves_nothing_pending_and_tells_every_caller(proxied, redis_server):
+    proxy, client = proxied
+    pipe = AutoPipe(client.connection_pool)
+    sha = sha_of(f"redis://127.0.0.1:{redis_server.port}/0", ECHO)
+    assert await pipe.call(("EVALSHA", sha, 0, "up")) == b"up"
+    proxy.partition()  # the next calls are written and never answered
+    owed = [asyncio.ensure_future(pipe.call(("EVALSHA", sha, 0, f"o{i}"))) for i in range(3)]
+    for _ in range(3):
+        await asyncio.sleep(0)  # written: the reader waits for their replies
+    assert pipe._lane is not None and len(pipe._lane.inflight) == 3 and pipe.tasks
+    await pipe.aclose()
+    assert not pipe.tasks  # no reader or flush left for the event loop's end to find
+    results = await asyncio.gather(*owed, return_exceptions=True)
+    assert all(isinstance(r, SentUnanswered) for r in results), results

@@ -88,8 +88,31 @@ class AutoPipe:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    async def aclose(self) -> None:
+        """Shutting down: end the reader and any batch being written. What is still owed is told
+        the connection is gone (a call written: SentUnanswered), and the connection goes back to
+        the pool; a later call would start a new lane."""
+        pending, self._pending = self._pending, []
+        for _, future, written in pending:
+            _tell(future, written, ConnectionError("not sent: the queue manager is stopping"))
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        lane = self._lane
+        if lane is not None:
+            await self._break(lane, ConnectionError("the queue manager is stopping"))
+
     async def _flush(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]],
                      queued_at: float) -> None:
+        try:
+            await self._flush_batch(batch, queued_at)
+        except BaseException as exc:  # cancelled (shutdown): no caller is left waiting for ever
+            for _, future, written in batch:
+                _tell(future, written, ConnectionError(f"not sent: {exc!r}"))
+            raise
+
+    async def _flush_batch(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any], asyncio.Future[bool] | None]],
+                           queued_at: float) -> None:
         async with self._lock:
             batch = [entry for entry in batch if not entry[1].done()]  # given up: not sent
             if not batch:

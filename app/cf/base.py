@@ -261,10 +261,15 @@ class CFBase:
             self._peer_urls[qmgr] = url
 
     async def close_peers(self) -> None:
-        """Close the clients of the other queue managers' page sets."""
+        """Close the clients of the other queue managers' page sets, and stop the reading of
+        replies of every script client (the coupling facility's and the page set's close after)."""
         peers, self._peers, self._peer_urls = self._peers, {}, {}
-        for client, _ in peers.values():
+        for client, registry in peers.values():
+            await registry.aclose()
             await client.aclose()
+        await self.scripts.aclose()
+        if self.pageset_scripts is not self.scripts:
+            await self.pageset_scripts.aclose()
 
     def wake_all_waiters(self) -> None:
         """Wake every waiting getter of this process (quiescing: they re-check should_stop)."""

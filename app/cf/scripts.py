@@ -352,6 +352,12 @@ class ScriptRegistry:
                 owner.release(conn)
         raise ClusterError(f"more than {MAX_REDIRECTS} redirections for the slot of {keys[0]!r}")
 
+    async def aclose(self) -> None:
+        """Stop the background reading of replies (before the client closes: nothing is left
+        pending when the event loop ends)."""
+        if self._pipe is not None:
+            await self._pipe.aclose()
+
     @property
     def follow_ups(self) -> list[asyncio.Future[Any]]:
         """The follow-ups whose replies are still being read."""
