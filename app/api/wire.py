@@ -62,7 +62,8 @@ def encode_data(body: bytes, fmt: str, ccsid: int = DEFAULT_CCSID) -> tuple[str,
     """Body of a get response: text for a text format whose bytes are UTF-8 text (its CCSID
     1208, or pure ASCII in an ASCII-based code page), else base64 (EBCDIC data included). Text
     that JSON would escape badly (control characters beyond one in 15) goes as base64 too, so
-    an answer is never more than about 4/3 of its data."""
+    control bytes never make an answer six times its data (quotes and backslashes, escaped in
+    two bytes, can still make it twice)."""
     text = as_text(body, fmt, ccsid)
     if text is not None and not _escapes_badly(body):
         return text, "utf-8"
