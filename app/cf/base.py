@@ -393,7 +393,8 @@ class CFBase:
                             exc.__cause__)
                 raise OutcomeUnknownError(
                     f"the coupling facility did not answer a call to {_what(tag)} that it may have run "
-                    f"({exc.__cause__}): its outcome is unknown, the unit of work is backed out", tag) from exc
+                    f"({exc.__cause__}): its outcome is unknown (it may have happened; a unit of work it "
+                    f"belongs to is backed out)", tag) from exc
             if not _is_late(reply):
                 return reply
             quick = (perf_counter() - sent) * 1000 < self.call_budget_ms / 2
