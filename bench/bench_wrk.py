@@ -8,7 +8,7 @@ rounds, and the machine's load average before and after (the figures are only as
 
     python bench/bench_wrk.py [--seconds 8] [--rounds 3] [--connections 32] [--size 1024]
                               [--auth on|off] [--activity on|off] [--py-spy DIR]
-                              [--persistent [--mqlog-sync commit|none]]
+                              [--mqlog-sync commit|none] [--queue shared|private]
 
 Needs wrk (Debian: ``apt-get install wrk``). Starts its own redis-server, a SQLite repository,
 one ``qsg serve`` (activity log on, as a user runs it) and the bare app under the same uvicorn
@@ -21,9 +21,11 @@ script calls per verb. Nothing is asserted: the figures go in docs/explanation/p
 lives in the queue manager's page set (its own redis-server, AOF with ``appendfsync always``,
 ``QSG_PAGESET_FSYNC``) instead of the coupling facility; Redis CPU is then the page set's.
 
-``--persistent`` puts persistent messages (a RECOVER(YES) structure): the queue manager then also
-writes each put and get to its recovery log (an fsync per call with ``--mqlog-sync commit``),
-which the bare endpoint does not, so the ratio then includes what the log costs.
+Every round also puts and gets persistent messages on a second queue (BENCH.PQ, on a
+RECOVER(YES) structure, or private): the queue manager then also writes each put and get to its
+recovery log and forces it before answering (``--mqlog-sync commit``; concurrent calls share one
+fsync, group commit). The yardsticks keep no log, so these phases are compared with the
+queue manager's own non-persistent ones of the same round.
 """
 
 from __future__ import annotations
@@ -173,30 +175,40 @@ def run(args: argparse.Namespace) -> None:
             qsg_cli(cluster, "user", "add", "admin", "--admin", "--password-stdin", stdin=ADMIN[1] + "\n")
             auth = ADMIN
         where = "QSGDISP(SHARED) CFSTRUCT(APPL1)" if args.queue == "shared" else "QSGDISP(QMGR)"
-        mqsc_ok(cluster, "QM1", f"DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER({'YES' if args.persistent else 'NO'})\n"
-                                f"DEFINE QLOCAL(BENCH.Q) {where} MAXDEPTH(999999999)")
+        pwhere = "QSGDISP(SHARED) CFSTRUCT(APPL2)" if args.queue == "shared" else "QSGDISP(QMGR)"
+        mqsc_ok(cluster, "QM1", "DEFINE CFSTRUCT(APPL1) CFLEVEL(5) RECOVER(NO)\n"
+                                "DEFINE CFSTRUCT(APPL2) CFLEVEL(5) RECOVER(YES)\n"
+                                f"DEFINE QLOCAL(BENCH.Q) {where} MAXDEPTH(999999999)\n"
+                                f"DEFINE QLOCAL(BENCH.PQ) {pwhere} MAXDEPTH(999999999)")
         qm_url = cluster.url("QM1")
         bare_url = f"http://127.0.0.1:{bare_port}"
         minimal_url = f"http://127.0.0.1:{minimal_port}"
         wait_up(f"{bare_url}/docs")
         wait_up(f"{minimal_url}/docs")
-        paths: dict[str, list[str]] = {"put": [], "get": [], "put-batch": [], "get-batch": []}
+        paths: dict[str, list[str]] = {"put": [], "get": [], "put-batch": [], "get-batch": [],
+                                       "put-p": [], "get-p": []}
         with httpx.Client(base_url=qm_url, auth=auth) as c:
             for _ in range(args.connections * 4):
                 hconn = c.post("/v1/connections", json={"appl_name": "WRK"}).json()["hconn"]
-                for opts, verb in ((["OUTPUT"], "put"), (["INPUT_SHARED"], "get")):
-                    hobj = c.post(f"/v1/connections/{hconn}/objects",
-                                  json={"object_name": "BENCH.Q", "options": opts}).json()["hobj"]
-                    paths[verb].append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}")
-                    paths[f"{verb}-batch"].append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}-batch")
+                for queue, suffix in (("BENCH.Q", ""), ("BENCH.PQ", "-p")):
+                    for opts, verb in ((["OUTPUT"], "put"), (["INPUT_SHARED"], "get")):
+                        hobj = c.post(f"/v1/connections/{hconn}/objects",
+                                      json={"object_name": queue, "options": opts}).json()["hobj"]
+                        paths[verb + suffix].append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}")
+                        if not suffix:
+                            paths[f"{verb}-batch"].append(f"/v1/connections/{hconn}/objects/{hobj}/{verb}-batch")
 
-            def depth() -> int:
-                r = c.post("/v1/admin/mqsc", json={"script": "DISPLAY QLOCAL(BENCH.Q) CURDEPTH"})
-                return int(r.json()["results"][0]["objects"][0]["CURDEPTH"])
+            def depth_of(queue: str) -> Callable[[], int]:
+                def depth() -> int:
+                    r = c.post("/v1/admin/mqsc", json={"script": f"DISPLAY QLOCAL({queue}) CURDEPTH"})
+                    return int(r.json()["results"][0]["objects"][0]["CURDEPTH"])
+                return depth
+            depth, pdepth = depth_of("BENCH.Q"), depth_of("BENCH.PQ")
 
-            message = {"data": "x" * args.size, "md": {"persistence": "PERSISTENT" if args.persistent
-                                                       else "NOT_PERSISTENT"}}
+            message = {"data": "x" * args.size, "md": {"persistence": "NOT_PERSISTENT"}}
             put_body = json.dumps({**message, "options": ["NO_SYNCPOINT"]})
+            pput_body = json.dumps({"data": "x" * args.size, "md": {"persistence": "PERSISTENT"},
+                                    "options": ["NO_SYNCPOINT"]})
             get_body = json.dumps({"options": ["NO_SYNCPOINT"]})
             put_batch_body = json.dumps({"options": ["NO_SYNCPOINT"], "messages": [message] * args.batch})
             get_batch_body = json.dumps({"options": ["NO_SYNCPOINT"], "max_messages": args.batch})
@@ -224,6 +236,10 @@ def run(args: argparse.Namespace) -> None:
                                           secs, args.connections, workdir, py_spy))
                     rows.append(phase("QM1", verb, qm_pid, redis_pid, r, qm_url, paths[qm_verb], body, secs,
                                       args.connections, workdir, py_spy, authorization, depth))
+                    if bare_path:  # the same verb on persistent messages: logged, forced at the answer
+                        rows.append(phase("QM1", f"{verb} persistent", qm_pid, redis_pid, r, qm_url,
+                                          paths[qm_verb + "-p"], pput_body if qm_verb == "put" else body, secs,
+                                          args.connections, workdir, py_spy, authorization, pdepth))
                 return rows
 
             one_round(2)  # warm-up
@@ -232,7 +248,7 @@ def run(args: argparse.Namespace) -> None:
                                           ("rps", "msgs_per_s", "p50_ms", "p99_ms", "server_cpu_us",
                                            "redis_cpu_us", "scripts_per_call")), sum(rd[i].errors for rd in rounds))
                 for i, p in enumerate(rounds[0])]
-        kind = f"persistent (recovery log, sync {args.mqlog_sync})" if args.persistent else "non-persistent"
+        kind = f"non-persistent (and persistent: recovery log, sync {args.mqlog_sync})"
         print(f"\nwrk -t2 -c{args.connections}, median of {args.rounds} alternating rounds ({args.seconds:g}s puts, "
               f"{args.seconds / 2:g}s gets), {args.size}-byte {kind} messages, {args.queue} queue, one QM, "
               f"auth {args.auth}, activity log {args.activity}, {os.cpu_count()} cores; CPU per message\n")
@@ -246,15 +262,18 @@ def run(args: argparse.Namespace) -> None:
                   f"{p.server_cpu_us:14.0f} {p.redis_cpu_us:13.0f} {p.scripts_per_call:13.2f} {p.errors:7d}")
 
         def of(target: str, verb: str) -> Phase:
-            return next(p for p in rows if p.verb.startswith(verb) and p.target == target)
+            return next(p for p in rows if p.verb == verb and p.target == target)
         for verb in ("MQPUT", "MQGET"):
             qm = of("QM1", verb)
             print(f"{verb}: {qm.msgs_per_s / of('bare', verb).msgs_per_s:.2f}x the same-script endpoint's messages/s, "
                   f"{qm.msgs_per_s / of('minimal', verb).msgs_per_s:.2f}x the minimal endpoint's; QM CPU per call "
                   f"{qm.server_cpu_us / of('bare', verb).server_cpu_us:.2f}x the same-script endpoint's")
         for single, batch in (("MQPUT", "put-batch"), ("MQGET", "get-batch")):
-            print(f"{batch} {args.batch}: {of('QM1', batch).msgs_per_s / of('QM1', single).msgs_per_s:.1f}x the "
-                  f"messages/s of single {single} calls")
+            ratio = of('QM1', f'{batch} {args.batch}').msgs_per_s / of('QM1', single).msgs_per_s
+            print(f"{batch} {args.batch}: {ratio:.1f}x the messages/s of single {single} calls")
+        for verb in ("MQPUT", "MQGET"):
+            print(f"{verb} persistent: {of('QM1', f'{verb} persistent').msgs_per_s / of('QM1', verb).msgs_per_s:.2f}x "
+                  f"the messages/s of non-persistent {verb}")
     finally:
         cluster.stop()
         for yardstick in (bare, minimal):
@@ -272,7 +291,6 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100, help="messages per put-batch / get-batch call")
     parser.add_argument("--auth", choices=("on", "off"), default="off")
     parser.add_argument("--activity", choices=("on", "off"), default="on")
-    parser.add_argument("--persistent", action="store_true", help="persistent messages (logged for recovery)")
     parser.add_argument("--mqlog-sync", choices=("commit", "none"), default="commit")
     parser.add_argument("--cf-aof", action="store_true",
                         help="the coupling facility with AOF, fsync always (as qsg up and docker-compose run it)")

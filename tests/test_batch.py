@@ -228,6 +228,12 @@ def test_put_batch_limits_and_malformed_messages_put_nothing(group, connect):
         ({"messages": [*good[:2], {"data": 5}]}, 2004),
         ({"messages": [*good[:2], "not an object"]}, 2026),
         ({"messages": [*good[:2], {"data": "x", "colour": "red"}]}, 2046),
+        # an MQMD checked once for the messages that repeat it: one that only looks equal (true
+        # == 1, 1.0 == 1) is checked on its own, and refused
+        ({"messages": [{"data": "a", "md": {"priority": 1}}] * 3 + [{"data": "b", "md": {"priority": True}}]}, 2050),
+        ({"messages": [{"data": "a", "md": {"expiry": 5}}] * 2 + [{"data": "b", "md": {"expiry": 5.0}}]}, 2013),
+        ({"messages": [{"data": "a", "md": {"priority": 2}}] * 2 + [{"data": "b", "md": {"priority": 2, "x": 1}}]},
+         2026),
         ({"options": ["NO_SUCH_OPTION"], "messages": good}, 2046),
         ({"options": ["SYNCPOINT", "NO_SYNCPOINT"], "messages": good}, 2046),
     ]

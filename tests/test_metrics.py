@@ -80,6 +80,34 @@ def test_calls_queues_and_group_state(group, connect):
     assert value(scrape(group.url("QM1")), "qsg_queue_uncommitted_messages", **labels) == 0
 
 
+def test_batch_calls_count_every_message_in_the_calls_and_the_latency_histogram(group, connect):
+    """A put-batch and a get-batch count as the MQPUTs and MQGETs they stand for: in the call
+    counter by reason, and in the latency histogram (count, sum and buckets agree)."""
+    q = shared_q(group)
+    m = connect("QM1")
+    h = m.open(q, ["OUTPUT", "INPUT_SHARED", "BROWSE"])
+    before = scrape(group.url("QM1"))
+    path = f"/v1/connections/{m.hconn}/objects/{h}"
+    r = m.http.post(f"{path}/put-batch", json={"options": ["NO_SYNCPOINT"],
+                                                "messages": [{"data": f"m{i}"} for i in range(7)]})
+    assert r.status_code == 201, r.text
+    r = m.http.post(f"{path}/get-batch", json={"options": ["NO_SYNCPOINT"], "max_messages": 5})
+    assert r.status_code == 200 and len(r.json()["messages"]) == 5, r.text
+    r = m.http.post(f"{path}/get-batch", json={"options": ["BROWSE_FIRST"], "max_messages": 10})
+    assert r.status_code == 200 and len(r.json()["messages"]) == 2, r.text
+    after = scrape(group.url("QM1"))
+
+    def grew(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+    assert grew("qsg_mqi_calls_total", verb="PUT", reason="0") == 7
+    assert grew("qsg_mqi_calls_total", verb="GET", reason="0") == 5
+    assert grew("qsg_mqi_calls_total", verb="BROWSE", reason="0") == 2
+    for verb, n in (("PUT", 7), ("GET", 5), ("BROWSE", 2)):
+        assert grew("qsg_mqi_call_duration_seconds_count", verb=verb) == n
+        assert grew("qsg_mqi_call_duration_seconds_bucket", verb=verb, le="+Inf") == n
+        assert grew("qsg_mqi_call_duration_seconds_sum", verb=verb) > 0
+
+
 def test_metrics_need_credentials_when_authentication_is_on(make_cluster):
     secured = make_cluster(["QM1"], env={"QSG_AUTH": "on"})
     r = httpx.get(f"{secured.url('QM1')}/metrics", timeout=10)

@@ -77,9 +77,12 @@ async def test_forcing_while_segments_turn_over_and_after_stop(tmp_path, monkeyp
     answered = []
 
     async def put(i: int) -> None:
+        for _ in range(i % 4):  # the calls of a wave write in different turns (a write per turn)
+            await asyncio.sleep(0)
         log.put("t", "QM1", f"h{i}", False, "Q", i, "{}", b"{}", b"x" * 500)
+        mine = log._written  # the records up to this call's own
         await log.force()
-        answered.append(log._forced >= i)
+        answered.append(log._forced >= mine)
 
     for wave in range(5):
         await asyncio.gather(*(put(wave * 10 + i) for i in range(1, 11)))
@@ -91,3 +94,94 @@ async def test_forcing_while_segments_turn_over_and_after_stop(tmp_path, monkeyp
     _, messages = log.read("APPL1", 0)
     assert sorted(m.id for m in messages) == list(range(1, 52))
     log.close()
+
+
+async def test_a_turns_records_go_out_in_one_write_and_a_failed_write_fails_the_force(tmp_path, monkeypatch):
+    """The records of one event-loop turn are handed to the OS together (one write for many
+    calls); a write the disk refuses fails every caller forcing it, the records stay buffered,
+    and the next force writes them: a call is never answered as logged when it is not."""
+    import app.qmgr.mqlog as mqlog
+
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    writes: list[int] = []
+    real_write = mqlog.os.write
+    refuse = True
+
+    def write(fd: int, data: bytes) -> int:
+        if refuse:
+            raise OSError(28, "No space left on device")
+        writes.append(data.count(b"\n"))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(mqlog.os, "write", write)
+
+    async def put(i: int) -> None:
+        log.put("t", "QM1", f"h{i}", False, "Q", i, "{}", b"{}", b"message %d" % i)
+        await log.force()
+
+    outcomes = await asyncio.gather(*(put(i) for i in range(1, 11)), return_exceptions=True)
+    assert all(isinstance(o, OSError) for o in outcomes) and log._forced == 0
+    refuse = False
+    await asyncio.gather(*(put(i) for i in range(11, 21)))
+    assert writes == [20]  # the ten refused records first, then the turn's ten, in one write
+    _, messages = log.read("APPL1", 0)
+    assert [m.id for m in messages] == list(range(1, 21))
+    log.close()
+
+
+async def test_a_fast_disk_is_synced_on_the_loop_and_a_slow_one_on_the_logs_thread(tmp_path, monkeypatch):
+    """Where the fsync runs follows how long it takes (mqlog.INLINE_SYNC_S): a fast one on the
+    event loop (no hand-off to a thread, which waits for the interpreter lock), a slow one on the
+    log's thread, while the loop goes on serving calls; tried on the loop again after
+    SLOW_DISK_ROUNDS."""
+    import threading
+
+    import app.qmgr.mqlog as mqlog
+
+    monkeypatch.setattr(mqlog, "SLOW_DISK_ROUNDS", 3)
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    delay = 0.0
+    where: list[bool] = []  # per fsync: on the loop's thread?
+
+    def sync(fd: int) -> float:  # a disk whose fsyncs take ``delay`` seconds, or 0.1 ms
+        where.append(threading.get_ident() == loop_thread)
+        time.sleep(delay)
+        return delay or 0.0001
+
+    monkeypatch.setattr(mqlog, "_sync_data", sync)
+    loop_thread = threading.get_ident()
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    i = 0
+
+    async def put(n: int = 1) -> None:
+        nonlocal i
+        for _ in range(n):
+            i += 1
+            log.put("t", "QM1", f"h{i}", False, "Q", i, "{}", b"{}", b"m")
+            await log.force()
+
+    await put(3)  # a fast disk
+    assert where == [True] * 3
+    delay = 0.02  # a slow one: found slow on the loop, then the next three on the thread
+    await put()
+    assert where[-1] is True
+    tick_task = asyncio.ensure_future(ticker())
+    try:
+        before = ticks
+        await put(3)
+        assert where[-3:] == [False] * 3 and ticks - before > 10  # the loop went on meanwhile
+    finally:
+        tick_task.cancel()
+    delay = 0.0
+    await put(2)  # tried on the loop again: fast, so it stays there
+    assert where[-2:] == [True, True]
+    _, messages = log.read("APPL1", 0)
+    assert sorted(m.id for m in messages) == list(range(1, i + 1))
+    log.stop()

@@ -343,6 +343,7 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
     common["ts"] = activity.clock.now_ms()
 
     queues: dict[int, dict[str, Any]] = {}  # id of a ResolvedQueue -> what _queue writes for it
+    records: list[dict[str, Any]] = []
 
     def one(arg: Any, result: Any, noted: dict[str, Any], error: MQError | None) -> None:
         rec = common.copy()
@@ -365,12 +366,13 @@ def record_batch(mqi: Any, verb: Verb, args: tuple[Any, ...], done: Sequence[tup
                 log.warning("activity: describing the result of %s failed", verb, exc_info=True)
         if rec.get("syncpoint", False) is None:
             del rec["syncpoint"]
-        activity.submit(rec)
+        records.append(rec)
 
     for arg, result, noted in done:
         one(arg, result, noted, None)
     if failed is not None:
         one(failed[0], None, {}, failed[1])
+    activity.submit_batch(records)
 
 
 _SECOND_CACHE: dict[str, int] = {}

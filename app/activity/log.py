@@ -32,8 +32,9 @@ class ActivityLog:
         self.qmgr = qmgr
         self.clock = clock or SystemClock()
         self.writer = writer
-        #: Sees every record as it is submitted (the queue manager's metrics, app/metrics.py).
-        self.observer: Callable[[dict[str, Any]], None] | None = None
+        #: Sees every record as it is submitted, with how many calls it stands for (the queue
+        #: manager's metrics, app/qmgr/metrics.py).
+        self.observer: Callable[[dict[str, Any], int], None] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -76,9 +77,26 @@ class ActivityLog:
 
     def submit(self, record: dict[str, Any]) -> None:
         if self.observer is not None:
-            self.observer(record)
+            self.observer(record, 1)
         if self.writer is not None:
             self.writer.submit(record)
+
+    def submit_batch(self, records: list[dict[str, Any]]) -> None:
+        """The records of one batch call (a record per message). The observer sees each run of
+        records with the same verb and reason once, with its length: a batch's messages share
+        their latency, so counting them one by one would only cost the batch its speed."""
+        if self.observer is not None:
+            n, i = len(records), 0
+            while i < n:
+                first = records[i]
+                j = i + 1
+                while j < n and records[j]["rc"] == first["rc"] and records[j]["verb"] == first["verb"]:
+                    j += 1
+                self.observer(first, j - i)
+                i = j
+        if self.writer is not None:
+            for record in records:
+                self.writer.submit(record)
 
     @property
     def full(self) -> bool:

@@ -19,6 +19,7 @@ from app.core.mqmd import (
     DEFAULT_ENCODING,
     MQLONG_MAX,
     MQLONG_MIN,
+    MQMD,
     NO_ID,
     as_text,
     fields_but_msg_id,
@@ -194,6 +195,10 @@ def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
     many messages a batch may hold is the MQI's rule: ``Mqi.put_batch``.)"""
     pmo = parse_put_options(body.options)
     calls = []
+    # The MQMD a message gives as the message before it did (the usual batch) is checked once: a
+    # dict of plain strings and integers equal to one already checked passes the same checks.
+    checked_raw: dict[str, Any] | None = None
+    checked: tuple[MQMD, list[tuple[int, str]]] | None = None
     for i, raw in enumerate(body.messages):
         # A message as JSON gives it (an object of the three fields, of their types) is taken as
         # it is; anything else goes through the schema, which says what is wrong with it.
@@ -209,7 +214,12 @@ def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
                 raise _message_error(i, exc) from None
             raw_md, text, encoding = message.md, message.data, message.data_encoding
         try:
-            md, warnings = validate_put_md(raw_md, settable=pmo.settable)
+            if checked is not None and raw_md == checked_raw and _plain_md(raw_md):
+                md, warnings = checked[0].copy(checked[0].msg_id), checked[1]
+            else:
+                md, warnings = validate_put_md(raw_md, settable=pmo.settable)
+                if raw_md and _plain_md(raw_md):
+                    checked_raw, checked = raw_md, (md.copy(md.msg_id), warnings)
             data = decode_data(text, encoding)
         except MQError as exc:
             raise MQError(exc.reason, f"messages[{i}]: {exc.message}", exc.comp) from None
@@ -219,6 +229,12 @@ def put_batch_calls(body: PutBatchRequest) -> list[PutCall]:
 
 #: The fields of a put-batch message (``PutBatchMessage``).
 _MESSAGE_FIELDS = frozenset(PutBatchMessage.model_fields)
+
+
+def _plain_md(raw_md: Any) -> bool:
+    """Whether an application's MQMD holds only strings and integers (not booleans, which equal
+    1 and 0): two such dicts that compare equal are the same MQMD."""
+    return all(type(v) is str or type(v) is int for v in raw_md.values())
 
 
 def put_batch_response(outcomes: list[PutOutcome]) -> dict[str, Any]:

@@ -90,8 +90,9 @@ class QmgrMetrics:
 
     # -- as it happens --
 
-    def observe(self, record: dict[str, Any]) -> None:
-        """One activity record (``ActivityLog.observer``)."""
+    def observe(self, record: dict[str, Any], count: int = 1) -> None:
+        """One activity record (``ActivityLog.observer``); for an MQI verb, ``count`` calls
+        described by it (the messages of a batch call, which share their latency)."""
         verb = record.get("verb")
         if verb in MQI_VERBS:
             rc = int(record.get("rc", 0))
@@ -100,8 +101,8 @@ class QmgrMetrics:
             if children is None:
                 children = (self.calls.labels(verb, str(rc)), self.latency.labels(verb))
                 self._by_verb[key] = children
-            children[0].inc()
-            children[1].observe(record.get("latency_us", 0) / 1e6)
+            children[0].inc(count)
+            _observe_times(children[1], record.get("latency_us", 0) / 1e6, count)
             return
         if verb in _HAPPENINGS:
             self.recent.append({k: record[k] for k in _RECENT_FIELDS if k in record})
@@ -271,3 +272,19 @@ class _Snapshot(Collector):
 
     def collect(self) -> Iterable[Metric]:
         return list(self.metrics._snapshot)
+
+
+def _observe_times(histogram: Histogram, value: float, count: int) -> None:
+    """``count`` observations of ``value`` in ``histogram`` (a labelled child). prometheus_client
+    has no count for ``observe``: its sum and the one bucket are added to once, as its ``observe``
+    adds to them; one by one where a version of the library keeps them otherwise."""
+    buckets, bounds, total = (getattr(histogram, name, None) for name in ("_buckets", "_upper_bounds", "_sum"))
+    if count == 1 or buckets is None or bounds is None or total is None:
+        for _ in range(count):
+            histogram.observe(value)
+        return
+    total.inc(value * count)
+    for i, bound in enumerate(bounds):
+        if value <= bound:
+            buckets[i].inc(count)
+            return

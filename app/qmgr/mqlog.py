@@ -32,6 +32,7 @@ import base64
 import logging
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,6 +49,14 @@ SEGMENT_BYTES = 64 * 1024 * 1024
 TAIL_CHUNK = 64 * 1024
 #: How every record starts (``_write``): its stamp.
 _STAMP = re.compile(rb'\{"t":(\d+),')
+#: The fsync runs on the event loop while it takes less than this, and on the log's thread for
+#: the next SLOW_DISK_ROUNDS fsyncs after one took longer (then the loop tries again). On a fast
+#: disk (0.1-0.2 ms) the loop is held less than by handing the fsync to a thread: the thread's
+#: answer has to take the interpreter lock from a busy loop, which can take the switch interval
+#: (5 ms), and every caller of the round waits that long. On a slow disk (a virtual or network
+#: volume: milliseconds) the loop must go on serving calls while the disk works.
+INLINE_SYNC_S = 0.001
+SLOW_DISK_ROUNDS = 32
 
 
 class MessageLog:
@@ -68,7 +77,11 @@ class MessageLog:
         self._pending: dict[tuple[str, str, str], list[bytes]] = {}
         self._fd: int | None = None
         self._size = 0
-        self._written = 0  # records written, ever
+        self._written = 0  # records written, ever (those in _buffer included)
+        #: Records written but not yet handed to the OS: the writes of one event-loop turn go
+        #: out in one os.write (a persistent put's answer waits for ``force``, which drains).
+        self._buffer: list[bytes] = []
+        self._buffered = 0  # records in _buffer
         self._forced = 0  # records known to be on disk
         #: The fsync the callers of ``force`` wait on together (group commit), None between them.
         self._flush: asyncio.Future[None] | None = None
@@ -77,6 +90,8 @@ class MessageLog:
                                                                      thread_name_prefix=f"mqlog-{qmgr}")
         #: fsyncs of the log, ever (``/metrics``: how many calls each one served).
         self.fsyncs = 0
+        #: fsyncs still to run on the thread: the last one tried on the loop was slow (INLINE_SYNC_S).
+        self.thread_rounds = 0
         # The folder exists from the start, so that every other queue manager's RECOVER
         # CFSTRUCT can tell a log it cannot see (storage not shared) from one still empty.
         self.own_dir.mkdir(parents=True, exist_ok=True)
@@ -124,7 +139,27 @@ class MessageLog:
 
     def _write(self, records: list[bytes]) -> None:
         stamp = b'{"t":%d,' % self.now_ns()
-        blob = b"".join(stamp + r[1:] + b"\n" for r in records)
+        self._buffer.append(b"".join(stamp + r[1:] + b"\n" for r in records))
+        self._buffered += len(records)
+        self._written += len(records)
+        if len(self._buffer) == 1:  # the first of this turn: the turn's records go out together
+            try:
+                asyncio.get_running_loop().call_soon(self._drain_soon)
+            except RuntimeError:  # no event loop (a tool, a test): at once
+                self._drain()
+
+    def _drain_soon(self) -> None:
+        try:
+            self._drain()
+        except OSError as exc:  # kept in the buffer: the next force() tries again and tells its callers
+            log.error("recovery log %s cannot be written: %s", self.own_dir, exc)
+
+    def _drain(self) -> None:
+        """Hand the buffered records to the OS (one write), in order. On failure they stay
+        buffered and the error is raised."""
+        if not self._buffer:
+            return
+        blob = b"".join(self._buffer)
         # A new segment when this one is full, or was deleted meanwhile (BACKUP CFSTRUCT on
         # another queue manager prunes segments that were idle since before the last backup).
         if self._fd is None or self._size > SEGMENT_BYTES or os.fstat(self._fd).st_nlink == 0:
@@ -132,7 +167,7 @@ class MessageLog:
         assert self._fd is not None
         os.write(self._fd, blob)
         self._size += len(blob)
-        self._written += len(records)
+        self._buffer, self._buffered = [], 0
 
     async def force(self) -> None:
         """Return once every record written so far is on disk (with ``sync``; else at once).
@@ -143,13 +178,13 @@ class MessageLog:
         the next one, which starts as soon as this one ends. No caller returns before its own
         record is on disk.
 
-        The fsync runs on a thread of the log's own, so that the event loop goes on serving
-        calls while the disk works (an fsync takes milliseconds on a virtual disk: on the loop it
-        would stall every connection that long); those calls' records are covered by the next
-        fsync. The hand-off costs some tens of microseconds per fsync, not per call.
+        On a slow disk the fsync runs on a thread of the log's own, so that the event loop goes
+        on serving calls while the disk works (an fsync takes milliseconds on a virtual disk: on
+        the loop it would stall every connection that long); those calls' records are covered by
+        the next fsync. On a fast disk it runs on the loop (INLINE_SYNC_S says why).
         """
         upto = self._written
-        while self.sync and self._forced < upto and self._fd is not None:
+        while self.sync and self._forced < upto and (self._fd is not None or self._buffer):
             flush = self._flush
             if flush is None:
                 flush = self._flush = asyncio.ensure_future(self._sync_round())
@@ -159,6 +194,7 @@ class MessageLog:
         """One fsync of the log, covering every record written when it starts."""
         try:
             await asyncio.sleep(0)  # the other ready calls write their records: this fsync is theirs too
+            self._drain()
             covered = self._written
             if self._fd is None or self._forced >= covered:
                 return
@@ -166,9 +202,11 @@ class MessageLog:
             # closed and reused) while the thread syncs it; the duplicate still names its file.
             fd = os.dup(self._fd)
             try:
-                if self._syncer is None:  # stopped: a straggler syncs on the loop
-                    _sync_data(fd)
+                if self._syncer is None or self.thread_rounds == 0:  # stopped, or a fast disk
+                    if _sync_data(fd) >= INLINE_SYNC_S and self._syncer is not None:
+                        self.thread_rounds = SLOW_DISK_ROUNDS
                 else:
+                    self.thread_rounds -= 1
                     await asyncio.get_running_loop().run_in_executor(self._syncer, _sync_data, fd)
             finally:
                 os.close(fd)
@@ -181,8 +219,8 @@ class MessageLog:
         if self._fd is not None and self.sync:
             os.fsync(self._fd)  # what went to the old segment is on disk before it is left
             self.fsyncs += 1
-            self._forced = self._written
-        self.close()
+            self._forced = self._written - self._buffered  # the buffered ones go to the new segment
+        self._close_fd()
         self.own_dir.mkdir(parents=True, exist_ok=True)
         # Named by the group time it starts at (unique: a clock held still gives the next ns).
         self._last_segment_ns = max(self.now_ns(), self._last_segment_ns + 1)
@@ -200,6 +238,10 @@ class MessageLog:
 
     def close(self) -> None:
         """Close the current segment (a new one starts with the next record)."""
+        self._drain()
+        self._close_fd()
+
+    def _close_fd(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -229,6 +271,7 @@ class MessageLog:
         log: (GET/CLEAR/DELETE records, messages of PUT records)."""
         records: list[dict[str, Any]] = []
         puts: list[SavedMessage] = []
+        self._drain()  # this queue manager's own records of the last moment too
         for segment in self.segments():
             for rec in _lines(segment):
                 if rec.get("s") != structure or rec.get("t", 0) < since_ns:
@@ -277,11 +320,14 @@ class MessageLog:
                 for r in _lines(Path(path))]
 
 
-def _sync_data(fd: int) -> None:
+def _sync_data(fd: int) -> float:
     """Force what was written to ``fd`` to disk: its data and what reading it back needs (the
-    file's size), as a database's write-ahead log does (fdatasync; fsync where there is none)."""
+    file's size), as a database's write-ahead log does (fdatasync; fsync where there is none).
+    Returns the seconds it took."""
     sync = getattr(os, "fdatasync", os.fsync)
+    started = time.perf_counter()
     sync(fd)
+    return time.perf_counter() - started
 
 
 def _newest_stamp(path: Path) -> int:
