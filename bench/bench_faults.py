@@ -1,6 +1,7 @@
 """Does the load hold under faults? Persistent put+commit / get+commit load on shared queues
 across a three-QM group while, one after the other, one queue manager is killed (SIGKILL) and
-restarted, Redis (AOF, fsync always) is stopped and started again, the queue manager is paused
+restarted, Redis (AOF, fsync always) is killed (SIGKILL: a crash, nothing flushed on the way out)
+and started again from its AOF, the queue manager is paused
 (SIGSTOP) for longer than the heartbeat TTL and continued (SIGCONT), it is partitioned from
 Redis (a TCP proxy that holds every byte, tests/support/netproxy.py) for longer than the TTL and healed,
 Redis itself is stalled (SIGSTOP, then SIGCONT: the commands that waited in its buffers run late),
@@ -153,6 +154,8 @@ def fault_times(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
 def run(args: argparse.Namespace) -> None:
     load_before = os.getloadavg()
     busy0, total0, cpu0 = *machine_busy(), own_cpu_s()
+    # AOF with appendfsync always: every write Redis answered is on disk before the answer, so a
+    # killed Redis (the redis phase) comes back with every committed message.
     server = RedisServer(aof=True)
     server.start()
     workdir = Path(tempfile.mkdtemp(prefix="qsg-bench-faults-"))
@@ -198,8 +201,8 @@ def run(args: argparse.Namespace) -> None:
                 victim.start(wait=False)
                 faults.append((f"{args.victim} killed", t, victim_back("")))
             elif phase == "redis":
-                t = sched.mark("Redis stopped (SIGTERM)")
-                server.stop()
+                t = sched.mark("Redis killed (SIGKILL)")
+                server.kill()
                 aof_mb = sum(f.stat().st_size for f in server.dir.rglob("appendonly*") if f.is_file()) / 1e6
                 sched.at(start + down)
                 sched.mark(f"Redis started ({aof_mb:.0f} MB of AOF to load)")
@@ -207,7 +210,7 @@ def run(args: argparse.Namespace) -> None:
                 sched.mark("Redis answers")
                 for qm in group.qms.values():
                     qm.wait_ready()
-                faults.append(("Redis stopped", t, sched.mark("every QM ready")))
+                faults.append(("Redis killed", t, sched.mark("every QM ready")))
             elif phase == "pause":
                 t = sched.mark(f"{args.victim} paused (SIGSTOP) for {down:g} s, TTL {ttl:g} s")
                 victim.pause()
@@ -344,7 +347,7 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=12, help="seconds between a fault's end and the next fault")
     parser.add_argument("--kill-at", type=float, default=None, help="second at which the victim is killed")
     parser.add_argument("--qm-down", type=float, default=5, help="seconds before it is started again")
-    parser.add_argument("--redis-at", type=float, default=None, help="second at which Redis is stopped")
+    parser.add_argument("--redis-at", type=float, default=None, help="second at which Redis is killed (SIGKILL)")
     parser.add_argument("--redis-down", type=float, default=2, help="seconds before Redis is started again")
     parser.add_argument("--pause-at", type=float, default=None, help="second at which the victim is paused")
     parser.add_argument("--pause-for", type=float, default=None, help="seconds paused (default TTL + 3)")

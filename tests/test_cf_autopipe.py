@@ -18,7 +18,7 @@ from redis.exceptions import ConnectionError, NoScriptError, ResponseError
 from app.cf.autopipe import AutoPipe
 from app.cf.connio import SentUnanswered
 from app.cf.redisconn import make_redis
-from app.cf.scripts import ScriptRegistry
+from app.cf.scripts import LARGE_REQUEST_BYTES, ScriptRegistry
 from tests.support.netproxy import NetProxy
 
 ECHO = "return ARGV[1]"
@@ -256,3 +256,33 @@ async def test_aclose_leaves_nothing_pending_and_tells_every_caller(proxied, red
     assert not pipe.tasks  # no reader or flush left for the event loop's end to find
     results = await asyncio.gather(*owed, return_exceptions=True)
     assert all(isinstance(r, SentUnanswered) for r in results), results
+
+
+async def test_a_large_request_over_a_slow_link_fails_only_itself(proxied, redis_server):
+    """A request too large to go out within the socket timeout (a put of many MB over a slow link)
+    has a connection of its own (``LARGE_REQUEST_BYTES``): it times out alone, and the small calls
+    of its turn and of the turns after it keep their answers. (Written in the turn's batch, it held
+    up every call of the shared connection behind it until the reader gave up: 2009 for each.)"""
+    proxy, client = proxied
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    registry = ScriptRegistry(client)
+    store = client.register_script("redis.call('SET', KEYS[1], ARGV[1]) return 1")
+    echo = client.register_script(ECHO)
+    for script in (store, echo):
+        assert sha_of(url, script.script) == script.sha  # loaded: no NOSCRIPT round trip
+    assert await registry.evalsha(echo, [], ["up"]) == b"up"  # the shared connection is up
+    big_value = b"m" * (4 * LARGE_REQUEST_BYTES)
+    proxy.slow_requests(1_000_000)  # 4 MiB at 1 MB/s: over 4 s to go out; the socket timeout is 1 s
+    try:
+        big = asyncio.ensure_future(registry.evalsha(store, ["autopipe:big"], [big_value]))
+        same_turn = [asyncio.ensure_future(registry.evalsha(echo, [], [f"t{i}"])) for i in range(5)]
+        assert await asyncio.gather(*same_turn, return_exceptions=True) == [f"t{i}".encode() for i in range(5)]
+        later = [await registry.evalsha(echo, [], [f"l{i}"]) for i in range(5)]  # one turn each
+        assert later == [f"l{i}".encode() for i in range(5)]
+        assert not big.done()  # all answered while the large request was still going out
+        with pytest.raises(SentUnanswered):
+            await big
+    finally:
+        proxy.slow_requests(None)
+    assert await registry.evalsha(echo, [], ["after"]) == b"after"
+    await registry.aclose()

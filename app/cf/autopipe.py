@@ -14,7 +14,8 @@ What a caller can be told is what it could be told with a connection of its own:
   call of it still unanswered (each may have run);
 - an error reply (NOSCRIPT, a script error) is that call's alone: the connection stays in step.
 A caller that gives up (cancelled) leaves its reply to be read and dropped; a call cancelled
-before its batch was written is not sent.
+before its batch was written is not sent. A request too large to share the connection safely
+(``ScriptRegistry``'s ``LARGE_REQUEST_BYTES``) is not given to it: it goes on a connection of its own.
 """
 
 from __future__ import annotations

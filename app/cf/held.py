@@ -14,6 +14,10 @@ off the queue as before but keeps its data, recorded under the token (lua/held.l
   or the call was abandoned): the message goes back where it was (held.lua RESTORE: same
   priority and sequence, MQMD and backout count as they were), now or - while the coupling
   facility cannot be reached - as soon as it can.
+* a waiting get-batch (app/cf/messaging.py): its first message, taken by a waiting get, stays
+  held until the call that takes the rest has answered; both tokens are released together, or
+  the first restored when the batch answers 2009 (under SYNCPOINT_IF_PERSISTENT a non-persistent
+  first message is outside the unit of work the 2009 backs out).
 * the queue manager dies first: peer recovery (or its own restart, for its private queues)
   restores every token of the dead incarnation. A token whose reply arrived was released (its
   release written) before its caller was answered, so what comes back was never returned to
@@ -67,10 +71,12 @@ class HeldMessages(CFBase):
             return ""
         return f"{incarnation}:{next(self._tokens)}"
 
-    async def _held_call(self, call: GetArgs, tag: str, incarnation: int) -> Any:
+    async def _held_call(self, call: GetArgs, tag: str, incarnation: int, *, settle: bool = True) -> Any:
         """``_script`` for a get: with a token, a reply that got messages is released (written)
         before this returns, and a call without a reply restores them (once the get can no
-        longer run)."""
+        longer run). ``settle`` False: a reply that got messages is not released here; the
+        caller delivers the token (``_deliver``) or restores it once it knows whether the
+        messages reach its caller (a waiting get-batch's first message, app/cf/messaging.py)."""
         if not call.token:
             return await self._script(call, tag, incarnation)
         try:
@@ -84,14 +90,29 @@ class HeldMessages(CFBase):
             # Abandoned mid-call (cancelled): the get may still run until its deadline.
             self._restore_soon(tag, call.held, call.token, (self.call_budget_ms + 2 * deadline.MARGIN_MS) / 1000)
             raise
-        if isinstance(reply, list) and len(reply) > 4 and reply[0] in _GOT:
-            batch = self._release(tag, call.held, call.token)
-            await asyncio.shield(batch.written)  # a cancelled caller leaves the batch to the others
-            if call.token in batch.gone:
-                # Paused past its lease: peer recovery put the message back before the release
-                # ran, so it is not this caller's (another gets it); the incarnation is fenced.
-                self._fenced("peer recovery restored what a get of it held")
+        if settle and isinstance(reply, list) and len(reply) > 4 and reply[0] in _GOT:
+            await self._deliver(tag, call.held, [call.token])
         return reply
+
+    async def _deliver(self, tag: str, held: str, tokens: list[str]) -> None:
+        """Release ``tokens`` of gets whose messages are about to be returned: written (with the
+        others of this event-loop turn) before this returns, so the caller is answered only then."""
+        tokens = [token for token in tokens if token]
+        if not tokens:
+            return
+        for token in tokens:
+            batch = self._release(tag, held, token)
+        await asyncio.shield(batch.written)  # a cancelled caller leaves the batch to the others
+        if batch.gone.intersection(tokens):
+            # Paused past its lease: peer recovery put the messages back before the release
+            # ran, so they are not this caller's (another gets them); the incarnation is fenced.
+            self._fenced("peer recovery restored what a get of it held")
+
+    def _restore_now(self, tag: str, held: str, token: str) -> None:
+        """Put back what ``token`` holds, in the background: messages a finished get took that
+        will never be returned to its caller (its answer is 2009, or it was abandoned)."""
+        if token:
+            self._restore_soon(tag, held, token, 0.0)
 
     def _release(self, tag: str, held: str, token: str) -> _Releases:
         """Release ``token`` with the others of this event-loop turn (the returned batch's

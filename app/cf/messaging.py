@@ -187,7 +187,11 @@ class Messaging(HeldMessages):
                    syncpoint: Syncpoint, match_msg_id: str | None, match_correl_id: str | None,
                    cursor: str, buffer_length: int, accept_truncated: bool, wait_ms: int,
                    should_stop: Callable[[], bool] | None, select: str = "",
-                   admit: Callable[[], Awaitable[None]] | None = None) -> GetResult:
+                   admit: Callable[[], Awaitable[None]] | None = None, token: str | None = None) -> GetResult:
+        """``get`` without the recovery log. ``token``: None makes the get's own call token, released
+        before this returns; else the token to get under (``call_token``), which the caller
+        settles itself (``_deliver`` or ``_restore_now``)."""
+        settle = token is None
         qk = QueueKeys(loc)
         call = GetArgs(qk.ctl, keys.uow_key(loc.tag, qmgr, hconn), keys.uow_registry(loc.tag),
                        keys.held_key(loc.tag, qmgr), qk.queue_prefix, loc.name, qmgr, hconn,
@@ -195,9 +199,9 @@ class Messaging(HeldMessages):
                        _hex_id(match_correl_id), _cursor(cursor), str(buffer_length),
                        "1" if accept_truncated else "0", str(self.clock.now_ms()), "0",
                        keys.structure_prefix(loc.tag), self._perf(loc), select,
-                       self.call_token(incarnation, mode.value, syncpoint.value))
+                       self.call_token(incarnation, mode.value, syncpoint.value) if token is None else token)
         if wait_ms == 0 or mode in (GetMode.MSG_UNDER_CURSOR, GetMode.BROWSE_UNDER_CURSOR):
-            return await self._get_once(loc, call, incarnation)
+            return await self._get_once(loc, call, incarnation, settle)
 
         loop = asyncio.get_running_loop()
         deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
@@ -214,7 +218,7 @@ class Messaging(HeldMessages):
                 if admit is not None:
                     await admit()
                 try:
-                    return await self._get_once(loc, call, incarnation)
+                    return await self._get_once(loc, call, incarnation, settle)
                 except MQError as exc:
                     if exc.reason != MQRC.NO_MSG_AVAILABLE:
                         raise
@@ -237,9 +241,9 @@ class Messaging(HeldMessages):
         finally:
             self.listener.unwatch(loc, woken)
 
-    async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int) -> GetResult:
+    async def _get_once(self, loc: QueueLocation, call: GetArgs, incarnation: int, settle: bool = True) -> GetResult:
         while True:
-            reply = GetReply.parse(await self._held_call(call, loc.tag, incarnation))
+            reply = GetReply.parse(await self._held_call(call, loc.tag, incarnation, settle=settle))
             code = reply.code
             if code in (-1, MQRC.NO_MSG_AVAILABLE, MQRC.NO_MSG_UNDER_CURSOR):
                 self._reports_queued(loc.tag, reply.reports)
@@ -363,40 +367,60 @@ class Messaging(HeldMessages):
                 raise
             # Nothing now: wait for the first message as one MQGET does, then take what else is
             # there without waiting (a miss or a refusal then ends the batch, never loses the first).
-            first = await self.get(loc, qmgr=qmgr, hconn=hconn, gen=gen, mode=mode, syncpoint=syncpoint,
-                                   match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
-                                   buffer_length=buffer_length, accept_truncated=accept_truncated,
-                                   wait_ms=wait_ms, should_stop=should_stop, select=select, admit=admit)
-            results = [first]
+            return await self._get_batch_waiting(loc, call, incarnation, qmgr, hconn, max_messages, max_bytes, (
+                lambda token: self._get(
+                    loc, incarnation, qmgr=qmgr, hconn=hconn, gen=gen, mode=mode, syncpoint=syncpoint,
+                    match_msg_id=match_msg_id, match_correl_id=match_correl_id, cursor=cursor,
+                    buffer_length=buffer_length, accept_truncated=accept_truncated, wait_ms=wait_ms,
+                    should_stop=should_stop, select=select, admit=admit, token=token)))
+        return await self._got_batch(loc, qmgr, hconn, results)
+
+    async def _get_batch_waiting(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int, qmgr: str,
+                                 hconn: str, max_messages: int, max_bytes: int,
+                                 wait_first: Callable[[str], Awaitable[GetResult]]) -> list[GetResult]:
+        """A get-batch that found nothing: ``wait_first`` (a waiting get under the token it is
+        given) takes the first message, one more call the rest without waiting. A message taken
+        outside syncpoint by either call stays held (app/cf/held.py) until the whole answer is
+        known, then is released with the rest - or restored when the answer is 2009: a
+        non-persistent first message under SYNCPOINT_IF_PERSISTENT, outside the unit of work the
+        2009 backs out, is otherwise gone without having been returned to anyone."""
+        first_token = self.call_token(incarnation, call.mode, call.syncpoint)
+        await self.usable(loc.tag)
+        first = await self._once_more_if_lost(loc.tag, lambda: wait_first(first_token))
+        results = [first]
+        delivered = [] if first.syncpoint else [first_token]  # in the unit of work: nothing held
+        try:
             if max_messages > 1:
-                rest = replace(call, mode=GetMode.BROWSE_NEXT.value if first.browse else mode.value,
+                rest = replace(call, mode=GetMode.BROWSE_NEXT.value if first.browse else call.mode,
                                cursor=_cursor(first.cursor) if first.browse else call.cursor,
                                now_ms=str(self.clock.now_ms()), max_messages=str(max_messages - 1),
                                # the budget left after the first message binds the rest from its first
                                max_bytes=str(max(0, max_bytes - len(first.body)) if max_bytes >= 0 else -1),
                                budget_first="1")
                 try:
-                    results += await self._get_batch_once(loc, rest, incarnation)
+                    results += await self._get_batch_once(loc, rest, incarnation, settle=False)
+                    delivered.append(rest.token)
                 except OutcomeUnknownError:
-                    # Its reply was lost and it may have run: under syncpoint what it took is in
-                    # the unit of work, which the caller's MQCMIT would make final though the
-                    # answer never held it. The whole call's outcome is then unknown, as a first
-                    # call's: the unit of work is backed out, the first message with it (with
-                    # IF_PERSISTENT a non-persistent first message was not in it: a non-persistent
-                    # message an MQGET answered 2009 may be gone, as MQ allows). Outside syncpoint
-                    # what it took is held under its token and put back (``held``).
-                    if not first.browse and Syncpoint(syncpoint) is not Syncpoint.NO:
+                    # Its reply was lost and it may have run (what it took outside syncpoint is
+                    # restored: ``_held_call``): under syncpoint what it took is in the unit of
+                    # work, which the caller's MQCMIT would make final though the answer never
+                    # held it. The whole call's outcome is then unknown, as a first call's: 2009,
+                    # the unit of work is backed out, the first message with it or - taken
+                    # outside it (IF_PERSISTENT, non-persistent) - restored below. Wholly outside
+                    # syncpoint the first message is simply returned.
+                    if not first.browse and Syncpoint(call.syncpoint) is not Syncpoint.NO:
                         raise
                 except MQError:
-                    pass  # the first message is the caller's already: the batch ends with it
-                return await self._got_batch(loc, qmgr, hconn, results[1:], [first])
-            return results
-        return await self._got_batch(loc, qmgr, hconn, results, [])
+                    pass  # nothing taken: the batch ends with the first message
+        except BaseException:
+            self._restore_now(loc.tag, call.held, first_token)  # never returned to the caller
+            raise
+        await self._deliver(loc.tag, call.held, delivered)
+        return await self._got_batch(loc, qmgr, hconn, results)
 
-    async def _got_batch(self, loc: QueueLocation, qmgr: str, hconn: str, results: list[GetResult],
-                         logged: list[GetResult]) -> list[GetResult]:
-        """Log the persistent messages of a batch's destructive gets as ``get`` does (``logged``:
-        results ``get`` logged already) and return every result in order."""
+    async def _got_batch(self, loc: QueueLocation, qmgr: str, hconn: str, results: list[GetResult]) -> list[GetResult]:
+        """Log the persistent messages of a batch's destructive gets as ``get`` does and return
+        the results."""
         force = False
         for result in results:
             if not result.browse and self._logs(loc.tag, result.persistent):
@@ -406,11 +430,12 @@ class Messaging(HeldMessages):
         if force:
             assert self.recovery_log is not None
             await self.recovery_log.force()
-        return [*logged, *results]
+        return results
 
-    async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int) -> list[GetResult]:
+    async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int,
+                              settle: bool = True) -> list[GetResult]:
         while True:
-            reply = GetBatchReply.parse(await self._held_call(call, loc.tag, incarnation))
+            reply = GetBatchReply.parse(await self._held_call(call, loc.tag, incarnation, settle=settle))
             self._reports_queued(loc.tag, reply.reports)
             self._fired(loc, reply.depth_event, *(m.service_event for m in reply.messages))
             self._discarded(loc, reply.discarded)

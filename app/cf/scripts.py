@@ -55,6 +55,15 @@ class FollowUp:
 #: Idle connections a registry keeps between script calls (``ScriptRegistry._park``).
 MAX_PARKED = 64
 
+#: Size (bytes of keys and arguments, at least) from which a script call gets a connection of its
+#: own instead of the shared one of ``AutoPipe``. A request that large (a put of many MB) over a
+#: slow link can take longer than the socket timeout to go out: on the shared connection every
+#: call written with it or behind it would wait for it, and answer MQRC_CONNECTION_BROKEN with it
+#: when it times out; on its own connection it times out alone. The calls below it are the hot
+#: path, which the shared connection is for; one this large costs Redis far more than the system
+#: calls the sharing saves.
+LARGE_REQUEST_BYTES = 1 << 20
+
 #: Redirections one script call follows on a cluster (a slot migrating while the map is stale).
 MAX_REDIRECTS = 5
 
@@ -179,9 +188,11 @@ class ScriptRegistry:
         so the call follows it; a connection failure surfaces as on a single Redis, once.
 
         On a single Redis the calls of one event-loop turn share one write on one connection
-        (``AutoPipe``), with the same answers a connection of their own would give."""
+        (``AutoPipe``), with the same answers a connection of their own would give; a call of
+        ``LARGE_REQUEST_BYTES`` or more has a connection of its own, so that a slow write of it
+        fails only itself."""
         pipe = self._pipe
-        if pipe is None:
+        if pipe is None or _large(keys, args):
             return (await self._call(script, keys, args, None))[0]
         try:
             return await pipe.call(("EVALSHA", script.sha, len(keys), *keys, *args))
@@ -231,7 +242,7 @@ class ScriptRegistry:
         could not be (``follow.done`` has been told why; it may have been sent in part). No
         redirection is followed: on a cluster a MOVED or ASK reply is what ``done`` gets (the
         script did not run)."""
-        if self._pipe is not None:
+        if self._pipe is not None and not _large(follow.keys, follow.args):
             return await self._send_piped(self._pipe, follow)
         release: Callable[[], Awaitable[None]]
         try:
@@ -368,6 +379,19 @@ class ScriptRegistry:
         for name in SCRIPT_NAMES:
             script: AsyncScript = getattr(self, name)
             script.sha = await self.redis.script_load(script.script)
+
+
+def _large(keys: list[Any], args: list[Any]) -> bool:
+    """True when a call's keys and arguments hold ``LARGE_REQUEST_BYTES`` or more (a str counted
+    by its characters: at least that many bytes go out). A put's arguments are a few dozen, a
+    put-batch's at most a few thousand: one pass over their lengths."""
+    total = 0
+    for part in (keys, args):
+        try:
+            total += sum(map(len, part))
+        except TypeError:  # a number among them (its digits are few)
+            total += sum(len(a) for a in part if isinstance(a, bytes | bytearray | memoryview | str))
+    return total >= LARGE_REQUEST_BYTES
 
 
 def _releaser(node: ClusterNode, conn: Connection) -> Callable[[], Awaitable[None]]:

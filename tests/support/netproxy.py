@@ -29,6 +29,8 @@ Fault modes:
 * ``slow_replies(bytes_per_s)`` - forward the target's answers at most that fast, in chunks of at
   most ``CHUNK`` bytes (a slow or busy link: a long reply keeps coming, never stops);
   ``slow_replies(None)`` ends it.
+* ``slow_requests(bytes_per_s)`` - the same for what clients send (a large request written over a
+  slow link goes out for a long time); ``slow_requests(None)`` ends it.
 
 Bounded: at most ``max_connections`` at once (more are closed on accept), pumps read at most
 ``CHUNK`` bytes at a time, and ``stop()`` joins every thread with a timeout.
@@ -125,8 +127,8 @@ class _Link:
                     continue
             if not self._send(dst, pending):
                 break
-            rate = proxy.reply_rate
-            if replies and rate:
+            rate = proxy.reply_rate if replies else proxy.request_rate
+            if rate:
                 time.sleep(len(pending) / rate)  # the link's pace, not a synchronisation
             pending = b""
         self.close(reset=True)
@@ -182,6 +184,7 @@ class NetProxy:
         self.dropping_replies = threading.Event()
         self.drop_after: bytes | None = None
         self.reply_rate: float | None = None  # bytes per second of the target's answers (slow_replies)
+        self.request_rate: float | None = None  # bytes per second of what clients send (slow_requests)
         self.stopped = threading.Event()
         self._accept_thread: threading.Thread | None = None
         self._closed_links: list[_Link] = []  # recently closed, for joining their threads on stop
@@ -263,6 +266,10 @@ class NetProxy:
     def slow_replies(self, bytes_per_s: float | None) -> None:
         """Forward the target's answers at most ``bytes_per_s`` fast (None: at full speed again)."""
         self.reply_rate = bytes_per_s
+
+    def slow_requests(self, bytes_per_s: float | None) -> None:
+        """Forward what clients send at most ``bytes_per_s`` fast (None: at full speed again)."""
+        self.request_rate = bytes_per_s
 
     def heal(self, resume: bool = False) -> None:
         """Forward again. ``resume=False`` (default): reset every connection that was open during
