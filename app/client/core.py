@@ -52,7 +52,8 @@ class MQMIError(Error):
     A warning (``comp == MQCC_WARNING``) is raised too, as pymqi does. Keyword arguments become
     attributes, read directly or with ``get(name)`` as ibmmq's are: for a truncated message
     (2079 accepted, 2080 failed) ``message`` is the data returned (as much of the message as
-    fits the buffer; for 2080 the message stays on the queue) and ``original_length`` the message's whole length, as pymqi and ibmmq shape it;
+    fits the buffer; for 2080 the message stays on the queue) and ``original_length`` the
+    message's whole length, as pymqi and ibmmq shape it;
     ``original_data`` is the same data (this client's older name). For every other error
     ``message`` is the explanation.
     """
