@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.cf.errors import CFClientError
-from app.core.errors import MQError
+from app.core.errors import MQError, bounded, echo
 from app.core.reasons import MQRC, CompCode, reason_name
 from app.repository.db import RepositoryError
 
@@ -154,17 +154,23 @@ class IbmRestError(Exception):
         super().__init__(self.message)
 
     @property
+    def shown_inserts(self) -> tuple[Any, ...]:
+        """The inserts as the texts repeat them: a caller's value (a header, a query parameter,
+        a path) at most ``echo``'s length, never a request's megabytes sent back."""
+        return tuple(echo(i) if isinstance(i, str) else i for i in self.inserts)
+
+    @property
     def message(self) -> str:
         template = CATALOGUE[self.message_id][0]
         shown_id = self.message_id.split("/")[0]
-        return f"{shown_id}: {template.format(*self.inserts)}"
+        return f"{shown_id}: {template.format(*self.shown_inserts)}"
 
     def to_body(self) -> dict[str, Any]:
         """IBM's error response body."""
         _, explanation, action = CATALOGUE[self.message_id]
-        action = action.format(*self.inserts)
+        action = action.format(*self.shown_inserts)
         if self.detail:
-            explanation = f"{explanation} ({self.detail})"
+            explanation = f"{explanation} ({bounded(self.detail)})"
         shown_id = self.message_id.split("/")[0]
         # IBM's documentation names the field messageId; mqweb itself sends msgId. Both are
         # given, so that clients written against either find it.

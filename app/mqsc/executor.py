@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 from app.core.rights import current_principal
 from app.mqsc.commands.base import DEFINABLE, MqscHost, select_attributes
@@ -105,7 +105,8 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
     if scope == "*":
         targets = sorted(name for name, m in members.items() if m.get("STATUS") == "ACTIVE")
     elif scope not in members:
-        raise MQError(MQRC.Q_MGR_NAME_ERROR, f"CMDSCOPE({scope}): {scope} is not a queue manager of {qm.qsg}")
+        raise MQError(MQRC.Q_MGR_NAME_ERROR,
+                      f"CMDSCOPE({echo(scope)}): {echo(scope)} is not a queue manager of {qm.qsg}")
     elif members[scope].get("STATUS") != "ACTIVE":
         raise MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"CMDSCOPE({scope}): {scope} is not active in {qm.qsg}")
     else:
@@ -152,9 +153,15 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
     return merged
 
 
+#: The most characters of a failed command that its result repeats (a legitimate command is
+#: shorter; a command of megabytes is not sent back whole).
+COMMAND_ECHO_LIMIT = 1024
+
+
 def _failed(qm: MqscHost, text: str, exc: MQError) -> dict[str, Any]:
-    return {"command": text, "completion_code": exc.comp, "reason": exc.reason, "reason_name": exc.reason_name,
-            "messages": [exc.message, f"CSQ9023E {qm.name} ABNORMAL COMPLETION"], "objects": []}
+    return {"command": echo(text, COMMAND_ECHO_LIMIT), "completion_code": exc.comp, "reason": exc.reason,
+            "reason_name": exc.reason_name, "messages": [exc.message, f"CSQ9023E {qm.name} ABNORMAL COMPLETION"],
+            "objects": []}
 
 
 class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, StructureCommands, PubSubCommands,

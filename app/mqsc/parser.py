@@ -32,7 +32,7 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 
 __all__ = [
@@ -256,7 +256,7 @@ def parse_command(text: str) -> Command:
     word, start, pos = _read_word(body, pos, "verb")
     verb = VERBS.get(word)
     if verb is None:
-        raise _syntax_error(body, start, f"unknown command verb {word!r}")
+        raise _syntax_error(body, start, f"unknown command verb {echo(word)!r}")
     pos = _skip_blanks(body, pos)
     if body.startswith("(", pos):
         raise _syntax_error(body, pos, f"the verb {verb} takes no value in parentheses")
@@ -269,7 +269,7 @@ def parse_command(text: str) -> Command:
         word, start, pos = _read_word(body, pos, "object type")
         objtype = OBJECT_TYPES.get(word)
         if objtype is None:
-            raise _syntax_error(body, start, f"unknown object type {word!r} for {verb}")
+            raise _syntax_error(body, start, f"unknown object type {echo(word)!r} for {verb}")
         pos = _skip_blanks(body, pos)
         if body.startswith("(", pos):
             name, pos = _read_name(body, pos)
@@ -278,15 +278,15 @@ def parse_command(text: str) -> Command:
     while (pos := _skip_blanks(body, pos)) < len(body):
         word, start, pos = _read_word(body, pos, "keyword")
         if not word[0].isalpha():
-            raise _syntax_error(body, start, f"keyword {word!r} must start with a letter")
+            raise _syntax_error(body, start, f"keyword {echo(word)!r} must start with a letter")
         pos = _skip_blanks(body, pos)
         if body.startswith("(", pos):
             if verb == "DISPLAY" and word not in display_value_keywords(objtype):
                 # z/OS's command preprocessor: an attribute asked for on DISPLAY takes no value
                 raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
-                              f"CSQ9011E Parameter(s) not allowed for '{word}' (column {start + 1}): "
-                              f"DISPLAY {objtype} asks for {word} by name; to select objects by its "
-                              f"value use WHERE({word} EQ value)")
+                              f"CSQ9011E Parameter(s) not allowed for '{echo(word)}' (column {start + 1}): "
+                              f"DISPLAY {objtype} asks for an attribute by name; to select objects by "
+                              "its value use WHERE(attribute EQ value)")
             value, quoted, pos = _read_value(body, pos)
             keywords.append(Keyword(word, value, quoted))
         else:
@@ -348,7 +348,7 @@ def _read_word(text: str, pos: int, what: str) -> tuple[str, int, int]:
     if pos == start:
         raise _syntax_error(text, pos, _unexpected(text[pos], what))
     if pos < len(text) and text[pos] not in _BLANKS and text[pos] != "(":
-        raise _syntax_error(text, pos, _unexpected(text[pos], f"{what} {text[start:pos]!r}"))
+        raise _syntax_error(text, pos, _unexpected(text[pos], f"{what} {echo(text[start:pos])!r}"))
     return text[start:pos].upper(), start, pos
 
 
@@ -413,7 +413,7 @@ def _read_name(text: str, pos: int) -> tuple[str, int]:
     """Read the object name opening at ``text[pos]``: one quoted string or one unquoted name."""
     value, quoted, end = _read_value(text, pos)
     if not quoted and any(char in _NOT_IN_NAME for char in value):
-        raise _syntax_error(text, pos, f"object name {value!r} must be a single name")
+        raise _syntax_error(text, pos, f"object name {echo(value)!r} must be a single name")
     return value, end
 
 
