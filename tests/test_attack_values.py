@@ -328,3 +328,53 @@ def test_nothing_here_answered_500(group):
     assert "Traceback" not in group.qms["QM1"].log()
     with pytest.raises(MQFailed):  # and the QM still answers as a QM
         MQ(group.url("QM1")).call("GET", "/v1/connections/NOPE/objects/1/attributes")
+
+
+# ---- huge values echoed in error texts ---------------------------------------------------------
+
+
+HUGE = "X" * 60_000
+#: No error answer to one command needs more than this, whatever the caller sent.
+SMALL_ANSWER = 4096
+
+
+@pytest.mark.parametrize("command,reason", [
+    (f"DISPLAY QLOCAL(*) CMDSCOPE({HUGE})", 2058),  # not a queue manager of the group
+    (f"DISPLAY QLOCAL(*) {HUGE}", 3097),  # no such attribute (MQRCCF_PARM_SYNTAX_ERROR)
+    (f"DISPLAY QLOCAL(*) {HUGE}(1)", 3097),  # CSQ9011E: a value on an attribute asked for
+    (f"DISPLAY QLOCAL(*) QSGDISP({HUGE})", 4005),  # MQRCCF_ATTR_VALUE_ERROR
+    (f"DISPLAY QLOCAL(*) WHERE(CURDEPTH GT {HUGE})", 4005),  # MQRCCF_ATTR_VALUE_ERROR
+    (f"DEFINE QLOCAL(ATTACK.ECHO) MAXDEPTH({HUGE})", 4005),  # MQRCCF_ATTR_VALUE_ERROR
+    (f"DEFINE QLOCAL(ATTACK.ECHO) {HUGE}(1)", 3097),  # no such keyword
+    (f"DEFINE QLOCAL({HUGE})", 2152),  # not an object name
+    (f"{HUGE} QLOCAL(X)", 3097),  # no such verb
+])
+def test_a_huge_value_is_not_echoed_back_whole(group, command, reason):
+    """A 60 KB value in an MQSC command: the command fails with its reason, and the answer -
+    message text and the command it repeats - is a few hundred bytes, the value cut with an
+    ellipsis (the first characters, then its length), not 60 KB."""
+    r = httpx.post(f"{group.url('QM1')}/v1/admin/mqsc", json={"script": command}, timeout=30)
+    assert r.status_code == 200, r.text[:500]
+    assert len(r.content) < SMALL_ANSWER, (len(r.content), r.text[:500])
+    (result,) = r.json()["results"]
+    assert (result["completion_code"], result["reason"]) == (2, reason), result
+    assert result["messages"][-1] == "CSQ9023E QM1 ABNORMAL COMPLETION"
+    echoed = " ".join([*result["messages"], result["command"]])
+    assert "XXXXXXXX" in echoed and "..." in echoed and HUGE not in echoed, result  # shown cut, not dropped
+    assert group.mqsc("QM1", "DISPLAY QLOCAL(ATTACK.ECHO)")[0]["reason"] == 2085  # nothing defined
+
+
+def test_a_huge_header_or_parameter_is_not_echoed_back_whole_by_the_ibm_rest_api(group):
+    """IBM's messaging REST API repeats a bad header value or query parameter in MQWB0302E: a
+    60 KB one comes back cut, in an answer of a few hundred bytes."""
+    group.mqsc_ok("QM1", "DEFINE QLOCAL(ATTACK.IBM) REPLACE")
+    url = f"{group.url('QM1')}/ibmmq/rest/v2/messaging/qmgr/QM1/queue/ATTACK.IBM/message"
+    r = httpx.post(url, content="x", headers={"ibm-mq-rest-csrf-token": "", "Content-Type": "text/plain;charset=utf-8",
+                                               "ibm-mq-md-correlationId": HUGE[:30_000]}, timeout=30)
+    assert r.status_code == 400 and len(r.content) < SMALL_ANSWER, (r.status_code, len(r.content))
+    (item,) = r.json()["error"]
+    assert item["messageId"] == "MQWB0302E" and "..." in item["message"]
+    r = httpx.delete(url, params={"wait": HUGE[:30_000]}, headers={"ibm-mq-rest-csrf-token": ""}, timeout=30)
+    assert r.status_code == 400 and len(r.content) < SMALL_ANSWER, (r.status_code, len(r.content))
+    assert curdepth(group, "ATTACK.IBM") == 0  # nothing was put
+

@@ -139,6 +139,22 @@ def test_cmdscope_star_answers_a_set_per_queue_manager(group, connect):
     pcf_.disconnect()
 
 
+def test_cmdscope_star_failing_everywhere_ends_with_an_abnormal_summary(group, connect):
+    """CMDSCOPE(*) where every queue manager answers 2085: the reply set says so - CSQN205I
+    RETURN=0000000C, each queue manager's failure and CSQ9023E, and the summary CSQN123E
+    "abnormal completion", never CSQN122I "normal completion"."""
+    lines = [d.decode() for _, d in _request(connect(), b"DISPLAY QLOCAL(CMD.NO.SUCH.Q) CMDSCOPE(*)",
+                                              CMQC.MQFMT_STRING)]
+    assert lines[0].endswith("RETURN=0000000C, REASON=00000008") and int(lines[0][17:25]) == len(lines), lines
+    assert lines[1] == "CSQN137I QM1 'DISPLAY QLOCAL' command accepted for CMDSCOPE(*), sent to 2", lines
+    assert [line for line in lines if line.startswith("CSQN121I")] == [
+        "CSQN121I QM1 'DISPLAY QLOCAL' command responses from QM1",
+        "CSQN121I QM1 'DISPLAY QLOCAL' command responses from QM2"]
+    assert sum(line.startswith("CSQ9023E") for line in lines) == 2, lines  # each queue manager's
+    assert lines[-1] == "CSQN123E QM1 'DISPLAY QLOCAL' command for CMDSCOPE(*) abnormal completion", lines
+    assert not any("normal completion" in line and "abnormal" not in line for line in lines), lines
+
+
 def _ask(g, qm: str, user: tuple[str, str], command: bytes) -> list[str]:
     """An MQSC command put to ``qm``'s SYSTEM.COMMAND.INPUT as ``user``; its CSQN205I reply lines."""
     qmgr = pymqi.connect(qm, "DEV.APP.SVRCONN", f"127.0.0.1({g.qms[qm].port})", *user)
@@ -185,7 +201,7 @@ def test_cmdscope_with_authentication_on_runs_as_the_requester_on_every_queue_ma
     g = _secured_group(make_cluster, ["QM1", "QM2"])
     allowed = _ask(g, "QM1", ADMIN, b"DEFINE QLOCAL(SCOPED.MADE) REPLACE CMDSCOPE(*)")
     assert allowed[0].endswith("RETURN=00000000, REASON=00000000"), allowed
-    assert any("CSQN137I" in line and "QM2" in line for line in allowed), allowed
+    assert any("CSQN121I" in line and line.endswith("from QM2") for line in allowed), allowed
     [shown] = mqsc_ok(g, "QM2", "DISPLAY QLOCAL(SCOPED.MADE)")
     assert [o["QUEUE"] for o in shown["objects"]] == ["SCOPED.MADE"]
     refused = _ask(g, "QM1", ALICE, b"DEFINE QLOCAL(ALICE.SCOPED) REPLACE CMDSCOPE(*)")

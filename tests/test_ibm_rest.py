@@ -367,6 +367,42 @@ def test_mq_reasons_map_onto_ibm_statuses(group, http):
     assert_ibm_error(delete(http, group, q), 500, "MQWB0004E", 2016)
 
 
+def test_a_message_too_big_for_the_queue_is_400_and_nothing_is_put(group, http):
+    """A 20 MB body to a queue of MAXMSGL 4 MB: the put fails with MQRC_MSG_TOO_BIG_FOR_Q (2030),
+    which IBM's status table files under 400 "invalid data provided" (the client sent a message
+    the queue cannot take), never a 500; nothing reaches the queue."""
+    q = shared_q(group, "MAXMSGL(4194304)")
+    item = assert_ibm_error(post(http, group, q, "x" * (20 * 1024 * 1024)), 400, "MQWB0004E", 2030)
+    assert "MQRC_MSG_TOO_BIG_FOR_Q" in item["message"]
+    for version in ("v1", "v3"):
+        assert_ibm_error(post(http, group, q, "y" * (4194304 + 1), version=version), 400, "MQWB0004E", 2030)
+    assert v1_browse(group, q) == []
+    assert post(http, group, q, "z" * 4194304).status_code == 201  # exactly MAXMSGL fits
+
+
+def test_a_body_over_the_transport_limit_is_413_in_ibm_error_body(group, http):
+    """A Content-Length over the message-body limit (app/api/limits.py) is refused before the body
+    is read: on IBM's paths in IBM's error body, 413 with MQRC_DATA_LENGTH_ERROR (2010), not a
+    500; nothing is put."""
+    q = shared_q(group)
+    port = int(group.url("QM1").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall((f"POST /ibmmq/rest/v2/messaging/qmgr/QM1/queue/{q}/message HTTP/1.1\r\n"
+                      "Host: 127.0.0.1\r\nibm-mq-rest-csrf-token: x\r\n"
+                      "Content-Type: text/plain;charset=utf-8\r\nContent-Length: 999999999999\r\n\r\n").encode())
+        raw = b""
+        for _ in range(1000):  # the answer closes the connection (the unread body is never read)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+    head, body = raw.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 413 "), head
+    (item,) = json.loads(body)["error"]
+    assert item["messageId"] == "MQWB0004E" and item["reasonCode"] == 2010 and item["completionCode"] == 2, item
+    assert v1_browse(group, q) == []
+
+
 def test_a_message_that_is_not_text_is_left_on_the_queue(group, http):
     q = shared_q(group)
     m = MQ(group.url("QM1"))

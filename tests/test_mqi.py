@@ -867,13 +867,19 @@ def test_handle_misuse(group, connect):
 def test_truncated_message_failed_and_accepted(group, connect):
     q = shared_q(group)
     m1, m2 = connect("QM1"), connect("QM2")
-    m1.put(m1.open(q, ["OUTPUT"]), "0123456789")
+    put_id = m1.put(m1.open(q, ["OUTPUT"]), "0123456789")["md"]["msg_id"]
     h = m2.open(q, ["INPUT_SHARED"])
-    with mq_reason(2080, 400) as caught:
-        m2.get(h, buffer_length=4)
-    assert caught[0].comp == 1  # MQCC_WARNING, as IBM: the message stays on the queue
-    with mq_reason(2080, 400):
-        m2.get(h, buffer_length=0)
+    # MQRC_TRUNCATED_MSG_FAILED is a warning (MQCC_WARNING): a 200 whose body carries
+    # completion_code and reason (docs/api.md §2) and, as IBM's MQGET, the MQMD filled in,
+    # DataLength the whole length and as much of the data as fits; the message stays.
+    r = request(m2, "POST", f"/v1/connections/{{h}}/objects/{h}/get", {"options": ["NO_SYNCPOINT"], "buffer_length": 4})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert (body["completion_code"], body["reason"], body["data"], body["data_length"]) == (1, 2080, "0123", 10)
+    assert (body["md"]["msg_id"], body["md"]["put_qmgr"], body["md"]["format"]) == (put_id, "QM1", "MQSTR")
+    r = request(m2, "POST", f"/v1/connections/{{h}}/objects/{h}/get", {"options": ["SYNCPOINT"], "buffer_length": 0})
+    assert (r.status_code, r.json()["reason"], r.json()["data"], r.json()["data_length"]) == (200, 2080, "", 10)
+    m2.backout()  # nothing was in the unit of work: still one message, got whole below
     r = request(m2, "POST", f"/v1/connections/{{h}}/objects/{h}/get",
                 {"options": ["ACCEPT_TRUNCATED_MSG", "NO_SYNCPOINT"], "buffer_length": 4})
     assert r.status_code == 200, r.text
@@ -890,6 +896,41 @@ def test_truncated_message_failed_and_accepted(group, connect):
     assert (got["data"], got["md"]["backout_count"]) == ("restored whole", 1)
     m1.put1(q, "exact")
     assert m2.get(h, buffer_length=5)["data"] == "exact"  # a buffer of exactly the length is enough
+
+
+def test_truncated_message_failed_leaves_the_browse_cursor_as_ibm_says(group, connect):
+    """IBM (reason code 2080): a browse that fails for truncation leaves the cursor where it
+    was, but after BROWSE_FIRST the cursor is logically before the first message; get-batch
+    whose first message is too big answers the same warning, no message got."""
+    q = shared_q(group)
+    m = connect("QM1")
+    h = m.open(q, ["OUTPUT", "BROWSE", "INPUT_SHARED"])
+    for text in ("a", "long message", "b", "another long one"):
+        m.put(h, text, options=["NO_SYNCPOINT"])
+
+    def browse(mode: str, buffer_length: int = 8) -> dict[str, Any]:
+        r = request(m, "POST", f"/v1/connections/{{h}}/objects/{h}/get",
+                    {"options": [mode], "buffer_length": buffer_length})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    assert browse("BROWSE_FIRST")["data"] == "a"
+    failed = browse("BROWSE_NEXT")  # "long message": the cursor stays on "a"
+    assert (failed["reason"], failed["data"], failed["data_length"]) == (2080, "long mes", 12)
+    assert browse("BROWSE_NEXT", 100)["data"] == "long message"  # the next after "a" again
+    assert browse("BROWSE_NEXT")["data"] == "b"
+    failed = browse("BROWSE_NEXT")
+    assert (failed["reason"], failed["data_length"]) == (2080, 16)
+    # the first message too big for BROWSE_FIRST: the cursor goes before the first message
+    assert browse("BROWSE_FIRST", 0)["reason"] == 2080
+    assert browse("BROWSE_NEXT")["data"] == "a"
+    r = request(m, "POST", f"/v1/connections/{{h}}/objects/{h}/get-batch",
+                {"options": ["NO_SYNCPOINT"], "buffer_length": 0, "max_messages": 5})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert (body["messages"], body["completion_code"], body["reason"]) == ([], 1, 2080)
+    assert (body["data"], body["data_length"], body["md"]["format"]) == ("", 1, "MQSTR")
+    assert m.drain(h) == ["a", "long message", "b", "another long one"]  # nothing was removed
 
 
 @pytest.mark.parametrize("struct,fits", [("LEVEL3", False), ("LEVEL4", True), ("APPL1", True)])

@@ -188,6 +188,26 @@ def test_cmdscope_runs_on_every_active_queue_manager(group):
     c.delete(f"/v1/connections/{hconn}")
 
 
+def test_cmdscope_summary_is_normal_only_when_every_queue_manager_completed(group):
+    """z/OS's summary of a CMDSCOPE command: CSQN122I "normal completion" when every queue
+    manager completed it, CSQN123E "abnormal completion" when any did not - everywhere 2085, or
+    one of two."""
+    summary = "'DISPLAY QLOCAL' command for CMDSCOPE(*)"
+    (res,) = mqsc(group, "QM1", "DISPLAY QLOCAL(NO.SUCH.SCOPED.Q) CMDSCOPE(*)")
+    assert (res["completion_code"], res["reason"], res["objects"]) == (2, 2085, []), res
+    assert res["messages"][-1] == f"CSQN123E QM1 {summary} abnormal completion", res
+    assert not any(m.startswith("CSQN122I") for m in res["messages"]), res
+    mqsc_ok(group, "QM2", "DEFINE QLOCAL(ONLY.ON.QM2) REPLACE")
+    (res,) = mqsc(group, "QM1", "DISPLAY QLOCAL(ONLY.ON.QM2) CMDSCOPE(*)")
+    assert res["completion_code"] == 2 and [o["QMNAME"] for o in res["objects"]] == ["QM2"], res
+    assert res["messages"][-1] == f"CSQN123E QM1 {summary} abnormal completion", res
+    mqsc_ok(group, "QM1", "DEFINE QLOCAL(ONLY.ON.QM2) REPLACE")
+    (res,) = mqsc_ok(group, "QM1", "DISPLAY QLOCAL(ONLY.ON.QM2) CMDSCOPE(*)")
+    assert res["messages"][0] == "CSQN137I QM1 'DISPLAY QLOCAL' command accepted for CMDSCOPE(*), sent to 2"
+    assert res["messages"][-1] == f"CSQN122I QM1 {summary} normal completion", res
+    mqsc_ok(group, "QM1", "DELETE QLOCAL(ONLY.ON.QM2) CMDSCOPE(*)")
+
+
 # ---- comments and the documentation's samples ----------------------------------------------------------
 
 

@@ -329,7 +329,7 @@ def test_very_long_and_deeply_nested_input() -> None:
         "("
     ) == 50_000
     syntax_error("DIS QL(*) WHERE(" + "(" * 50_000)
-    syntax_error("DIS QL(*) DESCR('" + "x" * 100_000)
+    syntax_error("ALTER QL(A) DESCR('" + "x" * 100_000)
 
 
 def test_random_input_only_ever_raises_mqerror() -> None:
@@ -379,3 +379,25 @@ def test_random_token_soup_parses_or_fails_cleanly() -> None:
                 assert "column" in result.error.message
     # The soup must exercise both paths, or the loop proves nothing.
     assert outcomes["command"] > 0 and outcomes["failure"] > 0
+
+
+# --- DISPLAY: attribute keywords take no value (z/OS CSQ9011E) -------------------------------
+
+
+@pytest.mark.parametrize("text", ["DISPLAY QLOCAL(X) CURDEPTH(5)", "DIS QL(X) ALL(YES)", "DIS Q(*) MAXDEPTH()",
+                                  "DIS QMGR DEADQ(DLQ)", "DIS QSTATUS(X) IPPROCS(1)", "DIS CHL(*) CONNAME('h')"])
+def test_display_refuses_a_value_on_an_attribute_keyword(text: str) -> None:
+    keyword = text.split(")")[-2].split()[-1].split("(")[0] if text.count("(") > 1 else text.split()[-1].split("(")[0]
+    assert f"CSQ9011E Parameter(s) not allowed for '{keyword}'" in syntax_error(text).message
+
+
+def test_display_keeps_its_value_keywords_and_other_verbs_their_values() -> None:
+    cmd = parse_command("DIS Q(A*) TYPE(QLOCAL) QSGDISP(SHARED) CMDSCOPE(*) CFSTRUCT(APP*) WHERE(CURDEPTH GT 0) "
+                        "CURDEPTH IPPROCS")
+    assert [(k.name, k.value) for k in cmd.keywords] == [
+        ("TYPE", "QLOCAL"), ("QSGDISP", "SHARED"), ("CMDSCOPE", "*"), ("CFSTRUCT", "APP*"),
+        ("WHERE", "CURDEPTH GT 0"), ("CURDEPTH", None), ("IPPROCS", None)]
+    assert parse_command("DIS NL(*) NLTYPE(QUEUE)").value("NLTYPE") == "QUEUE"
+    assert parse_command("DIS AUTHREC PROFILE(A.*) OBJTYPE(QUEUE) PRINCIPAL('app')").value("OBJTYPE") == "QUEUE"
+    assert parse_command("ALTER QLOCAL(X) MAXDEPTH(5)").value("MAXDEPTH") == "5"
+

@@ -144,6 +144,26 @@ def test_every_frame_is_answered_as_its_http_call_and_a_bad_one_kills_nothing(gr
         assert qstatus(group, q)["CURDEPTH"] == 2  # the good puts on either side of the bad frames
 
 
+def test_a_truncated_message_failed_frame_is_the_warning_the_http_call_gives(group):
+    """MQRC_TRUNCATED_MSG_FAILED (a warning) on a session: status 200 with completion_code 1,
+    reason 2080, the MQMD, the part that fits and the whole length; the message stays."""
+    q = shared_q(group)
+    with open_session(group) as ws:
+        s = Frames(ws)
+        hconn = s.connect()
+        hobj = s.open(hconn, q, ["OUTPUT", "INPUT_SHARED"])
+        assert s.call("POST", f"/v1/connections/{hconn}/objects/{hobj}/put",
+                      {"data": "0123456789", "options": ["NO_SYNCPOINT"]})["status"] == 201
+        got = s.call("POST", f"/v1/connections/{hconn}/objects/{hobj}/get",
+                     {"options": ["NO_SYNCPOINT"], "buffer_length": 3})
+        assert got["status"] == 200, got
+        body = got["body"]
+        assert (body["completion_code"], body["reason"], body["data"], body["data_length"]) == (1, 2080, "012", 10)
+        assert qstatus(group, q)["CURDEPTH"] == 1  # still there
+        got = s.call("POST", f"/v1/connections/{hconn}/objects/{hobj}/get", {"options": ["NO_SYNCPOINT"]})
+        assert (got["status"], got["body"]["data"]) == (200, "0123456789")
+
+
 def test_a_waiting_get_holds_up_only_its_own_connection(group):
     waited, other = shared_q(group), shared_q(group)
     with open_session(group) as ws:

@@ -23,7 +23,7 @@ from app.api.schemas import (
     PutRequest,
     StatRequest,
 )
-from app.core.calls import MAX_BATCH, PutCall, PutOutcome, caller_gone
+from app.core.calls import MAX_BATCH, PutCall, PutOutcome, TruncatedMessageFailed, caller_gone
 from app.core.errors import BatchError, MQError
 from app.core.options import parse_object_type
 from app.core.reasons import MQRC
@@ -133,7 +133,11 @@ async def get(request: Request, hconn: str, hobj: str) -> Response:
     _mqi(request).connection(hconn)
     body = await parse_body(request, GetRequest, budget=MESSAGE_VALUES)
     caller_gone.set(request.is_disconnected)  # (this request's own context)
-    return json_response(wire.get_response(await _mqi(request).get(hconn, hobj, wire.get_call(body))))
+    try:
+        got = await _mqi(request).get(hconn, hobj, wire.get_call(body))
+    except TruncatedMessageFailed as exc:  # a warning: 200, the message stays (docs/api.md §2)
+        return json_response(wire.truncation_failed_response(exc))
+    return json_response(wire.get_response(got))
 
 
 
@@ -172,7 +176,11 @@ async def get_batch(request: Request, hconn: str, hobj: str) -> Response:
     _mqi(request).check_handle(hconn, hobj)  # cheap checks first: a made-up handle costs no parsing
     call, max_messages = wire.get_batch_call(await parse_body(request, GetBatchRequest))
     caller_gone.set(request.is_disconnected)
-    return json_response(wire.get_batch_response(await _mqi(request).get_batch(hconn, hobj, call, max_messages)))
+    try:
+        got = await _mqi(request).get_batch(hconn, hobj, call, max_messages)
+    except TruncatedMessageFailed as exc:  # the first message too big: MQGET's warning, no message got
+        return json_response({"messages": [], **wire.truncation_failed_response(exc)})
+    return json_response(wire.get_batch_response(got))
 
 
 @router.get("/{hconn}/objects/{hobj}/attributes", summary="MQINQ (all attributes, or ?selectors=CURDEPTH,MAXDEPTH)")

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from app.api.errors import REASON_BY_FIELD
 from app.api.schemas import GetBatchRequest, GetRequest, PutBatchMessage, PutBatchRequest, PutRequest
-from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome, group_status
+from app.core.calls import GetCall, GotMessage, PutCall, PutOutcome, TruncatedMessageFailed, group_status
 from app.core.errors import MQError
 from app.core.mqmd import (
     DEFAULT_CCSID,
@@ -172,6 +172,13 @@ def get_response(got: GotMessage, like: dict[str, Any] | None = None) -> dict[st
     if got.warning is not None:  # MQGMO_CONVERT could not convert it (2110, 2111, 2115, 2119, 2120)
         return _with_warning(out, [got.warning])
     return out
+
+
+def truncation_failed_response(exc: TruncatedMessageFailed) -> dict[str, Any]:
+    """The body of an MQGET answered MQRC_TRUNCATED_MSG_FAILED (2080, a warning, so HTTP 200 as
+    docs/api.md §2 has it): the message stays on the queue, and as IBM's MQGET the answer holds
+    its MQMD, ``data_length`` its full length and ``data`` as much of it as fits the buffer."""
+    return _with_warning(get_response(exc.got), [(exc.reason, exc.message)])
 
 
 # ---- batches (docs/api.md §12) ----------------------------------------------------------------

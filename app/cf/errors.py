@@ -15,7 +15,8 @@ from typing import Any
 import redis.exceptions as redis_errors
 
 from app.cf.keys import QueueLocation
-from app.cf.replies import GetReply
+from app.cf.replies import GetReply, get_result
+from app.cf.results import GetResult
 from app.core.errors import MQError
 from app.core.reasons import MQRC, CompCode
 
@@ -35,27 +36,17 @@ CFClientError = redis_errors.RedisError
 class TruncatedMessageError(MQError):
     """MQRC_TRUNCATED_MSG_FAILED: the message is longer than the buffer and stays on the queue.
 
-    Carries what IBM returns with it: the MQMD and the full data length. As IBM documents it,
-    the completion code is MQCC_WARNING (the call did not complete, nothing was removed).
+    Carries what IBM's MQGET returns with it (reason code 2080): the MQMD filled in, DataLength
+    the message's full length and the buffer holding as much of the message as fits -
+    ``result``, as a get's. The completion code is MQCC_WARNING: the call did not take the
+    message, nothing was removed, a browse cursor did not move.
     """
 
-    def __init__(self, message: str, *, md_json: bytes, data_length: int, backout_count: int,
-                 persistent: bool, cursor: str) -> None:
+    def __init__(self, message: str, *, result: GetResult) -> None:
         super().__init__(MQRC.TRUNCATED_MSG_FAILED, message, comp=CompCode.WARNING)
-        self.md_json = md_json
-        self.data_length = data_length
-        self.backout_count = backout_count
-        self.persistent = persistent
-        self.cursor = cursor
-
-    def to_body(self) -> dict[str, object]:
-        """The error body with ``data_length``: IBM's MQGET returns DataLength with 2080, which
-        a client needs to get the message with a buffer that fits (pymqi's ``original_length``)."""
-        body = super().to_body()
-        error = body["error"]
-        assert isinstance(error, dict)
-        error["data_length"] = self.data_length
-        return body
+        self.result = result
+        self.md_json = result.md_json
+        self.data_length = result.data_length
 
 
 class FencedError(MQError):
@@ -122,10 +113,8 @@ def mq_error(code: int, loc: QueueLocation | None, *, reply: GetReply | None = N
     """
     q = loc.name if loc else "?"
     if code == MQRC.TRUNCATED_MSG_FAILED and reply is not None:
-        n = reply.data_length
-        return TruncatedMessageError(
-            _TEXTS[code].format(q=q, n=n), md_json=reply.md, data_length=n,
-            backout_count=reply.backout_count, persistent=reply.persistent, cursor=reply.cursor)
+        return TruncatedMessageError(_TEXTS[code].format(q=q, n=reply.data_length),
+                                     result=get_result(reply, browse=True))
     template = _TEXTS.get(code, "coupling facility returned reason {c} for queue '{q}'")
     return MQError(code, template.format(q=q, c=code, n=0))
 

@@ -32,6 +32,7 @@ from app.cf.replies import (
     PutReply,
     ScanReply,
     TakeReportReply,
+    get_result,
 )
 from app.cf.results import (
     BatchMessage,
@@ -619,7 +620,4 @@ class Messaging(HeldMessages):
 
 def _got(reply: GetReply, *, browse: bool) -> GetResult:
     """The result of a message got or browsed (by get or get_batch) from the script's reply."""
-    return GetResult(  # positional: md_json, body, ... in field order
-        reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
-        reply.depth_after, reply.code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, reply.available_after,
-        reply.id, browse, reply.syncpoint, reply.code, reply.expiry_ms)
+    return get_result(reply, browse=browse)

@@ -31,7 +31,8 @@ from typing import Any, ClassVar, TypeVar
 
 from app.cf.codec import flat_to_dict
 from app.cf.codec import text as _text
-from app.cf.results import PutResult, UowQueueResult
+from app.cf.results import GetResult, PutResult, UowQueueResult
+from app.core.reasons import MQRC
 
 R = TypeVar("R", bound="ScriptReply")
 
@@ -676,3 +677,10 @@ class LeaseReleaseReply(ScriptReply):
         return cls(bool(int(raw)))
 
 
+def get_result(reply: GetReply, *, browse: bool) -> GetResult:
+    """The result of a message got or browsed (by get or get_batch) from the script's reply; for
+    2080 (nothing removed: ``browse``) the message the buffer was too small for."""
+    return GetResult(  # positional: md_json, body, ... in field order
+        reply.md, reply.data, reply.data_length, reply.backout_count, reply.persistent, reply.cursor,
+        reply.depth_after, reply.code == MQRC.TRUNCATED_MSG_ACCEPTED, reply.depth_before, reply.available_after,
+        reply.id, browse, reply.syncpoint, reply.code, reply.expiry_ms)

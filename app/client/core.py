@@ -51,8 +51,9 @@ class MQMIError(Error):
     ``comp`` and ``reason`` as in pymqi and ibmmq; ``explanation`` is the queue manager's text.
     A warning (``comp == MQCC_WARNING``) is raised too, as pymqi does. Keyword arguments become
     attributes, read directly or with ``get(name)`` as ibmmq's are: for a truncated message
-    (2079 accepted, 2080 failed) ``message`` is the data returned (the truncated part; empty
-    for 2080) and ``original_length`` the message's whole length, as pymqi and ibmmq shape it;
+    (2079 accepted, 2080 failed) ``message`` is the data returned (as much of the message as
+    fits the buffer; for 2080 the message stays on the queue) and ``original_length`` the
+    message's whole length, as pymqi and ibmmq shape it;
     ``original_data`` is the same data (this client's older name). For every other error
     ``message`` is the explanation.
     """
@@ -676,7 +677,7 @@ def error_of(response: Reply) -> MQMIError | None:
         return None
     try:
         err = response.json()["error"]
-        if "data_length" in err:  # 2080: nothing returned, and the length a buffer needs (as pymqi)
+        if "data_length" in err:  # 2080 from a server that answered it as an error: the length a buffer needs
             return MQMIError(int(err["completion_code"]), int(err["reason"]), str(err.get("message", "")),
                              message=b"", original_length=int(err["data_length"]))
         return MQMIError(int(err["completion_code"]), int(err["reason"]), str(err.get("message", "")))

@@ -38,7 +38,7 @@ from app.core.errors import MQError
 from app.core.options import parse_get_options
 from app.core.reasons import MQRC
 from app.core.rights import current_principal
-from app.mqsc.executor import run_script
+from app.mqsc.executor import SCOPE_RESPONSES, run_script
 from app.qmgr.connection import connection_owner
 from app.qmgr.tasks import stop_task
 
@@ -277,11 +277,11 @@ class CommandServer:
 
 
 def _targets(result: dict[str, Any], by_qm: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The queue managers a CMDSCOPE command ran on, from the merged messages (CSQN137I)."""
+    """The queue managers a CMDSCOPE command ran on, from the merged messages (CSQN121I)."""
     names = []
     for m in result.get("messages", []):
         text = str(m)
-        if text.startswith("CSQN137I") and " from " in text:
+        if text.startswith(SCOPE_RESPONSES) and " from " in text:
             names.append(text.rsplit(" from ", 1)[1].strip())
     return names or sorted(by_qm)
 

@@ -54,7 +54,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 
 __all__ = [
@@ -614,19 +614,19 @@ def apply_keywords(
         if found is None:
             raise MQError(
                 MQRC.MQRCCF_PARM_SYNTAX_ERROR,
-                f"Keyword {keyword} is not valid for {objtype.upper()}; "
+                f"Keyword {echo(keyword)} is not valid for {objtype.upper()}; "
                 f"valid keywords are: {', '.join(sorted(index))}",
             )
         spec, negative = found
         if not spec.settable:
             raise MQError(
                 MQRC.MQRCCF_PARM_SYNTAX_ERROR,
-                f"Keyword {keyword} is read-only for {objtype.upper()} and cannot be set by DEFINE or ALTER",
+                f"Keyword {echo(keyword)} is read-only for {objtype.upper()} and cannot be set by DEFINE or ALTER",
             )
         if spec.name in seen:
             raise MQError(
                 MQRC.MQRCCF_PARM_SYNTAX_ERROR,
-                f"Keyword {keyword} conflicts with {seen[spec.name]}: {spec.name} may be given only once",
+                f"Keyword {echo(keyword)} conflicts with {seen[spec.name]}: {spec.name} may be given only once",
             )
         seen[spec.name] = keyword
         result[spec.name] = _convert(spec, keyword, negative, value)
@@ -680,7 +680,7 @@ def validate_cross(objtype: str, attrs: Mapping[str, object]) -> None:
         if hashtag and not HASHTAG_RE.fullmatch(hashtag):
             raise MQError(
                 MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                f"HASHTAG('{hashtag}') is not valid: 1-48 of A-Z a-z 0-9 . / _ % (no braces or blanks)",
+                f"HASHTAG('{echo(hashtag)}') is not valid: 1-48 of A-Z a-z 0-9 . / _ % (no braces or blanks)",
             )
 
 
@@ -723,21 +723,21 @@ def _convert(spec: AttrSpec, keyword: str, negative: bool, value: Any) -> object
     if spec.kind == "flag":
         if value is not None:
             raise _value_error(
-                f"Keyword {keyword} takes no value (got {value!r}); allowed: {_allowed(spec)}"
+                f"Keyword {echo(keyword)} takes no value (got {echo(value)!r}); allowed: {_allowed(spec)}"
             )
         return not negative
     if spec.kind == "list":
         return _convert_list(spec, keyword, value)
     if value is None:
-        raise _value_error(f"Keyword {keyword} needs a value; allowed: {_allowed(spec)}")
+        raise _value_error(f"Keyword {echo(keyword)} needs a value; allowed: {_allowed(spec)}")
     if not isinstance(value, str):
-        raise _value_error(f"{keyword}({value!r}) is not text; allowed: {_allowed(spec)}")
+        raise _value_error(f"{echo(keyword)}({echo(value)!r}) is not text; allowed: {_allowed(spec)}")
 
     if spec.kind == "str":
         text = value.rstrip(" ")
         if spec.max_len is not None and len(text) > spec.max_len:
             raise _value_error(
-                f"{keyword} value is {len(text)} characters long; allowed: {_allowed(spec)}"
+                f"{echo(keyword)} value is {len(text)} characters long; allowed: {_allowed(spec)}"
             )
         return text
 
@@ -747,7 +747,7 @@ def _convert(spec: AttrSpec, keyword: str, negative: bool, value: Any) -> object
             return spec.special[word]
         number = _parse_int(value)
         if number is None or not _int_in_range(spec, number):
-            raise _value_error(f"{keyword}({value}) is not valid; allowed: {_allowed(spec)}")
+            raise _value_error(f"{echo(keyword)}({echo(value)}) is not valid; allowed: {_allowed(spec)}")
         return number
 
     # enum
@@ -758,23 +758,23 @@ def _convert(spec: AttrSpec, keyword: str, negative: bool, value: Any) -> object
         number = _parse_int(word)
         if number is not None and spec.min <= number <= spec.max:
             return str(number)
-    raise _value_error(f"{keyword}({value}) is not valid; allowed: {_allowed(spec)}")
+    raise _value_error(f"{echo(keyword)}({echo(value)}) is not valid; allowed: {_allowed(spec)}")
 
 
 def _convert_list(spec: AttrSpec, keyword: str, value: object) -> list[str]:
     """A list keyword's items: the MQSC layer gives them split (``Keyword.values()``); a plain
     string is split on commas. Blank items are dropped (``NAMES()`` is the empty list)."""
     if value is None:
-        raise _value_error(f"Keyword {keyword} needs a value; allowed: {_allowed(spec)}")
+        raise _value_error(f"Keyword {echo(keyword)} needs a value; allowed: {_allowed(spec)}")
     raw = value.split(",") if isinstance(value, str) else value
     if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
-        raise _value_error(f"{keyword}({value!r}) is not a list of names; allowed: {_allowed(spec)}")
+        raise _value_error(f"{echo(keyword)}({echo(value)!r}) is not a list of names; allowed: {_allowed(spec)}")
     items = [v.strip() for v in raw if v.strip()]
     if spec.max is not None and len(items) > spec.max:
-        raise _value_error(f"{keyword} has {len(items)} names; allowed: {_allowed(spec)}")
+        raise _value_error(f"{echo(keyword)} has {len(items)} names; allowed: {_allowed(spec)}")
     for item in items:
         if spec.max_len is not None and len(item) > spec.max_len:
-            raise _value_error(f"{keyword} name '{item[:60]}' is too long; allowed: {_allowed(spec)}")
+            raise _value_error(f"{echo(keyword)} name '{item[:60]}' is too long; allowed: {_allowed(spec)}")
     return items
 
 

@@ -11,8 +11,10 @@ import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from app.core.errors import MQError
 from app.core.mqmd import DEFAULT_CCSID, DEFAULT_ENCODING, MQMD
 from app.core.options import GetOptions, PutOptions
+from app.core.reasons import MQRC, CompCode
 
 #: A get names no buffer length: the whole message fits (100 MB, the largest MAXMSGL).
 DEFAULT_BUFFER_LENGTH = 100 * 1024 * 1024
@@ -83,6 +85,17 @@ class GotMessage:
     msg_token: str = ""  # MQGMO MsgToken: 32 hex digits, unique per message on its queue
     # MQGMO_CONVERT could not convert the data (returned unconverted): (reason, text), e.g. 2119
     warning: tuple[int, str] | None = None
+
+
+class TruncatedMessageFailed(MQError):
+    """MQRC_TRUNCATED_MSG_FAILED (2080), a warning: the message is longer than the buffer and
+    ACCEPT_TRUNCATED_MSG was not given, so it stays on the queue (a browse cursor stays where
+    it was). As IBM's MQGET, the call still returns the MQMD filled in, DataLength the full
+    length and as much of the data as fits: ``got`` (its ``data`` that part)."""
+
+    def __init__(self, got: GotMessage, message: str) -> None:
+        super().__init__(MQRC.TRUNCATED_MSG_FAILED, message, comp=CompCode.WARNING)
+        self.got = got
 
 
 def group_status(md: MQMD) -> str:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from app.core import attributes
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 
 CHANNEL_TYPES = ("SDR", "SVR", "RCVR", "RQSTR", "SVRCONN", "CLNTCONN", "CLUSSDR", "CLUSRCVR")
@@ -70,7 +70,7 @@ def check_channel_name(name: str) -> str:
     """A channel name (1-20 characters) or MQRCCF_CHANNEL_NAME_ERROR."""
     if not _CHANNEL_NAME.fullmatch(name):
         raise MQError(MQRC.MQRCCF_CHANNEL_NAME_ERROR,
-                      f"'{name}' is not a channel name (1-20 of A-Z a-z 0-9 . / _ %)")
+                      f"'{echo(name)}' is not a channel name (1-20 of A-Z a-z 0-9 . / _ %)")
     return name
 
 
@@ -78,7 +78,7 @@ def check_type(chltype: str) -> str:
     """A CHLTYPE word or MQRCCF_CHANNEL_TYPE_ERROR."""
     if chltype not in CHANNEL_TYPES:
         raise MQError(MQRC.MQRCCF_CHANNEL_TYPE_ERROR,
-                      f"CHLTYPE({chltype}) is not one of {', '.join(CHANNEL_TYPES)}")
+                      f"CHLTYPE({echo(chltype)}) is not one of {', '.join(CHANNEL_TYPES)}")
     return chltype
 
 
@@ -105,7 +105,7 @@ def check_keywords(chltype: str, names: Iterable[str]) -> None:
         spec = index.get(name)
         if spec is not None and chltype not in _TYPES_OF.get(spec.name, _ALL):
             raise MQError(MQRC.MQRCCF_WRONG_CHANNEL_TYPE,
-                          f"{name} is not an attribute of a CHLTYPE({chltype}) channel")
+                          f"{echo(name)} is not an attribute of a CHLTYPE({echo(chltype)}) channel")
 
 
 def check_required(chltype: str, names: Iterable[str]) -> None:
@@ -113,7 +113,7 @@ def check_required(chltype: str, names: Iterable[str]) -> None:
     blank, as IBM's CSQ4INSX sample gives SYSTEM.DEF.SENDER's: else MQRCCF_PARM_MISSING."""
     missing = [name for name in _REQUIRED.get(chltype, ()) if name not in set(names)]
     if missing:
-        raise MQError(MQRC.MQRCCF_PARM_MISSING, f"a CHLTYPE({chltype}) channel needs {' and '.join(missing)}")
+        raise MQError(MQRC.MQRCCF_PARM_MISSING, f"a CHLTYPE({echo(chltype)}) channel needs {' and '.join(missing)}")
 
 
 def typed(chltype: str, attrs: Mapping[str, object]) -> dict[str, object]:

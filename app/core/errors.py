@@ -4,6 +4,27 @@ from __future__ import annotations
 
 from app.core.reasons import MQRC, CompCode, reason_name
 
+#: The most characters of a caller's value that an error message repeats (``echo``).
+ECHO_LIMIT = 64
+#: The longest error message text: a backstop behind ``echo`` for a value echoed without it.
+MESSAGE_LIMIT = 1024
+_ELLIPSIS = "..."
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A caller's value as an error message repeats it: the value itself when it is at most
+    ``limit`` characters, else its first ``limit`` characters, an ellipsis and its length - so a
+    60 KB value sent in a request never comes back 60 KB long in the answer."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}{_ELLIPSIS} ({len(text)} characters)"
+
+
+def bounded(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` cut to ``limit`` characters with an ellipsis (the backstop of every error text)."""
+    return message if len(message) <= limit else message[:limit - len(_ELLIPSIS)] + _ELLIPSIS
+
 
 class MQError(Exception):
     """A call ended with an IBM reason code.
@@ -14,7 +35,7 @@ class MQError(Exception):
     def __init__(self, reason: int, message: str = "", comp: int = CompCode.FAILED) -> None:
         self.reason = int(reason)
         self.comp = int(comp)
-        self.message = message or reason_name(self.reason)
+        self.message = bounded(message) if message else reason_name(self.reason)
         super().__init__(f"{reason_name(self.reason)} ({self.reason}): {self.message}")
 
     @property
@@ -57,4 +78,4 @@ class BatchError(MQError):
         return body
 
 
-__all__ = ["BatchError", "MQError", "MQRC", "CompCode"]
+__all__ = ["BatchError", "CompCode", "ECHO_LIMIT", "MESSAGE_LIMIT", "MQError", "MQRC", "bounded", "echo"]

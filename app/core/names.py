@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 
 _OBJECT_NAME = re.compile(r"[A-Za-z0-9./_%]{1,48}")
@@ -20,7 +20,7 @@ def is_object_name(name: str) -> bool:
 def check_object_name(name: str, reason: int = MQRC.OBJECT_NAME_ERROR) -> str:
     """Return ``name`` or raise MQError(reason) when it breaks the object name rules."""
     if not isinstance(name, str) or not is_object_name(name):
-        raise MQError(reason, f"'{name}' is not a valid object name (1-48 of A-Z a-z 0-9 . / _ %)")
+        raise MQError(reason, f"'{echo(name)}' is not a valid object name (1-48 of A-Z a-z 0-9 . / _ %)")
     return name
 
 
@@ -34,7 +34,7 @@ def matches(pattern: str, name: str) -> bool:
 def check_generic_name(name: str) -> str:
     """Return a valid specific or generic name, else raise MQRC_OBJECT_NAME_ERROR."""
     if not _GENERIC_NAME.fullmatch(name) or name == "":
-        raise MQError(MQRC.OBJECT_NAME_ERROR, f"'{name}' is not a valid object name or generic name")
+        raise MQError(MQRC.OBJECT_NAME_ERROR, f"'{echo(name)}' is not a valid object name or generic name")
     return name
 
 
@@ -46,5 +46,5 @@ def is_qmgr_name(name: str) -> bool:
 def validate_qmgr_name(name: str) -> str:
     """Return the name or raise ValueError (settings and CLI validation)."""
     if not is_qmgr_name(name):
-        raise ValueError(f"'{name}' is not a z/OS queue manager or QSG name (1-4 of A-Z 0-9 @ # $, first A-Z)")
+        raise ValueError(f"'{echo(name)}' is not a z/OS queue manager or QSG name (1-4 of A-Z 0-9 @ # $, first A-Z)")
     return name

@@ -7,8 +7,9 @@ https://www.ibm.com/docs/en/ibm-mq/9.0.x?topic=api-rest-error-handling). Message
 IBM's MQWB messages (https://www.ibm.com/docs/en/ibm-mq/9.3.x?topic=messages-mqwb03xx-rest-api and
 the MQWB00xx/MQWB01xx pages); ``{0}``, ``{1}`` are IBM's ``<insert_0>``, ``<insert_1>``.
 
-Statuses follow IBM's messaging pages: 400 invalid data, 401 not authenticated, 403 not
-authorized (and the missing CSRF header), 404 queue (or queue manager) not found, 500 "server
+Statuses follow IBM's messaging pages: 400 invalid data (a message longer than MAXMSGL
+included), 401 not authenticated, 403 not authorized (and the missing CSRF header), 404 queue
+(or queue manager) not found, 413 a body over the server's limit (refused unread), 500 "server
 issue or error code from IBM MQ", 503 queue manager not running.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.cf.errors import CFClientError
-from app.core.errors import MQError
+from app.core.errors import MQError, bounded, echo
 from app.core.reasons import MQRC, CompCode, reason_name
 from app.repository.db import RepositoryError
 
@@ -116,6 +117,12 @@ _STATUS_BY_REASON: dict[int, int] = {
     MQRC.WAIT_INTERVAL_ERROR: 400,
     MQRC.BUFFER_ERROR: 400,
     MQRC.MQRCCF_PARM_SYNTAX_ERROR: 400,
+    # a message longer than the queue's or the queue manager's MAXMSGL is data the client sent
+    # that the queue cannot take (IBM's 400), not a server fault
+    MQRC.MSG_TOO_BIG_FOR_Q: 400,
+    MQRC.MSG_TOO_BIG_FOR_Q_MGR: 400,
+    # a body over the server's limit, refused unread (app/api/limits.py): HTTP's own status
+    MQRC.DATA_LENGTH_ERROR: 413,
     # the queue manager cannot serve (IBM: 503 "Queue manager not running")
     MQRC.Q_MGR_NOT_AVAILABLE: 503,
     MQRC.Q_MGR_QUIESCING: 503,
@@ -147,17 +154,23 @@ class IbmRestError(Exception):
         super().__init__(self.message)
 
     @property
+    def shown_inserts(self) -> tuple[Any, ...]:
+        """The inserts as the texts repeat them: a caller's value (a header, a query parameter,
+        a path) at most ``echo``'s length, never a request's megabytes sent back."""
+        return tuple(echo(i) if isinstance(i, str) else i for i in self.inserts)
+
+    @property
     def message(self) -> str:
         template = CATALOGUE[self.message_id][0]
         shown_id = self.message_id.split("/")[0]
-        return f"{shown_id}: {template.format(*self.inserts)}"
+        return f"{shown_id}: {template.format(*self.shown_inserts)}"
 
     def to_body(self) -> dict[str, Any]:
         """IBM's error response body."""
         _, explanation, action = CATALOGUE[self.message_id]
-        action = action.format(*self.inserts)
+        action = action.format(*self.shown_inserts)
         if self.detail:
-            explanation = f"{explanation} ({self.detail})"
+            explanation = f"{explanation} ({bounded(self.detail)})"
         shown_id = self.message_id.split("/")[0]
         # IBM's documentation names the field messageId; mqweb itself sends msgId. Both are
         # given, so that clients written against either find it.

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 from app.core.rights import current_principal
 from app.mqsc.commands.base import DEFINABLE, MqscHost, select_attributes
@@ -40,6 +40,8 @@ _SLICE_S = 0.02
 
 # The caller's credentials, sent on with a command that CMDSCOPE sends to other queue managers.
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "cookie")
+#: The message that heads each queue manager's responses in a CMDSCOPE command's answer.
+SCOPE_RESPONSES = "CSQN121I"
 _CMDSCOPE = re.compile(r"\bCMDSCOPE\s*\([^)]*\)", re.IGNORECASE)
 _SCOPE_TIMEOUT_S = 60.0
 
@@ -93,14 +95,18 @@ async def run_script(qm: MqscHost, script: Any, credentials: Mapping[str, str] |
 
 async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mapping[str, str]) -> dict[str, Any]:
     """CMDSCOPE(*) or CMDSCOPE(qmgr): the command runs on every active queue manager of the
-    group, or on the one named, and the responses are merged as z/OS merges them: each QM's
-    messages (which name it), its objects tagged with QMNAME, completion the worst of them, then
-    CSQN122I. Each QM receives the command with CMDSCOPE naming itself, so it runs it locally."""
+    group, or on the one named, and the responses are merged as z/OS merges them: CSQN137I (the
+    command was accepted and sent to n queue managers), then for each QM CSQN121I and its
+    messages (which name it), its objects tagged with QMNAME, completion the worst of them, and
+    last the summary: CSQN122I when every QM completed it, CSQN123E when any did not (z/OS:
+    "processing ... has completed, but not successfully"). Each QM receives the command with
+    CMDSCOPE naming itself, so it runs it locally."""
     members = {m["QMNAME"]: m for m in await qm.group_info()}
     if scope == "*":
         targets = sorted(name for name, m in members.items() if m.get("STATUS") == "ACTIVE")
     elif scope not in members:
-        raise MQError(MQRC.Q_MGR_NAME_ERROR, f"CMDSCOPE({scope}): {scope} is not a queue manager of {qm.qsg}")
+        raise MQError(MQRC.Q_MGR_NAME_ERROR,
+                      f"CMDSCOPE({echo(scope)}): {echo(scope)} is not a queue manager of {qm.qsg}")
     elif members[scope].get("STATUS") != "ACTIVE":
         raise MQError(MQRC.Q_MGR_NOT_AVAILABLE, f"CMDSCOPE({scope}): {scope} is not active in {qm.qsg}")
     else:
@@ -128,14 +134,18 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
 
     answers = await asyncio.gather(*(one(t) for t in targets))
     verb = f"{cmd.verb} {cmd.objtype or ''}".strip()
-    messages: list[str] = []
+    messages = [f"CSQN137I {qm.name} '{verb}' command accepted for CMDSCOPE({scope}), sent to {len(targets)}"]
     objects: list[dict[str, Any]] = []
     worst = max(answers, key=lambda a: a["completion_code"])
     for target, answer in zip(targets, answers, strict=True):
-        messages.append(f"CSQN137I {qm.name} '{verb}' command responses from {target}")
+        messages.append(f"{SCOPE_RESPONSES} {qm.name} '{verb}' command responses from {target}")
         messages += answer.get("messages", [])
         objects += [obj if "QMNAME" in obj else {**obj, "QMNAME": target} for obj in answer.get("objects", [])]
-    messages.append(f"CSQN122I {qm.name} '{verb}' command for CMDSCOPE({scope}) normal completion")
+    if worst["completion_code"] != 0:
+        # z/OS's summary is true: not every queue manager completed the command
+        messages.append(f"CSQN123E {qm.name} '{verb}' command for CMDSCOPE({scope}) abnormal completion")
+    else:
+        messages.append(f"CSQN122I {qm.name} '{verb}' command for CMDSCOPE({scope}) normal completion")
     merged = {"command": cmd.text, "completion_code": worst["completion_code"], "reason": worst["reason"],
               "messages": messages, "objects": objects}
     if worst.get("reason_name"):
@@ -143,9 +153,15 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
     return merged
 
 
+#: The most characters of a failed command that its result repeats (a legitimate command is
+#: shorter; a command of megabytes is not sent back whole).
+COMMAND_ECHO_LIMIT = 1024
+
+
 def _failed(qm: MqscHost, text: str, exc: MQError) -> dict[str, Any]:
-    return {"command": text, "completion_code": exc.comp, "reason": exc.reason, "reason_name": exc.reason_name,
-            "messages": [exc.message, f"CSQ9023E {qm.name} ABNORMAL COMPLETION"], "objects": []}
+    return {"command": echo(text, COMMAND_ECHO_LIMIT), "completion_code": exc.comp, "reason": exc.reason,
+            "reason_name": exc.reason_name, "messages": [exc.message, f"CSQ9023E {qm.name} ABNORMAL COMPLETION"],
+            "objects": []}
 
 
 class Executor(ObjectCommands, DisplayCommands, QmgrCommands, SecurityCommands, StructureCommands, PubSubCommands,

@@ -17,6 +17,9 @@ Rules applied (see the IBM "Rules for using MQSC commands"):
   normalised (``DEF QL`` is ``DEFINE QLOCAL``).
 * Unquoted values are folded to upper case and stripped; quoted values keep case and blanks,
   and ``''`` inside quotes stands for one quote.
+* On DISPLAY, a keyword that asks for an attribute (``CURDEPTH``, ``ALL``, ``CLUSINFO``) takes
+  no value: ``CURDEPTH(5)`` is refused as z/OS's command preprocessor refuses it (CSQ9011E);
+  only DISPLAY's filter and option keywords (:func:`display_value_keywords`) take one.
 
 Every problem in the input is reported as ``MQError(MQRCCF_PARM_SYNTAX_ERROR)`` naming the
 problem and its 1-based column in the (continuation-joined) command; no other exception escapes.
@@ -29,11 +32,13 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 
 __all__ = [
     "Command",
+    "DISPLAY_VALUE_KEYWORDS",
+    "display_value_keywords",
     "Keyword",
     "OBJECT_TYPES",
     "ParseFailure",
@@ -56,6 +61,35 @@ VERBS: dict[str, str] = {
     "RESOLVE": "RESOLVE", "RESUME": "RESUME", "SUSPEND": "SUSPEND", "RVERIFY": "RVERIFY",
     "PURGE": "PURGE", "END": "END",
 }
+
+# The keywords of IBM's DISPLAY commands that take a value - filters and options - by object
+# type; every other DISPLAY keyword asks for an attribute and takes none (z/OS: CSQ9011E).
+_DISPLAY_OPTIONS = frozenset({"CMDSCOPE", "QSGDISP", "TYPE", "WHERE"})
+_QUEUE_FILTERS = frozenset({"CFSTRUCT", "CLUSTER", "CLUSNL", "PSID", "STGCLASS", "TARGTYPE"})
+DISPLAY_VALUE_KEYWORDS: dict[str, frozenset[str]] = {
+    **{queue: _DISPLAY_OPTIONS | _QUEUE_FILTERS for queue in ("QUEUE", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL")},
+    "QSTATUS": _DISPLAY_OPTIONS | {"OPENTYPE"},
+    "NAMELIST": _DISPLAY_OPTIONS | {"NLTYPE"},
+    "CHSTATUS": _DISPLAY_OPTIONS | {"CONNAME", "XMITQ", "CHLDISP"},
+    "SUB": _DISPLAY_OPTIONS | {"SUBID", "SUBTYPE", "DURABLE"},
+    "SBSTATUS": _DISPLAY_OPTIONS | {"SUB", "SUBID", "SUBTYPE", "DURABLE"},
+    "AUTHREC": _DISPLAY_OPTIONS | {"OBJTYPE", "PROFILE", "PRINCIPAL", "GROUP", "MATCH", "SERVCOMP"},
+    "CHLAUTH": _DISPLAY_OPTIONS | {"MATCH", "ADDRESS", "CLNTUSER", "QMNAME", "SSLPEER", "SSLCERTI"},
+    "TRACE": _DISPLAY_OPTIONS | {"CLASS", "DEST", "RMID", "TNO", "USERID"},
+    "GROUP": _DISPLAY_OPTIONS | {"OBSMSGS"},
+    "QSG": _DISPLAY_OPTIONS | {"OBSMSGS"},
+    "USAGE": _DISPLAY_OPTIONS | {"PSID"},
+    "STGCLASS": _DISPLAY_OPTIONS | {"PSID"},
+    "SMDS": _DISPLAY_OPTIONS | {"CFSTRUCT"},
+    "SMDSCONN": _DISPLAY_OPTIONS | {"CFSTRUCT"},
+    "CLUSQMGR": _DISPLAY_OPTIONS | {"CLUSTER"},
+}
+
+
+def display_value_keywords(objtype: str | None) -> frozenset[str]:
+    """The keywords DISPLAY ``objtype`` takes with a value (its filters and options)."""
+    return DISPLAY_VALUE_KEYWORDS.get(objtype or "", _DISPLAY_OPTIONS)
+
 
 # Verbs that stand alone; every other verb must be followed by an object type.
 _VERBS_WITHOUT_OBJECT = frozenset({"END"})
@@ -222,7 +256,7 @@ def parse_command(text: str) -> Command:
     word, start, pos = _read_word(body, pos, "verb")
     verb = VERBS.get(word)
     if verb is None:
-        raise _syntax_error(body, start, f"unknown command verb {word!r}")
+        raise _syntax_error(body, start, f"unknown command verb {echo(word)!r}")
     pos = _skip_blanks(body, pos)
     if body.startswith("(", pos):
         raise _syntax_error(body, pos, f"the verb {verb} takes no value in parentheses")
@@ -235,7 +269,7 @@ def parse_command(text: str) -> Command:
         word, start, pos = _read_word(body, pos, "object type")
         objtype = OBJECT_TYPES.get(word)
         if objtype is None:
-            raise _syntax_error(body, start, f"unknown object type {word!r} for {verb}")
+            raise _syntax_error(body, start, f"unknown object type {echo(word)!r} for {verb}")
         pos = _skip_blanks(body, pos)
         if body.startswith("(", pos):
             name, pos = _read_name(body, pos)
@@ -244,9 +278,15 @@ def parse_command(text: str) -> Command:
     while (pos := _skip_blanks(body, pos)) < len(body):
         word, start, pos = _read_word(body, pos, "keyword")
         if not word[0].isalpha():
-            raise _syntax_error(body, start, f"keyword {word!r} must start with a letter")
+            raise _syntax_error(body, start, f"keyword {echo(word)!r} must start with a letter")
         pos = _skip_blanks(body, pos)
         if body.startswith("(", pos):
+            if verb == "DISPLAY" and word not in display_value_keywords(objtype):
+                # z/OS's command preprocessor: an attribute asked for on DISPLAY takes no value
+                raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                              f"CSQ9011E Parameter(s) not allowed for '{echo(word)}' (column {start + 1}): "
+                              f"DISPLAY {objtype} asks for an attribute by name; to select objects by "
+                              "its value use WHERE(attribute EQ value)")
             value, quoted, pos = _read_value(body, pos)
             keywords.append(Keyword(word, value, quoted))
         else:
@@ -308,7 +348,7 @@ def _read_word(text: str, pos: int, what: str) -> tuple[str, int, int]:
     if pos == start:
         raise _syntax_error(text, pos, _unexpected(text[pos], what))
     if pos < len(text) and text[pos] not in _BLANKS and text[pos] != "(":
-        raise _syntax_error(text, pos, _unexpected(text[pos], f"{what} {text[start:pos]!r}"))
+        raise _syntax_error(text, pos, _unexpected(text[pos], f"{what} {echo(text[start:pos])!r}"))
     return text[start:pos].upper(), start, pos
 
 
@@ -373,7 +413,7 @@ def _read_name(text: str, pos: int) -> tuple[str, int]:
     """Read the object name opening at ``text[pos]``: one quoted string or one unquoted name."""
     value, quoted, end = _read_value(text, pos)
     if not quoted and any(char in _NOT_IN_NAME for char in value):
-        raise _syntax_error(text, pos, f"object name {value!r} must be a single name")
+        raise _syntax_error(text, pos, f"object name {echo(value)!r} must be a single name")
     return value, end
 
 

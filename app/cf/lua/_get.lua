@@ -305,8 +305,9 @@ local function get_message(q)
   local buflen = tonumber(q.buflen)
   local truncated = buflen >= 0 and m.len > buflen
   if truncated and q.accept ~= "1" then
-    -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move.
-    return { 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+    -- MQRC_TRUNCATED_MSG_FAILED: the message stays where it is, the cursor does not move; as
+    -- IBM's MQGET, the buffer holds as much of the message as fits (and the MQMD is filled in).
+    return { 2080, md, message_data(qp, id, m, buflen, true, nil), m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
              reports, after_discards(), 0, discards }
   end
 

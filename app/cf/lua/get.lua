@@ -47,7 +47,7 @@
     {code, md, data, data_length, backout_count, persistent, cursor, depth_after, depth_before,
      available_after, id, syncpoint, expiry_ms, reports, depth_event, service_event, discarded}
              code 0, 2079 (truncated, accepted) or 2080 (truncated, not accepted: nothing changed,
-             data is empty); cursor = the message's score16; syncpoint 1 when the get is in the
+             data is as much of the message as fits the buffer); cursor = the message's score16; syncpoint 1 when the get is in the
              unit of work (data kept until commit); expiry_ms the message's expiry time, 0 none.
 ]]
 --@include _helpers.lua

@@ -54,7 +54,7 @@
              code: 0 when at least one message was returned; else get.lua's code for the first
              message: 2085, 2052, 2041, 2016, 2033, -1 (call again: a batch of expired messages
              was discarded) or 2080 (the first message is too big: its group follows, with
-             reason 2080 and empty data; nothing changed). reports, discarded: expiration
+             reason 2080 and as much of its data as fits the buffer; nothing changed). reports, discarded: expiration
              reports queued and expired messages discarded by the whole call; depth_event 2225
              when the call fired Queue Depth Low (at most once: only a put switches it on again).
              Then one group per message, in delivery order: get.lua's message fields, reason 0
@@ -177,7 +177,7 @@ local function fast_batch()
           -- MQRC_TRUNCATED_MSG_FAILED: the message stays; the batch ends before it.
           if count == 0 then
             code = 2080
-            add_group({ 2080, md, "", m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
+            add_group({ 2080, md, message_data(qp, id, m, buflen, true, bodies[i]), m.len, m.bo, tonumber(m.pers), m.score, depth, depth, avail, id, 0, m.exp,
                         0, 0, 0, 0 }, 2080)
           end
           stop = true

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from app.core import attributes
 from app.core.channels import check_channel_name
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.names import check_generic_name, check_object_name
 from app.core.objects import OBJECT_CLASS, ObjectDef
 from app.core.reasons import MQRC
@@ -151,7 +151,7 @@ class CommandBase:
         if cmd.objtype == "CFSTRUCT":
             if not re.fullmatch(r"[A-Z][A-Z0-9]{0,11}", cmd.name):
                 raise MQError(MQRC.OBJECT_NAME_ERROR,
-                              f"'{cmd.name}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
+                              f"'{echo(cmd.name)}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
             return cmd.name
         if cmd.objtype == "CHANNEL":
             return check_channel_name(cmd.name)
@@ -162,7 +162,7 @@ class CommandBase:
         value = (kw.value or "").upper() if kw else default
         if value not in allowed:
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                          f"QSGDISP({value}) is not valid here; use one of {', '.join(allowed)}")
+                          f"QSGDISP({echo(value)}) is not valid here; use one of {', '.join(allowed)}")
         return value
 
     def _attribute_keywords(self, cmd: Command) -> list[tuple[str, Any]]:
@@ -174,7 +174,7 @@ class CommandBase:
         kw = cmd.get("CMDSCOPE")
         if kw and kw.value not in ("", " ", self.qm.name):
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                          f"CMDSCOPE({kw.value}) is not supported: issue the command to that queue manager's URL")
+                          f"CMDSCOPE({echo(kw.value)}) is not supported: issue the command to that queue manager's URL")
 
     async def _find(self, objtype: str, name: str, location: str) -> ObjectDef | None:
         return await self.qm.workflow.find(OBJECT_CLASS[objtype], name, location)
@@ -198,7 +198,7 @@ def select_attributes(cmd: Command, rows: list[dict[str, Any]]) -> list[dict[str
     unknown = [name for name in asked if name not in known]
     if unknown:
         raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
-                      f"{', '.join(unknown)} is not an attribute {cmd.verb} {cmd.objtype} returns")
+                      f"{echo(', '.join(unknown))} is not an attribute {cmd.verb} {cmd.objtype} returns")
     where = cmd.value("WHERE").split()
     wanted = set(asked) | set(_ALWAYS_SHOWN) | ({where[0].upper()} if where else set())
     out = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.names import matches
 from app.core.reasons import MQRC
 from app.mqsc.commands.base import CommandBase
@@ -30,7 +30,7 @@ class StructureCommands(CommandBase):
                 out.append(part)
             else:
                 raise MQError(MQRC.OBJECT_NAME_ERROR,
-                              f"'{part}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
+                              f"'{echo(part)}' is not a CF structure name (1-12 of A-Z 0-9, first A-Z)")
         # each structure once, also when a generic name and a list name it twice
         return list(dict.fromkeys(out))
 
@@ -39,7 +39,7 @@ class StructureCommands(CommandBase):
         kw = cmd.get("EXCLINT")
         raw = (kw.value or "") if kw else "30"
         if not raw.isdigit() or not 30 <= int(raw) <= 600:
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"EXCLINT({raw}) must be 30 to 600 seconds")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"EXCLINT({echo(raw)}) must be 30 to 600 seconds")
         for name in self._structure_names(cmd, recoverable_only=True):
             self.messages += await self.qm.structures.backup(name, int(raw))
 
@@ -47,7 +47,7 @@ class StructureCommands(CommandBase):
         """RECOVER CFSTRUCT(name, ...) [TYPE(NORMAL | PURGE)]."""
         kind = cmd.value("TYPE", "NORMAL").upper()
         if kind not in ("NORMAL", "PURGE"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not NORMAL or PURGE")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({echo(kind)}) is not NORMAL or PURGE")
         self.messages += await self.qm.structures.recover(self._structure_names(cmd, recoverable_only=True),
                                                           purge=kind == "PURGE")
 
@@ -62,11 +62,11 @@ class StructureCommands(CommandBase):
         """DISPLAY CFSTATUS(generic name) [TYPE(SUMMARY | CONNECT | BACKUP)]."""
         kind = cmd.value("TYPE", "SUMMARY").upper()
         if kind not in ("SUMMARY", "CONNECT", "BACKUP"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not SUMMARY, CONNECT or BACKUP")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({echo(kind)}) is not SUMMARY, CONNECT or BACKUP")
         names = self._structure_names(cmd, recoverable_only=False)
         for name in names:
             if self.qm.cache.cfstruct(name) is None and "*" not in (cmd.name or ""):
-                raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CFSTRUCT({name}) not found")
+                raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CFSTRUCT({echo(name)}) not found")
         if kind == "CONNECT":
             return [row for name in names for row in await self.qm.structures.connections(name)]
         rows = [await self.qm.structures.status(name, kind) for name in names]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core import attributes, channels
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.objects import ObjectDef
 from app.core.reasons import MQRC
 from app.mqsc.commands.base import CommandBase
@@ -44,7 +44,7 @@ def check_same_type(existing: ObjectDef, chltype: str) -> None:
     have = str(existing.attrs.get("CHLTYPE", ""))
     if have and have != chltype:
         raise MQError(MQRC.MQRCCF_CHANNEL_TYPE_ERROR,
-                      f"CHANNEL({existing.name}) is a CHLTYPE({have}) channel, not {chltype}")
+                      f"CHANNEL({existing.name}) is a CHLTYPE({have}) channel, not {echo(chltype)}")
 
 
 class ChannelCommands(CommandBase):
@@ -56,7 +56,7 @@ class ChannelCommands(CommandBase):
         if cmd.objtype in ("CHANNEL", "CHSTATUS"):
             shown = f"({self._name(cmd, generic=cmd.verb in ('DISPLAY', 'STOP'))})"
         elif cmd.name:
-            shown = f"({cmd.name})"
+            shown = f"({echo(cmd.name)})"
         raise MQError(MQRC.MQRCCF_NO_CHANNEL_INITIATOR,
                       f"CSQM134I {self.qm.name} {cmd.verb} {cmd.objtype}{shown} command requires an active "
                       f"channel initiator")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core import attributes, channels
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.names import matches
 from app.core.objects import GROUP_LOCATION
 from app.core.reasons import MQRC
@@ -33,7 +33,7 @@ class DisplayCommands(CommandBase):
             wanted = cmd.value("TYPE").upper()
             if wanted not in (*queue_types, "ALL"):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                              f"TYPE({wanted}) is not QLOCAL, QALIAS, QREMOTE, QMODEL or ALL")
+                              f"TYPE({echo(wanted)}) is not QLOCAL, QALIAS, QREMOTE, QMODEL or ALL")
             types = queue_types if wanted == "ALL" else {wanted}
         dispositions = self._display_dispositions(cmd, objtype)
         defs = await self.qm.workflow.visible_to(self.qm.name, objclass)
@@ -54,7 +54,7 @@ class DisplayCommands(CommandBase):
             if where is None or where(row):
                 out.append(row)
         if not out and "*" not in pattern:
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{objtype}({pattern}) not found")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{objtype}({echo(pattern)}) not found")
         return out
 
     def _display_dispositions(self, cmd: Command, objtype: str) -> set[str]:
@@ -64,7 +64,7 @@ class DisplayCommands(CommandBase):
                    "PRIVATE": {"QMGR", "COPY"}, "QMGR": {"QMGR"}, "COPY": {"COPY"}, "GROUP": {"GROUP"},
                    "SHARED": {"SHARED"}}
         if value not in choices:
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"QSGDISP({value}) is not valid for DISPLAY")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"QSGDISP({echo(value)}) is not valid for DISPLAY")
         return choices[value]
 
     async def display_qstatus(self, cmd: Command) -> list[dict[str, Any]]:
@@ -77,7 +77,7 @@ class DisplayCommands(CommandBase):
         pattern = self._name(cmd, generic=True)
         kind = (cmd.value("TYPE") or "QUEUE").upper()
         if kind not in ("QUEUE", "HANDLE"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not QUEUE or HANDLE")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({echo(kind)}) is not QUEUE or HANDLE")
         out: list[dict[str, Any]] = []
         found = False
         me = self.qm.name
@@ -111,14 +111,14 @@ class DisplayCommands(CommandBase):
                 })
                 out.append(row)
         if not found and "*" not in pattern:
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({echo(pattern)}) not found")
         return out
 
     def _handle_rows(self, d: Any, opentype: str) -> list[dict[str, Any]]:
         """DISPLAY QSTATUS TYPE(HANDLE) rows of this QM's handles on queue ``d`` (opened by its
         name or through an alias that resolves to it). OPENTYPE(INPUT|OUTPUT|ALL) as IBM."""
         if opentype not in ("ALL", "INPUT", "OUTPUT"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"OPENTYPE({opentype}) is not ALL, INPUT or OUTPUT")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"OPENTYPE({echo(opentype)}) is not ALL, INPUT or OUTPUT")
         rows = []
         for conn in list(self.qm.mqi.connections.values()):
             for handle in list(conn.handles.values()):
@@ -148,7 +148,7 @@ class DisplayCommands(CommandBase):
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "DISPLAY CONN needs a connection id or * in parentheses")
         kind = (cmd.value("TYPE") or "CONN").upper()
         if kind not in ("CONN", "HANDLE", "ALL"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}) is not CONN, HANDLE or ALL")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({echo(kind)}) is not CONN, HANDLE or ALL")
         rows: list[dict[str, Any]] = []
         for conn in sorted(self.qm.mqi.connections.values(), key=lambda c: c.hconn):
             if not matches(pattern.upper(), conn.hconn.upper()):  # an unquoted id is folded to upper case
@@ -164,7 +164,7 @@ class DisplayCommands(CommandBase):
                                  "OPENOPTS": open_options_value(handle.options), "HANDLE": handle.hobj,
                                  "HSTATE": "ACTIVE" if conn.busy else "INACTIVE"})
         if not rows and "*" not in pattern:
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CONN({pattern}) not found on {self.qm.name}")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"CONN({echo(pattern)}) not found on {self.qm.name}")
         return rows
 
 
@@ -182,7 +182,8 @@ def _type_filter(cmd: Command, objtype: str) -> Callable[[dict[str, Any]], bool]
     if wanted == "ALL":
         return None
     if wanted not in words:
-        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"{keyword}({wanted}) is not ALL or one of {', '.join(words)}")
+        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                      f"{keyword}({echo(wanted)}) is not ALL or one of {', '.join(words)}")
     return lambda attrs: attrs.get(attr) == wanted
 
 
@@ -235,11 +236,11 @@ def _parse_where(cmd: Command) -> Callable[[dict[str, Any]], bool] | None:
                       "WHERE needs (attribute operator value), e.g. WHERE(CURDEPTH GT 0)")
     attr, op, raw = m.group(1).upper(), m.group(2).upper(), m.group(3).strip("'")
     if attr in _NOT_FILTERS:
-        raise MQError(MQRC.MQRCCF_FILTER_ERROR, f"{attr} cannot be used as a filter keyword in WHERE")
+        raise MQError(MQRC.MQRCCF_FILTER_ERROR, f"{echo(attr)} cannot be used as a filter keyword in WHERE")
 
     def test(row: dict[str, Any]) -> bool:
         if attr not in row:
-            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"WHERE names {attr}, which these objects do not have")
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, f"WHERE names {echo(attr)}, which these objects do not have")
         value = row[attr]
         if op in ("LK", "NL"):
             return matches(raw, str(value)) == (op == "LK")
@@ -247,7 +248,7 @@ def _parse_where(cmd: Command) -> Callable[[dict[str, Any]], bool] | None:
             try:
                 other: Any = int(raw)
             except ValueError:
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"WHERE value '{raw}' is not a number") from None
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"WHERE value '{echo(raw)}' is not a number") from None
         else:
             value, other = str(value), raw
         return bool({"EQ": value == other, "NE": value != other, "GT": value > other, "LT": value < other,

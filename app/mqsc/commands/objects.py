@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core import attributes
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.names import check_object_name
 from app.core.objects import GROUP_LOCATION, OBJECT_CLASS, ObjectDef, location_of
 from app.core.reasons import MQRC
@@ -32,7 +32,8 @@ class ObjectCommands(CommandBase):
                 raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, "a shared queue (or a DEFTYPE(SHAREDYN) model) "
                                                             "needs CFSTRUCT(name)")
             if self.qm.cache.cfstruct(cfname) is None:
-                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"CFSTRUCT({cfname}) is not defined: DEFINE CFSTRUCT first")
+                raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                              f"CFSTRUCT({echo(cfname)}) is not defined: DEFINE CFSTRUCT first")
 
     async def define(self, cmd: Command) -> None:
         self._check_cmdscope(cmd)
@@ -52,9 +53,9 @@ class ObjectCommands(CommandBase):
         existing = await self._find(objtype, name, location)
         if existing and existing.objtype != objtype:
             raise MQError(MQRC.MQRCCF_OBJECT_WRONG_TYPE,
-                          f"{name} already exists as a {existing.objtype} with QSGDISP({qsgdisp})")
+                          f"{echo(name)} already exists as a {existing.objtype} with QSGDISP({qsgdisp})")
         if existing and not cmd.has("REPLACE"):
-            raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({name}) QSGDISP({qsgdisp}) already exists")
+            raise MQError(MQRC.OBJECT_ALREADY_EXISTS, f"{objtype}({echo(name)}) QSGDISP({qsgdisp}) already exists")
         if existing and objtype == "CHANNEL":
             check_same_type(existing, str(attrs["CHLTYPE"]))
         await self.qm.workflow.define(new, existing, self.messages)
@@ -72,7 +73,7 @@ class ObjectCommands(CommandBase):
         if qsgdisp == "COPY":
             group = await self._find(objtype, name, GROUP_LOCATION)
             if group is None:
-                raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QSGDISP(COPY) needs a QSGDISP(GROUP) {objtype}({name})")
+                raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QSGDISP(COPY) needs a QSGDISP(GROUP) {objtype}({echo(name)})")
             return dict(group.attrs)
         if like is None:
             return attributes.defaults(objtype)
@@ -81,9 +82,10 @@ class ObjectCommands(CommandBase):
         # z/OS looks for the LIKE object on this QM's page set first, then in the shared repository.
         candidates.sort(key=lambda d: {self.qm.name: 0, "@SHARED": 1, GROUP_LOCATION: 2}.get(d.location, 3))
         if not candidates:
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"LIKE object {like_name} is not defined")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"LIKE object {echo(like_name)} is not defined")
         if candidates[0].objtype != objtype:
-            raise MQError(MQRC.MQRCCF_LIKE_OBJECT_WRONG_TYPE, f"LIKE object {like_name} is a {candidates[0].objtype}")
+            raise MQError(MQRC.MQRCCF_LIKE_OBJECT_WRONG_TYPE,
+                          f"LIKE object {echo(like_name)} is a {candidates[0].objtype}")
         return {**attributes.defaults(objtype), **candidates[0].attrs}
 
     async def alter(self, cmd: Command) -> None:
@@ -97,7 +99,7 @@ class ObjectCommands(CommandBase):
         attributes.validate_cross(objtype, new_attrs)
         self._check_shared_queue(objtype, qsgdisp, new_attrs)
         if objtype == "TOPIC" and new_attrs.get("TOPICSTR") != existing.attrs.get("TOPICSTR"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPICSTR of TOPIC({name}) cannot be altered")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPICSTR of TOPIC({echo(name)}) cannot be altered")
         switches = {k.name for k in cmd.keywords if k.name in EVENT_SWITCHES}  # only those named
         await self.qm.workflow.alter(
             existing, new_attrs, lambda attrs: self._apply(
@@ -113,9 +115,9 @@ class ObjectCommands(CommandBase):
             if others:
                 hint = " (it exists with QSGDISP " + ", ".join(sorted({d.qsgdisp for d in others})) + \
                        ": name that QSGDISP)"
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{objtype}({name}) QSGDISP({qsgdisp}) not found{hint}")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"{objtype}({echo(name)}) QSGDISP({qsgdisp}) not found{hint}")
         if existing.objtype != objtype:
-            raise MQError(MQRC.MQRCCF_OBJECT_WRONG_TYPE, f"{name} is a {existing.objtype}, not a {objtype}")
+            raise MQError(MQRC.MQRCCF_OBJECT_WRONG_TYPE, f"{echo(name)} is a {existing.objtype}, not a {objtype}")
         return existing
 
     async def delete(self, cmd: Command) -> None:
@@ -131,7 +133,7 @@ class ObjectCommands(CommandBase):
         qsgdisp = self._qsgdisp(cmd, "PRIVATE", ("PRIVATE", "SHARED"))
         found = [d for d in self.qm.cache.usable("QUEUE", name) if (d.qsgdisp == "SHARED") == (qsgdisp == "SHARED")]
         if not found or found[0].objtype != "QLOCAL":
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({name}) QSGDISP({qsgdisp}) not found")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({echo(name)}) QSGDISP({qsgdisp}) not found")
         loc = queue_location(self.qm.cache, found[0])
         try:
             removed = await self.qm.queue_states.clear_queue(loc)
@@ -147,5 +149,5 @@ class ObjectCommands(CommandBase):
                 for qmgr, c in sorted(opens.items()) if int(c.get("handles", 0)))
             raise MQError(MQRC.OBJECT_IN_USE, f"QLOCAL({name}) is open - {held or 'by a handle'}; "
                                               f"DISPLAY QSTATUS({name}) TYPE(HANDLE) shows this QM's handles") from None
-        self.messages.append(f"{removed} message(s) cleared from {name}")
+        self.messages.append(f"{removed} message(s) cleared from {echo(name)}")
 

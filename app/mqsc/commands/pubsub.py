@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core import topics
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.names import matches
 from app.core.objects import GROUP_LOCATION
 from app.core.reasons import MQRC
@@ -27,14 +27,14 @@ def check_topic_define(cache: Any, name: str, qsgdisp: str, attrs: dict[str, Any
     queue manager uses (``cache``; or, for GROUP, no other group one) has the same topic string."""
     topicstr = topics.check_topic_string(str(attrs.get("TOPICSTR", "")), "TOPICSTR")
     if not topicstr:
-        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPIC({name}) needs TOPICSTR('a/topic/string')")
+        raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TOPIC({echo(name)}) needs TOPICSTR('a/topic/string')")
     group = qsgdisp == "GROUP"
     for other in cache.all("TOPIC"):
         if other.name == name or (other.location == GROUP_LOCATION) != group:
             continue
         if str(other.attrs.get("TOPICSTR", "")) == topicstr:
             raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                          f"TOPICSTR('{topicstr}') is already the topic string of TOPIC({other.name})")
+                          f"TOPICSTR('{echo(topicstr)}') is already the topic string of TOPIC({other.name})")
 
 
 class PubSubCommands(CommandBase):
@@ -50,7 +50,7 @@ class PubSubCommands(CommandBase):
         subid = _unquoted(cmd.value("SUBID")).upper() if cmd.get("SUBID") else ""
         kind = (cmd.value("SUBTYPE") or "USER").upper()
         if kind not in ("USER", "ALL", "API", "ADMIN", "PROXY"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"SUBTYPE({kind}) is not USER, ALL, API, ADMIN or PROXY")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"SUBTYPE({echo(kind)}) is not USER, ALL, API, ADMIN or PROXY")
         durable = (cmd.value("DURABLE") or "ALL").upper()
         rows = []
         for row in self.qm.pubsub.display_rows():
@@ -67,17 +67,17 @@ class PubSubCommands(CommandBase):
         """DISPLAY SUB(name|generic) [SUBID(id)] [DURABLE(YES|NO|ALL)] [SUBTYPE(...)]."""
         rows = self._selected(cmd)
         if not rows and "*" not in self._pattern(cmd):
-            raise MQError(MQRC.NO_SUBSCRIPTION, f"subscription '{self._pattern(cmd)}' not found")
+            raise MQError(MQRC.NO_SUBSCRIPTION, f"subscription '{echo(self._pattern(cmd))}' not found")
         return rows
 
     async def delete_sub(self, cmd: Command) -> None:
         """DELETE SUB(name) or SUBID(id): end a subscription that no handle has open."""
         rows = self._selected(cmd)
         if len(rows) != 1:
-            raise MQError(MQRC.NO_SUBSCRIPTION, f"subscription '{self._pattern(cmd)}' not found")
+            raise MQError(MQRC.NO_SUBSCRIPTION, f"subscription '{echo(self._pattern(cmd))}' not found")
         sub = self.qm.pubsub.subs.get(rows[0]["SUBID"])
         if sub is None:
-            raise MQError(MQRC.NO_SUBSCRIPTION, f"subscription '{self._pattern(cmd)}' not found")
+            raise MQError(MQRC.NO_SUBSCRIPTION, f"subscription '{echo(self._pattern(cmd))}' not found")
         await self.qm.pubsub.delete(sub)
         self.messages.append(f"subscription '{sub.sub_name or sub.subid}' deleted")
 
@@ -85,5 +85,5 @@ class PubSubCommands(CommandBase):
         """DISPLAY TPSTATUS('topic string', wildcards allowed) TYPE(TOPIC)."""
         kind = (cmd.value("TYPE") or "TOPIC").upper()
         if kind != "TOPIC":
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({kind}): only TYPE(TOPIC) is supported here")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"TYPE({echo(kind)}): only TYPE(TOPIC) is supported here")
         return self.qm.pubsub.status_rows(self._pattern(cmd))

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core import attributes
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.names import check_generic_name, matches
 from app.core.objects import GROUP_LOCATION
 from app.core.reasons import MQRC
@@ -41,14 +41,15 @@ class QmgrCommands(CommandBase):
                         "HIQDEPTH": stats.hiq,
                         "TIMESINCERESET": max(0, (self.qm.clock.now_ms() - since) // 1000)})
         if not out and "*" not in pattern:
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({pattern}) not found")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"QLOCAL({echo(pattern)}) not found")
         return out
 
     async def refresh_qmgr(self, cmd: Command) -> None:
         """REFRESH QMGR TYPE(EXPIRY) NAME(generic name): discard expired messages now."""
         kind = cmd.value("TYPE").upper()
         if kind != "EXPIRY":
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"REFRESH QMGR TYPE({kind}) is not supported; use TYPE(EXPIRY)")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
+                          f"REFRESH QMGR TYPE({echo(kind)}) is not supported; use TYPE(EXPIRY)")
         pattern = check_generic_name(cmd.value("NAME") or "*")
         scanned, discarded = await self.qm.expiry.refresh(pattern)
         self.messages.append(f"{scanned} queue(s) scanned, {discarded} expired message(s) discarded")

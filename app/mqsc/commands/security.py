@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.errors import MQError
+from app.core.errors import MQError, echo
 from app.core.reasons import MQRC
 from app.core.rights import AUTHORITIES_BY_OBJTYPE, AuthRec, authlist, check_profile, parse_rights, profile_matches
 from app.mqsc.commands.base import CommandBase
@@ -58,8 +58,8 @@ class SecurityCommands(CommandBase):
     async def delete_authrec(self, cmd: Command) -> None:
         objtype, profile, entity_type, entity = self._authrec_target(cmd)
         if not await self.qm.db(self.qm.security.store.delete_authrec, objtype, profile, entity_type, entity):
-            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"no authority record for {entity_type}({entity}) on "
-                                                    f"{objtype} profile {profile}")
+            raise MQError(MQRC.UNKNOWN_OBJECT_NAME, f"no authority record for {entity_type}({echo(entity)}) on "
+                                                    f"{objtype} profile {echo(profile)}")
         await self.qm.security.announce()
 
     async def display_authrec(self, cmd: Command) -> list[dict[str, Any]]:
@@ -69,7 +69,7 @@ class SecurityCommands(CommandBase):
         profile = cmd.value("PROFILE").strip()
         match = (cmd.value("MATCH") or "PROFILE").upper()
         if match not in ("PROFILE", "EXACT", "MEMBERSHIP"):
-            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"MATCH({match}) is not PROFILE, EXACT or MEMBERSHIP")
+            raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR, f"MATCH({echo(match)}) is not PROFILE, EXACT or MEMBERSHIP")
         principal, group = cmd.get("PRINCIPAL"), cmd.get("GROUP")
         if principal and group:
             raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR, "give PRINCIPAL or GROUP, not both")
@@ -103,7 +103,7 @@ def _objtype(value: str) -> str:
     """An OBJTYPE of SET/DELETE/DISPLAY AUTHREC (IBM's values), or "" when not given."""
     if value and value not in AUTHORITIES_BY_OBJTYPE:
         raise MQError(MQRC.MQRCCF_ATTR_VALUE_ERROR,
-                      f"OBJTYPE({value}) is not one of {', '.join(sorted(AUTHORITIES_BY_OBJTYPE))}")
+                      f"OBJTYPE({echo(value)}) is not one of {', '.join(sorted(AUTHORITIES_BY_OBJTYPE))}")
     return value
 
 

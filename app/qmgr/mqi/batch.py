@@ -12,6 +12,7 @@ import orjson
 
 from app.activity import Verb, record_batch, room_for_batch
 from app.cf.engine import BatchMessage, GetResult
+from app.cf.errors import TruncatedMessageError
 from app.core import msggroups
 from app.core.calls import MAX_BATCH, GetCall, GotMessage, PutCall, PutOutcome
 from app.core.errors import BatchError, MQError
@@ -193,6 +194,8 @@ class Batches(Gets):
                     handle.resolved.location, max_messages=max_messages,
                     max_bytes=self.qm.settings.get_batch_max_bytes,
                     **self._cf_get_args(conn, handle, call, wait_ms, select))
+            except TruncatedMessageError as exc:  # the first message is too big: as MQGET
+                raise self._truncation_failed(exc, handle, call) from None
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse and results:

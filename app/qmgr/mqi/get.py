@@ -11,8 +11,9 @@ import orjson
 
 from app.activity import Verb, note, recorded
 from app.cf.engine import GetResult
+from app.cf.errors import TruncatedMessageError
 from app.core import msggroups
-from app.core.calls import GetCall, GotMessage, caller_gone
+from app.core.calls import GetCall, GotMessage, TruncatedMessageFailed, caller_gone
 from app.core.convert import convert_message
 from app.core.errors import MQError
 from app.core.expiry import UNLIMITED, remaining_tenths
@@ -83,6 +84,16 @@ class Gets(Puts):
                 return MQError(MQRC.CONNECTION_BROKEN, f"connection {conn.hconn} ended while the get was in progress")
         return exc
 
+    def _truncation_failed(self, exc: TruncatedMessageError, handle: Handle, call: GetCall) -> TruncatedMessageFailed:
+        """MQRC_TRUNCATED_MSG_FAILED as IBM's MQGET answers it (a warning): the message stays on
+        the queue, and the answer carries its MQMD, full DataLength and as much data as fits.
+        A browse cursor stays where it was, but after BROWSE_FIRST it is logically before the
+        first message (IBM's reason code 2080), so BROWSE_NEXT finds that message again."""
+        if call.gmo.mode == "BROWSE_FIRST":
+            handle.browse_cursor = ""
+        got = _got_message(exc.result, call, self.qm.clock.now_ms())
+        return TruncatedMessageFailed(got, exc.message)
+
     @recorded(Verb.GET)  # a browse is recorded as BROWSE
     async def get(self, hconn: str, hobj: str, call: GetCall) -> GotMessage:
         """MQGET (destructive or browse) on an open handle."""
@@ -108,6 +119,8 @@ class Gets(Puts):
             try:
                 result: GetResult = await self.qm.cf.get(
                     handle.resolved.location, **self._cf_get_args(conn, handle, call, wait_ms, select))
+            except TruncatedMessageError as exc:
+                raise self._truncation_failed(exc, handle, call) from None
             except MQError as exc:
                 raise self._ended_wait(exc, conn, wait_ms) from None
             if gmo.browse:
