@@ -381,6 +381,9 @@ class ScriptRegistry:
             script.sha = await self.redis.script_load(script.script)
 
 
+_SIZED = (bytes, str, bytearray, memoryview)
+
+
 def _large(keys: list[Any], args: list[Any]) -> bool:
     """True when a call's keys and arguments hold ``LARGE_REQUEST_BYTES`` or more (a str counted
     by its characters: at least that many bytes go out). A put's arguments are a few dozen, a
@@ -390,7 +393,7 @@ def _large(keys: list[Any], args: list[Any]) -> bool:
         try:
             total += sum(map(len, part))
         except TypeError:  # a number among them (its digits are few)
-            total += sum(len(a) for a in part if isinstance(a, bytes | bytearray | memoryview | str))
+            total += sum([len(a) for a in part if type(a) in _SIZED])
     return total >= LARGE_REQUEST_BYTES
 
 
