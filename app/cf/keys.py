@@ -21,6 +21,7 @@ themselves with the same suffixes as ``QueueKeys`` below (each script's header l
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 #: Between a structure's name and its HASHTAG in a tag (never in a structure name, 1-12 of A-Z 0-9).
@@ -51,6 +52,9 @@ def structure_name(tag: str) -> str:
     return tag.partition(".CF.")[2].partition(HASHTAG_SEPARATOR)[0]
 
 
+# A tag's key names are asked for several times per MQI call and never change: remembered (a
+# group has a few dozen tags at most: its structures, its queue managers' page sets).
+@functools.lru_cache(maxsize=1024)
 def slot_tag(tag: str) -> str:
     """The text between the braces of a tag's keys: what decides its Redis Cluster slot
     (``QSG1.CF.APPL1`` for a structure without HASHTAG, ``QSG1.CF.X`` with HASHTAG(X))."""
@@ -59,6 +63,7 @@ def slot_tag(tag: str) -> str:
     return f"{qsg}.CF.{hashtag}" if cf and sep else tag
 
 
+@functools.lru_cache(maxsize=1024)
 def structure_prefix(tag: str) -> str:
     """Key prefix of everything in one structure: ``{tag}:``, or ``{QSG1.CF.X}APPL1:`` for the
     tag ``QSG1.CF.APPL1@X`` of a structure defined with HASHTAG(X)."""

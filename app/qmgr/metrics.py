@@ -101,8 +101,13 @@ class QmgrMetrics:
             if children is None:
                 children = (self.calls.labels(verb, str(rc)), self.latency.labels(verb))
                 self._by_verb[key] = children
-            children[0].inc(count)
-            _observe_times(children[1], record.get("latency_us", 0) / 1e6, count)
+            latency = record.get("latency_us", 0) / 1e6
+            if count == 1:
+                children[0].inc()
+                children[1].observe(latency)
+            else:
+                children[0].inc(count)
+                _observe_times(children[1], latency, count)
             return
         if verb in _HAPPENINGS:
             self.recent.append({k: record[k] for k in _RECENT_FIELDS if k in record})
@@ -279,7 +284,7 @@ def _observe_times(histogram: Histogram, value: float, count: int) -> None:
     has no count for ``observe``: its sum and the one bucket are added to once, as its ``observe``
     adds to them; one by one where a version of the library keeps them otherwise."""
     buckets, bounds, total = (getattr(histogram, name, None) for name in ("_buckets", "_upper_bounds", "_sum"))
-    if count == 1 or buckets is None or bounds is None or total is None:
+    if buckets is None or bounds is None or total is None:
         for _ in range(count):
             histogram.observe(value)
         return
