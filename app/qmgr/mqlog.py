@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import logging
 import os
 import re
@@ -165,9 +166,26 @@ class MessageLog:
         if self._fd is None or self._size > SEGMENT_BYTES or os.fstat(self._fd).st_nlink == 0:
             self._open_segment()
         assert self._fd is not None
-        os.write(self._fd, blob)
+        try:
+            _write_all(self._fd, blob)
+        except OSError as exc:
+            if getattr(exc, "written", 0):
+                self._cut_back()
+            raise
         self._size += len(blob)
         self._buffer, self._buffered = [], 0
+
+    def _cut_back(self) -> None:
+        """A drain was written in part: cut the segment back to its records before it, so that
+        the next write does not continue half a record's line (read back, that line would be
+        skipped, the next record with it). When even that fails, the segment is left (its cut
+        line is last, skipped when read) and the next drain starts a new one."""
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            log.exception("recovery log %s: a record cut short ends a segment", self.own_dir)
+            self._size = SEGMENT_BYTES + 1
 
     async def force(self) -> None:
         """Return once every record written so far is on disk (with ``sync``; else at once).
@@ -184,7 +202,10 @@ class MessageLog:
         the next fsync. On a fast disk it runs on the loop (INLINE_SYNC_S says why).
         """
         upto = self._written
-        while self.sync and self._forced < upto and (self._fd is not None or self._buffer):
+        while self.sync and self._forced < upto:
+            if self._fd is None and not self._buffer:
+                # Written to a segment that was closed without its fsync succeeding (``close``)
+                raise OSError(errno.EIO, f"recovery log {self.own_dir}: records were not forced to disk")
             flush = self._flush
             if flush is None:
                 flush = self._flush = asyncio.ensure_future(self._sync_round())
@@ -216,11 +237,7 @@ class MessageLog:
             self._flush = None
 
     def _open_segment(self) -> None:
-        if self._fd is not None and self.sync:
-            os.fsync(self._fd)  # what went to the old segment is on disk before it is left
-            self.fsyncs += 1
-            self._forced = self._written - self._buffered  # the buffered ones go to the new segment
-        self._close_fd()
+        self._leave_segment()
         self.own_dir.mkdir(parents=True, exist_ok=True)
         # Named by the group time it starts at (unique: a clock held still gives the next ns).
         self._last_segment_ns = max(self.now_ns(), self._last_segment_ns + 1)
@@ -237,18 +254,28 @@ class MessageLog:
                 os.close(folder)
 
     def close(self) -> None:
-        """Close the current segment (a new one starts with the next record)."""
+        """Close the current segment (a new one starts with the next record), its records
+        forced first: a caller waiting in ``force`` finds no segment left to sync."""
         self._drain()
-        self._close_fd()
+        self._leave_segment()
 
-    def _close_fd(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+    def _leave_segment(self) -> None:
+        """Close the current segment, what went to it on disk first (with ``sync``)."""
+        if self._fd is None:
+            return
+        if self.sync:
+            os.fsync(self._fd)  # raises with the segment still open: the next drain tries again
+            self.fsyncs += 1
+            self._forced = self._written - self._buffered  # the buffered ones go to the next segment
+        os.close(self._fd)
+        self._fd = None
 
     def stop(self) -> None:
         """Close the log and end its sync thread (the queue manager stops)."""
-        self.close()
+        try:
+            self.close()
+        except OSError as exc:  # the callers still forcing are told by their force
+            log.error("recovery log %s cannot be closed: %s", self.own_dir, exc)
         syncer, self._syncer = self._syncer, None
         if syncer is not None:
             syncer.shutdown(wait=False)
@@ -318,6 +345,24 @@ class MessageLog:
         """The messages of a backup file."""
         return [SavedMessage(r["q"], int(r["i"]), r["m"], r["d"].encode(), base64.b64decode(r["b"]))
                 for r in _lines(Path(path))]
+
+
+def _write_all(fd: int, blob: bytes) -> int:
+    """Append all of ``blob`` to ``fd``; raises (``written`` on the exception: the bytes that
+    went) when the file takes no more. A regular file takes only part of a write when the disk
+    (or the file-size limit) runs out in the middle of it, or past 2 GiB at once: the rest is
+    written again, and that write says why it cannot be."""
+    done = 0
+    try:
+        while done < len(blob):  # bounded: each pass writes at least one byte or raises
+            n = os.write(fd, memoryview(blob)[done:] if done else blob)
+            if n <= 0:
+                raise OSError(errno.ENOSPC, "the recovery log's segment takes no more bytes")
+            done += n
+    except OSError as exc:
+        exc.written = done  # type: ignore[attr-defined]
+        raise
+    return done
 
 
 def _sync_data(fd: int) -> float:

@@ -1,0 +1,80 @@
+"""The recovery log (app/qmgr/mqlog.py) when the disk takes only part of a write, and when the
+log is closed under a caller's force: a call is answered as logged only when its record is whole
+in a segment and synced.
+
+A partial write is a real one: the writer runs in a child process whose file-size limit
+(RLIMIT_FSIZE, as a full disk does) lets the kernel write only the first bytes of a turn's
+records; the next write is refused (EFBIG)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from app.qmgr.mqlog import MessageLog
+
+_CHILD = r"""
+import asyncio, json, resource, sys, time
+from app.qmgr.mqlog import MessageLog
+
+root, limit = sys.argv[1], int(sys.argv[2])
+log = MessageLog(root, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+answered, refused = [], []
+
+async def put(i):
+    log.put("t", "QM1", f"h{i}", False, "Q", i, "{}", b"{}", b"x" * 1500)
+    try:
+        await log.force()
+    except OSError:
+        refused.append(i)
+    else:
+        answered.append(i)
+
+async def main():
+    await asyncio.gather(*(put(i) for i in (1, 2)))  # one turn: their records in one write
+    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    await put(3)  # the disk has room again
+    _, messages = log.read("APPL1", 0)
+    log.stop()
+    print(json.dumps({"answered": answered, "refused": refused,
+                      "recovered": sorted(m.id for m in messages)}))
+
+asyncio.run(main())
+"""
+
+
+def test_a_write_the_disk_takes_only_in_part_answers_no_call_as_logged(tmp_path: Path) -> None:
+    """Two records of one turn (about 2 KB each) where the file may grow to 3 KB: the kernel
+    writes the first and part of the second. The second call must not be answered as logged
+    (its record is cut), and the cut must not spoil the records written after it."""
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path), "3000"], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    # every answered call's message is in the log (what RECOVER CFSTRUCT replays)
+    assert set(out["answered"]) <= set(out["recovered"]), out
+    assert 3 in out["answered"], out  # once the disk has room, calls are logged again
+    assert out["refused"], out  # the limit did refuse something: a call was told
+    # no record cut in the middle stays in front of what came after: every line is whole
+    for segment in (tmp_path / "QSG1" / "QM1").glob("*.log"):
+        for line in segment.read_bytes().splitlines():
+            json.loads(line)
+
+
+async def test_closing_the_log_under_a_force_still_syncs_the_record(tmp_path: Path) -> None:
+    """The queue manager stops (``stop`` closes the segment) while a call waits for its record to
+    be forced: the call must not come back before its record is synced."""
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    log.put("t", "QM1", "h1", False, "Q", 1, "{}", b"{}", b"message")
+    forcing = asyncio.ensure_future(log.force())
+    await asyncio.sleep(0)  # the record is handed to the OS, the force has begun its round
+    log.stop()
+    await forcing
+    assert log._forced == 1 and log.fsyncs >= 1
+    _, messages = log.read("APPL1", 0)
+    assert [m.id for m in messages] == [1]
