@@ -78,3 +78,44 @@ async def test_closing_the_log_under_a_force_still_syncs_the_record(tmp_path: Pa
     assert log._forced == 1 and log.fsyncs >= 1
     _, messages = log.read("APPL1", 0)
     assert [m.id for m in messages] == [1]
+
+
+async def test_a_prune_on_another_queue_manager_never_takes_a_record_being_written(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    """BACKUP CFSTRUCT on another queue manager prunes this one's idle segment: it reads the
+    segment's newest stamp (old), and unlinks it. A record written to the segment between the
+    two went to a file no folder names any more: its call was answered as logged, and RECOVER
+    CFSTRUCT never finds it. The prune and the write must not interleave so."""
+    import threading
+
+    import app.qmgr.mqlog as mqlog
+
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    other = MessageLog(tmp_path, "QSG1", "QM2", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    log.put("t", "QM1", "h1", False, "Q", 1, "{}", b"{}", b"old")
+    await log.force()
+    keep_since = time.time_ns() + 1  # a backup newer than the segment's only record: it may go
+    stamp_read, written = threading.Event(), threading.Event()
+    real_stamp = mqlog._newest_stamp
+
+    def stamp_then_pause(path: Path) -> int:  # the prune between reading the stamp and unlinking
+        found = real_stamp(path)
+        stamp_read.set()
+        written.wait(2)  # the write comes now - or cannot until the prune is done
+        return found
+
+    monkeypatch.setattr(mqlog, "_newest_stamp", stamp_then_pause)
+    pruning = threading.Thread(target=other.prune, args=(keep_since,))
+    pruning.start()
+    assert stamp_read.wait(10)
+    writer = threading.Thread(target=lambda: (log.put("t", "QM1", "h2", False, "Q", 2, "{}", b"{}", b"new"),
+                                              written.set()))
+    writer.start()  # no event loop in the thread: the record is written at once
+    writer.join(10)
+    pruning.join(10)
+    assert not pruning.is_alive() and not writer.is_alive()
+    await log.force()  # answered: its record is on disk
+    _, messages = other.read("APPL1", 0)
+    assert 2 in [m.id for m in messages]
+    log.stop()
+    other.stop()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import errno
+import fcntl
 import logging
 import os
 import re
@@ -161,19 +162,34 @@ class MessageLog:
         if not self._buffer:
             return
         blob = b"".join(self._buffer)
-        # A new segment when this one is full, or was deleted meanwhile (BACKUP CFSTRUCT on
-        # another queue manager prunes segments that were idle since before the last backup).
-        if self._fd is None or self._size > SEGMENT_BYTES or os.fstat(self._fd).st_nlink == 0:
-            self._open_segment()
-        assert self._fd is not None
+        fd = self._segment_held()
         try:
-            _write_all(self._fd, blob)
+            _write_all(fd, blob)
         except OSError as exc:
             if getattr(exc, "written", 0):
                 self._cut_back()
             raise
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
         self._size += len(blob)
         self._buffer, self._buffered = [], 0
+
+    def _segment_held(self) -> int:
+        """The segment to write to, locked (shared) until the write is done: a new one when
+        this one is full, or was deleted (BACKUP CFSTRUCT on another queue manager prunes
+        segments idle since before the last backup). ``prune`` takes the lock exclusively
+        from reading a segment's newest stamp to deleting it, so a record is never written
+        to a segment between the two (it would be in a file no folder names)."""
+        for _ in range(8):  # bounded: a new segment counts as new to a prune (its name's time)
+            if self._fd is None or self._size > SEGMENT_BYTES:
+                self._open_segment()
+            assert self._fd is not None
+            fcntl.flock(self._fd, fcntl.LOCK_SH)  # waits at most for one prune's look at this segment
+            if os.fstat(self._fd).st_nlink:
+                return self._fd
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            self._size = SEGMENT_BYTES + 1  # deleted: the next pass leaves it for a new one
+        raise OSError(errno.EIO, f"recovery log {self.own_dir}: every new segment was deleted at once")
 
     def _cut_back(self) -> None:
         """A drain was written in part: cut the segment back to its records before it, so that
@@ -317,11 +333,20 @@ class MessageLog:
         removed = 0
         for segment in self.segments():
             try:
-                if _newest_stamp(segment) < keep_since_ns:  # its newest record is older
+                fd = os.open(segment, os.O_RDONLY)
+            except FileNotFoundError:
+                continue  # pruned by another queue manager meanwhile
+            try:
+                # Held from the look at its newest record to its deletion: its writer cannot
+                # add a record in between (``_segment_held``), which the deletion would take.
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if os.fstat(fd).st_nlink and _newest_stamp(segment) < keep_since_ns:  # its newest is older
                     segment.unlink()
                     removed += 1
             except FileNotFoundError:
-                continue  # pruned by another queue manager meanwhile
+                continue
+            finally:
+                os.close(fd)
         return removed
 
     # ---- backups --------------------------------------------------------------------------
