@@ -119,3 +119,45 @@ async def test_a_prune_on_another_queue_manager_never_takes_a_record_being_writt
     assert 2 in [m.id for m in messages]
     log.stop()
     other.stop()
+
+
+def _on_file(root: Path) -> list[int]:
+    """The message ids of the PUT records in QM1's segments as the files hold them now (not
+    ``read``, which hands its own buffered records to the OS first)."""
+    return [json.loads(line)["i"] for segment in sorted((root / "QSG1" / "QM1").glob("*.log"))
+            for line in segment.read_bytes().splitlines()]
+
+
+async def test_without_sync_a_record_is_with_the_os_when_its_call_is_answered(tmp_path: Path, monkeypatch) -> None:
+    """QSG_MQLOG_SYNC=none: a logged change "survives a QM crash, not a machine crash" - so its
+    record is written to the file (the OS has it) before the call returns; a write the disk
+    refuses is told to the call, and the records after it are written once it takes them."""
+    import app.qmgr.mqlog as mqlog
+
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=False, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    log.put("t", "QM1", "h1", False, "Q", 1, "{}", b"{}", b"one")
+    await log.force()
+    assert _on_file(tmp_path) == [1]  # a SIGKILL now would not lose it
+    real_write = mqlog.os.write
+    full = True
+
+    def write(fd: int, data: bytes) -> int:
+        if full:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(mqlog.os, "write", write)
+    log.put("t", "QM1", "h2", False, "Q", 2, "{}", b"{}", b"two")
+    try:
+        await log.force()
+    except OSError:
+        pass
+    else:
+        raise AssertionError("a record the disk refused was answered as written")
+    assert _on_file(tmp_path) == [1]
+    full = False
+    for i in (3, 4):  # the disk takes writes again: what was refused goes with them
+        log.put("t", "QM1", f"h{i}", False, "Q", i, "{}", b"{}", b"more")
+        await log.force()
+        assert _on_file(tmp_path) == list(range(1, i + 1))
+    log.stop()

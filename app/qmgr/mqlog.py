@@ -84,6 +84,7 @@ class MessageLog:
         #: out in one os.write (a persistent put's answer waits for ``force``, which drains).
         self._buffer: list[bytes] = []
         self._buffered = 0  # records in _buffer
+        self._drain_due = False  # a drain of _buffer is scheduled (call_soon)
         self._forced = 0  # records known to be on disk
         #: The fsync the callers of ``force`` wait on together (group commit), None between them.
         self._flush: asyncio.Future[None] | None = None
@@ -144,13 +145,18 @@ class MessageLog:
         self._buffer.append(b"".join(stamp + r[1:] + b"\n" for r in records))
         self._buffered += len(records)
         self._written += len(records)
-        if len(self._buffer) == 1:  # the first of this turn: the turn's records go out together
+        if not self._drain_due:  # the first of this turn: the turn's records go out together
             try:
                 asyncio.get_running_loop().call_soon(self._drain_soon)
             except RuntimeError:  # no event loop (a tool, a test): at once
                 self._drain()
+                return
+            self._drain_due = True
 
     def _drain_soon(self) -> None:
+        # The next write schedules the next drain, also when this one fails: the records kept
+        # go out with it (else, without sync, nothing would write them again).
+        self._drain_due = False
         try:
             self._drain()
         except OSError as exc:  # kept in the buffer: the next force() tries again and tells its callers
@@ -218,7 +224,16 @@ class MessageLog:
         the next fsync. On a fast disk it runs on the loop (INLINE_SYNC_S says why).
         """
         upto = self._written
-        while self.sync and self._forced < upto:
+        if not self.sync:
+            # Left to the OS, not to the disk (QSG_MQLOG_SYNC=none): the records are written
+            # (the OS has them: a queue manager that dies now loses none) before the caller is
+            # answered - by the turn's drain, scheduled before this, or now to learn why not.
+            if self._written - self._buffered < upto:
+                await asyncio.sleep(0)
+                if self._written - self._buffered < upto:
+                    self._drain()
+            return
+        while self._forced < upto:
             if self._fd is None and not self._buffer:
                 # Written to a segment that was closed without its fsync succeeding (``close``)
                 raise OSError(errno.EIO, f"recovery log {self.own_dir}: records were not forced to disk")
