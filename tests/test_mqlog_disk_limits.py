@@ -161,3 +161,37 @@ async def test_without_sync_a_record_is_with_the_os_when_its_call_is_answered(tm
         await log.force()
         assert _on_file(tmp_path) == list(range(1, i + 1))
     log.stop()
+
+
+async def test_reading_the_logs_on_a_thread_loses_no_record_written_meanwhile(tmp_path: Path, monkeypatch) -> None:
+    """RECOVER CFSTRUCT reads every log on a thread (``asyncio.to_thread(read)``) while the
+    event loop goes on logging other structures' persistent calls. A record the loop writes
+    while the reading thread is in the middle of writing out the buffer must not be dropped
+    with it: that call is answered once the record is forced, so the record must be there."""
+    import threading
+
+    import app.qmgr.mqlog as mqlog
+
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    loop_thread = threading.get_ident()
+    in_write, appended = threading.Event(), threading.Event()
+    real_write = mqlog.os.write
+
+    def write(fd: int, data: bytes) -> int:  # a write off the loop waits for the loop's next record
+        if threading.get_ident() != loop_thread and not in_write.is_set():
+            in_write.set()
+            appended.wait(2)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(mqlog.os, "write", write)
+    log.put("t", "QM1", "h1", False, "Q", 1, "{}", b"{}", b"one")
+    reader = threading.Thread(target=log.read, args=("APPL1", 0))
+    reader.start()  # as to_thread does: the loop goes on meanwhile
+    in_write.wait(0.5)  # a reader that writes out the buffer is in that write now
+    log.put("t", "QM1", "h2", False, "Q", 2, "{}", b"{}", b"two")  # another structure's call, on the loop
+    appended.set()
+    reader.join(10)
+    assert not reader.is_alive()
+    await log.force()  # the second call is answered: its record is on disk
+    assert _on_file(tmp_path) == [1, 2]
+    log.stop()

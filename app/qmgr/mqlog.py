@@ -324,12 +324,18 @@ class MessageLog:
         return sorted(p for d in self.group_dir.iterdir() if d.is_dir() and d != self.backup_dir
                       for p in d.glob("*.log"))
 
+    def flush(self) -> None:
+        """Hand the records buffered in this event-loop turn to the OS now (on the loop, before
+        ``read`` on a thread: this queue manager's records of the last moment too)."""
+        self._drain()
+
     def read(self, structure: str, since_ns: int) -> tuple[list[dict[str, Any]], list[SavedMessage]]:
         """Records of ``structure`` written at or after ``since_ns`` in every queue manager's
         log: (GET/CLEAR/DELETE records, messages of PUT records)."""
         records: list[dict[str, Any]] = []
         puts: list[SavedMessage] = []
-        self._drain()  # this queue manager's own records of the last moment too
+        # Not ``_drain`` here: RECOVER CFSTRUCT reads on a thread while the event loop goes on
+        # writing; the writer's state is the loop's own (its caller ``flush``es there first).
         for segment in self.segments():
             for rec in _lines(segment):
                 if rec.get("s") != structure or rec.get("t", 0) < since_ns:
