@@ -403,6 +403,7 @@ class StructureService:
             # later recovery, and the queues' ids continue after the highest one seen.
             for queue, last_id in recovered.last_ids.items():
                 self.recovery_log.removed_all(tag, queue, last_id, deleted=False)
+            await self.recovery_log.force()  # on disk before the command answers, as CLEAR QLOCAL's
             recovered = RecoveredStructure(last_ids=recovered.last_ids)
             source = "TYPE(PURGE): recovered empty"
         else:
