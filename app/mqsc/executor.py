@@ -146,7 +146,9 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
         messages.append(f"CSQN123E {qm.name} '{verb}' command for CMDSCOPE({scope}) abnormal completion")
     else:
         messages.append(f"CSQN122I {qm.name} '{verb}' command for CMDSCOPE({scope}) normal completion")
-    merged = {"command": cmd.text, "completion_code": worst["completion_code"], "reason": worst["reason"],
+    # a failed command is repeated cut, as ``_failed`` repeats one (a value of 60 KB is not sent back)
+    text = echo(cmd.text, COMMAND_ECHO_LIMIT) if worst["completion_code"] == 2 else cmd.text
+    merged = {"command": text, "completion_code": worst["completion_code"], "reason": worst["reason"],
               "messages": messages, "objects": objects}
     if worst.get("reason_name"):
         merged["reason_name"] = worst["reason_name"]
