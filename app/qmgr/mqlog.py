@@ -360,7 +360,10 @@ class MessageLog:
             try:
                 # Held from the look at its newest record to its deletion: its writer cannot
                 # add a record in between (``_segment_held``), which the deletion would take.
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its writer is writing to it now: it is not idle (and a stopped one cannot hold us)
                 if os.fstat(fd).st_nlink and _newest_stamp(segment) < keep_since_ns:  # its newest is older
                     segment.unlink()
                     removed += 1
