@@ -235,7 +235,8 @@ class MessageLog:
             return
         while self._forced < upto:
             if self._fd is None and not self._buffer:
-                # Written to a segment that was closed without its fsync succeeding (``close``)
+                # No segment left to sync and the records not known on disk (``_leave_segment``
+                # forces a segment before closing it, so this is a safety net): never answered
                 raise OSError(errno.EIO, f"recovery log {self.own_dir}: records were not forced to disk")
             flush = self._flush
             if flush is None:
