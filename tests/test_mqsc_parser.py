@@ -410,6 +410,7 @@ def test_display_keeps_its_value_keywords_and_other_verbs_their_values() -> None
     ("DIS CLUSQMGR(*) CHANNEL(TO.*)", "CHANNEL", "TO.*"),
     ("DIS TRACE(*) COMMENT('why') DETAIL(1)", "COMMENT", "why"),
     ("DIS TRACE(*) DETAIL(1)", "DETAIL", "1"),
+    ("DIS CFSTATUS(APP*) TYPE(SMDS) SMDS(*)", "SMDS", "*"),
 ])
 def test_display_filter_keywords_of_ibm_syntax_keep_their_values(text: str, keyword: str, value: str) -> None:
     """Keywords IBM's DISPLAY syntax diagrams give a value (filters and options, z/OS): no CSQ9011E."""

@@ -88,6 +88,7 @@ DISPLAY_VALUE_KEYWORDS: dict[str, frozenset[str]] = {
     "CHANNEL": _DISPLAY_OPTIONS | {"CHLTYPE"},
     "AUTHINFO": _DISPLAY_OPTIONS | {"AUTHTYPE"},
     "THREAD": _DISPLAY_OPTIONS | {"QMNAME"},
+    "CFSTATUS": _DISPLAY_OPTIONS | {"SMDS"},  # TYPE(SMDS) SMDS(qmgr-name|*)
 }
 
 
