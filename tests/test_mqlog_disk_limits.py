@@ -195,3 +195,24 @@ async def test_reading_the_logs_on_a_thread_loses_no_record_written_meanwhile(tm
     await log.force()  # the second call is answered: its record is on disk
     assert _on_file(tmp_path) == [1, 2]
     log.stop()
+
+
+async def test_a_file_system_without_locks_still_takes_the_log(tmp_path: Path, monkeypatch) -> None:
+    """Where the file system has no file locks (flock: ENOLCK, as some network file systems
+    answer), records are still written and forced, and BACKUP CFSTRUCT's prune still prunes:
+    the locks keep a prune and a write apart where they exist, never stop the log."""
+    import errno
+
+    import app.qmgr.mqlog as mqlog
+
+    def no_locks(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(mqlog.fcntl, "flock", no_locks)
+    log = MessageLog(tmp_path, "QSG1", "QM1", sync=True, structure_of=lambda tag: "APPL1", now_ns=time.time_ns)
+    log.put("t", "QM1", "h1", False, "Q", 1, "{}", b"{}", b"one")
+    await log.force()
+    assert _on_file(tmp_path) == [1] and log._forced == 1
+    log.close()
+    assert log.prune(time.time_ns() + 1) == 1 and _on_file(tmp_path) == []
+    log.stop()

@@ -176,7 +176,7 @@ class MessageLog:
                 self._cut_back()
             raise
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            _flock(fd, fcntl.LOCK_UN)
         self._size += len(blob)
         self._buffer, self._buffered = [], 0
 
@@ -190,10 +190,10 @@ class MessageLog:
             if self._fd is None or self._size > SEGMENT_BYTES:
                 self._open_segment()
             assert self._fd is not None
-            fcntl.flock(self._fd, fcntl.LOCK_SH)  # waits at most for one prune's look at this segment
+            _flock(self._fd, fcntl.LOCK_SH)  # waits at most for one prune's look at this segment
             if os.fstat(self._fd).st_nlink:
                 return self._fd
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            _flock(self._fd, fcntl.LOCK_UN)
             self._size = SEGMENT_BYTES + 1  # deleted: the next pass leaves it for a new one
         raise OSError(errno.EIO, f"recovery log {self.own_dir}: every new segment was deleted at once")
 
@@ -362,7 +362,7 @@ class MessageLog:
                 # Held from the look at its newest record to its deletion: its writer cannot
                 # add a record in between (``_segment_held``), which the deletion would take.
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     continue  # its writer is writing to it now: it is not idle (and a stopped one cannot hold us)
                 if os.fstat(fd).st_nlink and _newest_stamp(segment) < keep_since_ns:  # its newest is older
@@ -395,6 +395,28 @@ class MessageLog:
         """The messages of a backup file."""
         return [SavedMessage(r["q"], int(r["i"]), r["m"], r["d"].encode(), base64.b64decode(r["b"]))
                 for r in _lines(Path(path))]
+
+
+#: flock errors of a file system that has no locks (some network file systems): the log goes on
+#: without them, as before they were taken (a prune racing a write is then possible again).
+_NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
+_warned_no_locks = False
+
+
+def _flock(fd: int, how: int) -> None:
+    """``fcntl.flock``, a no-op where the file system has no locks (warned once)."""
+    global _warned_no_locks
+    try:
+        fcntl.flock(fd, how)
+    except BlockingIOError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        if not _warned_no_locks:
+            _warned_no_locks = True
+            log.warning("recovery log: the file system takes no file locks (%s): BACKUP CFSTRUCT's prune of "
+                        "segments is not kept apart from their writes", exc)
 
 
 def _write_all(fd: int, blob: bytes) -> int:
