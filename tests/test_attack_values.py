@@ -378,3 +378,17 @@ def test_a_huge_header_or_parameter_is_not_echoed_back_whole_by_the_ibm_rest_api
     assert r.status_code == 400 and len(r.content) < SMALL_ANSWER, (r.status_code, len(r.content))
     assert curdepth(group, "ATTACK.IBM") == 0  # nothing was put
 
+
+
+def test_a_huge_value_in_a_command_sent_with_cmdscope_is_not_echoed_back_whole(group):
+    """The same with CMDSCOPE(*): every queue manager fails the command, and the merged answer
+    (CSQN137I, each queue manager's responses, CSQN123E) repeats the command cut, as a failed
+    command's answer does, not 60 KB."""
+    command = f"DEFINE QLOCAL(ATTACK.ECHO) MAXDEPTH({HUGE}) CMDSCOPE(*)"
+    r = httpx.post(f"{group.url('QM1')}/v1/admin/mqsc", json={"script": command}, timeout=30)
+    assert r.status_code == 200, r.text[:500]
+    (result,) = r.json()["results"]
+    assert (result["completion_code"], result["reason"]) == (2, 4005), result
+    assert result["messages"][-1].startswith("CSQN123E"), result
+    assert len(r.content) < SMALL_ANSWER, (len(r.content), r.text[:300])
+    assert group.mqsc("QM1", "DISPLAY QLOCAL(ATTACK.ECHO)")[0]["reason"] == 2085  # nothing defined

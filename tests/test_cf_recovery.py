@@ -258,3 +258,26 @@ def test_recover_refuses_when_a_queue_managers_log_is_not_shared(make_fresh_clus
         text = " ".join(res["messages"])
         assert f"the recovery log of {missing} is not under" in text, text
     assert status(g, "QM1", "SPLIT")["STATUS"] == "FAILED"
+
+
+def test_recover_type_purge_forces_its_clear_records_before_it_answers(group):
+    """RECOVER CFSTRUCT TYPE(PURGE) writes a CLEAR record per queue so that no later recovery
+    brings the purged messages back: like CLEAR QLOCAL's, that record is forced to disk before
+    the command answers (QSG_MQLOG_SYNC=commit), or a machine crash after the answer would
+    let the next recovery put the purged messages back."""
+    import re
+
+    import httpx
+
+    def fsyncs(qm: str) -> float:
+        text = httpx.get(f"{group.url(qm)}/metrics", timeout=30).text
+        return float(re.search(r"^qsg_mqlog_fsyncs_total (\S+)$", text, re.M).group(1))
+
+    group.mqsc_ok("QM1", "DEFINE CFSTRUCT(PURGEF) CFLEVEL(5) RECOVER(YES) RECAUTO(NO)\n"
+                         "DEFINE QLOCAL(PURGEF.Q) QSGDISP(SHARED) CFSTRUCT(PURGEF)")
+    MQ(group.url("QM1")).put1("PURGEF.Q", "purged", md=PERSISTENT)
+    group.mqsc_ok("QM1", "RESET CFSTRUCT(PURGEF) ACTION(FAIL)")
+    before = fsyncs("QM2")
+    group.mqsc_ok("QM2", "RECOVER CFSTRUCT(PURGEF) TYPE(PURGE)")
+    assert fsyncs("QM2") > before  # the CLEAR record is on QM2's log on disk
+    assert drain(group, "QM3", "PURGEF.Q") == []

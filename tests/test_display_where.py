@@ -61,3 +61,16 @@ def test_keywords_that_take_a_value_on_display_still_work(group):
     (res,) = group.mqsc_ok("QM1", f"DISPLAY QSTATUS({stem}.A) TYPE(HANDLE) OPENTYPE(ALL)")
     assert res["objects"] == []
 
+
+
+def test_display_channel_selects_by_chltype_as_by_type(group):
+    """IBM's DISPLAY CHANNEL: "You cannot use TYPE (or CHLTYPE) if it is also used to select
+    channels" - CHLTYPE(type) selects channels of that type, as TYPE(type) does (not CSQ9011E)."""
+    stem = uniq("CT")
+    group.mqsc_ok("QM1", f"DEFINE CHANNEL({stem}.S) CHLTYPE(SVRCONN)\nDEFINE CHANNEL({stem}.R) CHLTYPE(RCVR)")
+    (res,) = group.mqsc_ok("QM1", f"DISPLAY CHANNEL({stem}.*) CHLTYPE(RCVR)")
+    assert [(o["CHANNEL"], o["CHLTYPE"]) for o in res["objects"]] == [(f"{stem}.R", "RCVR")]
+    (res,) = group.mqsc_ok("QM1", f"DISPLAY CHANNEL({stem}.*) CHLTYPE")  # the attribute asked for
+    assert sorted(o["CHLTYPE"] for o in res["objects"]) == ["RCVR", "SVRCONN"]
+    (res,) = group.mqsc("QM1", f"DISPLAY CHANNEL({stem}.*) CHLTYPE(NOSUCH)")
+    assert (res["completion_code"], res["reason"]) == (2, 4005)  # MQRCCF_ATTR_VALUE_ERROR

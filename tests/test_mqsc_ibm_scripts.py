@@ -208,6 +208,20 @@ def test_cmdscope_summary_is_normal_only_when_every_queue_manager_completed(grou
     mqsc_ok(group, "QM1", "DELETE QLOCAL(ONLY.ON.QM2) CMDSCOPE(*)")
 
 
+def test_cmdscope_sends_the_command_on_with_its_quoted_values_as_written(group):
+    """Each queue manager receives the command with CMDSCOPE naming itself - the keyword only:
+    a quoted value that mentions CMDSCOPE(...) (a description, a WHERE value) stays as the
+    operator wrote it on every queue manager."""
+    descr = "moved with CMDSCOPE(*) on 2026-11-28"
+    mqsc_ok(group, "QM1", f"DEFINE QLOCAL(SCOPED.DESCR) DESCR('{descr}') REPLACE CMDSCOPE(*)")
+    for qm in ("QM1", "QM2"):
+        (res,) = mqsc_ok(group, qm, "DISPLAY QLOCAL(SCOPED.DESCR) DESCR")
+        assert res["objects"][0]["DESCR"] == descr, (qm, res)
+    (res,) = mqsc_ok(group, "QM2", f"DISPLAY QLOCAL(SCOPED.*) CMDSCOPE(*) WHERE(DESCR EQ '{descr}')")
+    assert sorted(o["QMNAME"] for o in res["objects"]) == ["QM1", "QM2"], res
+    mqsc_ok(group, "QM1", "DELETE QLOCAL(SCOPED.DESCR) CMDSCOPE(*)")
+
+
 # ---- comments and the documentation's samples ----------------------------------------------------------
 
 

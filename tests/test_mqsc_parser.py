@@ -401,3 +401,17 @@ def test_display_keeps_its_value_keywords_and_other_verbs_their_values() -> None
     assert parse_command("DIS AUTHREC PROFILE(A.*) OBJTYPE(QUEUE) PRINCIPAL('app')").value("OBJTYPE") == "QUEUE"
     assert parse_command("ALTER QLOCAL(X) MAXDEPTH(5)").value("MAXDEPTH") == "5"
 
+
+
+@pytest.mark.parametrize("text, keyword, value", [
+    ("DIS CHL(*) CHLTYPE(SVRCONN)", "CHLTYPE", "SVRCONN"),  # IBM: TYPE (or CHLTYPE) selects channels
+    ("DIS AUTHINFO(*) AUTHTYPE(CRLLDAP)", "AUTHTYPE", "CRLLDAP"),
+    ("DIS THREAD(*) TYPE(INDOUBT) QMNAME(QM2)", "QMNAME", "QM2"),
+    ("DIS CLUSQMGR(*) CHANNEL(TO.*)", "CHANNEL", "TO.*"),
+    ("DIS TRACE(*) COMMENT('why') DETAIL(1)", "COMMENT", "why"),
+    ("DIS TRACE(*) DETAIL(1)", "DETAIL", "1"),
+    ("DIS CFSTATUS(APP*) TYPE(SMDS) SMDS(*)", "SMDS", "*"),
+])
+def test_display_filter_keywords_of_ibm_syntax_keep_their_values(text: str, keyword: str, value: str) -> None:
+    """Keywords IBM's DISPLAY syntax diagrams give a value (filters and options, z/OS): no CSQ9011E."""
+    assert parse_command(text).value(keyword) == value

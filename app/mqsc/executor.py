@@ -93,6 +93,16 @@ async def run_script(qm: MqscHost, script: Any, credentials: Mapping[str, str] |
     return results
 
 
+def _retargeted(text: str, target: str) -> str:
+    """``text`` with its CMDSCOPE keyword naming ``target``. A CMDSCOPE(...) inside a quoted
+    value (a DESCR, a WHERE value: an odd number of quotes before it, '' counting twice) is the
+    operator's text and is sent on as written."""
+    def swap(found: re.Match[str]) -> str:
+        outside = text.count("'", 0, found.start()) % 2 == 0
+        return f"CMDSCOPE({target})" if outside else found.group(0)
+    return _CMDSCOPE.sub(swap, text)
+
+
 async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mapping[str, str]) -> dict[str, Any]:
     """CMDSCOPE(*) or CMDSCOPE(qmgr): the command runs on every active queue manager of the
     group, or on the one named, and the responses are merged as z/OS merges them: CSQN137I (the
@@ -113,7 +123,7 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
         targets = [scope]
 
     async def one(target: str) -> dict[str, Any]:
-        text = _CMDSCOPE.sub(f"CMDSCOPE({target})", cmd.text)
+        text = _retargeted(cmd.text, target)
         if target == qm.name:
             return (await run_script(qm, text))[0]
         url = str(members[target].get("URL") or "")
@@ -146,7 +156,9 @@ async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mappi
         messages.append(f"CSQN123E {qm.name} '{verb}' command for CMDSCOPE({scope}) abnormal completion")
     else:
         messages.append(f"CSQN122I {qm.name} '{verb}' command for CMDSCOPE({scope}) normal completion")
-    merged = {"command": cmd.text, "completion_code": worst["completion_code"], "reason": worst["reason"],
+    # a failed command is repeated cut, as ``_failed`` repeats one (a value of 60 KB is not sent back)
+    text = echo(cmd.text, COMMAND_ECHO_LIMIT) if worst["completion_code"] == 2 else cmd.text
+    merged = {"command": text, "completion_code": worst["completion_code"], "reason": worst["reason"],
               "messages": messages, "objects": objects}
     if worst.get("reason_name"):
         merged["reason_name"] = worst["reason_name"]

@@ -395,6 +395,7 @@ class StructureService:
         structure = await self.qm.db(self.store.structure, name)
         since = backup.log_from_ns if backup else (structure.alloc_ns if structure else 0)
         saved = await asyncio.to_thread(self.recovery_log.read_backup, backup.path) if backup and backup.path else []
+        self.recovery_log.flush()  # on the loop: the thread below only reads
         records, puts = await asyncio.to_thread(self.recovery_log.read, name, since - LOG_MARGIN_NS)
         recovered = replay(saved, records, puts)
         if purge:
@@ -402,6 +403,7 @@ class StructureService:
             # later recovery, and the queues' ids continue after the highest one seen.
             for queue, last_id in recovered.last_ids.items():
                 self.recovery_log.removed_all(tag, queue, last_id, deleted=False)
+            await self.recovery_log.force()  # on disk before the command answers, as CLEAR QLOCAL's
             recovered = RecoveredStructure(last_ids=recovered.last_ids)
             source = "TYPE(PURGE): recovered empty"
         else:

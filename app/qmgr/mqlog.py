@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
+import fcntl
 import logging
 import os
 import re
@@ -82,6 +84,7 @@ class MessageLog:
         #: out in one os.write (a persistent put's answer waits for ``force``, which drains).
         self._buffer: list[bytes] = []
         self._buffered = 0  # records in _buffer
+        self._drain_due = False  # a drain of _buffer is scheduled (call_soon)
         self._forced = 0  # records known to be on disk
         #: The fsync the callers of ``force`` wait on together (group commit), None between them.
         self._flush: asyncio.Future[None] | None = None
@@ -142,13 +145,18 @@ class MessageLog:
         self._buffer.append(b"".join(stamp + r[1:] + b"\n" for r in records))
         self._buffered += len(records)
         self._written += len(records)
-        if len(self._buffer) == 1:  # the first of this turn: the turn's records go out together
+        if not self._drain_due:  # the first of this turn: the turn's records go out together
             try:
                 asyncio.get_running_loop().call_soon(self._drain_soon)
             except RuntimeError:  # no event loop (a tool, a test): at once
                 self._drain()
+                return
+            self._drain_due = True
 
     def _drain_soon(self) -> None:
+        # The next write schedules the next drain, also when this one fails: the records kept
+        # go out with it (else, without sync, nothing would write them again).
+        self._drain_due = False
         try:
             self._drain()
         except OSError as exc:  # kept in the buffer: the next force() tries again and tells its callers
@@ -160,14 +168,46 @@ class MessageLog:
         if not self._buffer:
             return
         blob = b"".join(self._buffer)
-        # A new segment when this one is full, or was deleted meanwhile (BACKUP CFSTRUCT on
-        # another queue manager prunes segments that were idle since before the last backup).
-        if self._fd is None or self._size > SEGMENT_BYTES or os.fstat(self._fd).st_nlink == 0:
-            self._open_segment()
-        assert self._fd is not None
-        os.write(self._fd, blob)
+        fd = self._segment_held()
+        try:
+            _write_all(fd, blob)
+        except OSError as exc:
+            if getattr(exc, "written", 0):
+                self._cut_back()
+            raise
+        finally:
+            _flock(fd, fcntl.LOCK_UN)
         self._size += len(blob)
         self._buffer, self._buffered = [], 0
+
+    def _segment_held(self) -> int:
+        """The segment to write to, locked (shared) until the write is done: a new one when
+        this one is full, or was deleted (BACKUP CFSTRUCT on another queue manager prunes
+        segments idle since before the last backup). ``prune`` takes the lock exclusively
+        from reading a segment's newest stamp to deleting it, so a record is never written
+        to a segment between the two (it would be in a file no folder names)."""
+        for _ in range(8):  # bounded: a new segment counts as new to a prune (its name's time)
+            if self._fd is None or self._size > SEGMENT_BYTES:
+                self._open_segment()
+            assert self._fd is not None
+            _flock(self._fd, fcntl.LOCK_SH)  # waits at most for one prune's look at this segment
+            if os.fstat(self._fd).st_nlink:
+                return self._fd
+            _flock(self._fd, fcntl.LOCK_UN)
+            self._size = SEGMENT_BYTES + 1  # deleted: the next pass leaves it for a new one
+        raise OSError(errno.EIO, f"recovery log {self.own_dir}: every new segment was deleted at once")
+
+    def _cut_back(self) -> None:
+        """A drain was written in part: cut the segment back to its records before it, so that
+        the next write does not continue half a record's line (read back, that line would be
+        skipped, the next record with it). When even that fails, the segment is left (its cut
+        line is last, skipped when read) and the next drain starts a new one."""
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            log.exception("recovery log %s: a record cut short ends a segment", self.own_dir)
+            self._size = SEGMENT_BYTES + 1
 
     async def force(self) -> None:
         """Return once every record written so far is on disk (with ``sync``; else at once).
@@ -184,7 +224,20 @@ class MessageLog:
         the next fsync. On a fast disk it runs on the loop (INLINE_SYNC_S says why).
         """
         upto = self._written
-        while self.sync and self._forced < upto and (self._fd is not None or self._buffer):
+        if not self.sync:
+            # Left to the OS, not to the disk (QSG_MQLOG_SYNC=none): the records are written
+            # (the OS has them: a queue manager that dies now loses none) before the caller is
+            # answered - by the turn's drain, scheduled before this, or now to learn why not.
+            if self._written - self._buffered < upto:
+                await asyncio.sleep(0)
+                if self._written - self._buffered < upto:
+                    self._drain()
+            return
+        while self._forced < upto:
+            if self._fd is None and not self._buffer:
+                # No segment left to sync and the records not known on disk (``_leave_segment``
+                # forces a segment before closing it, so this is a safety net): never answered
+                raise OSError(errno.EIO, f"recovery log {self.own_dir}: records were not forced to disk")
             flush = self._flush
             if flush is None:
                 flush = self._flush = asyncio.ensure_future(self._sync_round())
@@ -216,11 +269,7 @@ class MessageLog:
             self._flush = None
 
     def _open_segment(self) -> None:
-        if self._fd is not None and self.sync:
-            os.fsync(self._fd)  # what went to the old segment is on disk before it is left
-            self.fsyncs += 1
-            self._forced = self._written - self._buffered  # the buffered ones go to the new segment
-        self._close_fd()
+        self._leave_segment()
         self.own_dir.mkdir(parents=True, exist_ok=True)
         # Named by the group time it starts at (unique: a clock held still gives the next ns).
         self._last_segment_ns = max(self.now_ns(), self._last_segment_ns + 1)
@@ -237,18 +286,28 @@ class MessageLog:
                 os.close(folder)
 
     def close(self) -> None:
-        """Close the current segment (a new one starts with the next record)."""
+        """Close the current segment (a new one starts with the next record), its records
+        forced first: a caller waiting in ``force`` finds no segment left to sync."""
         self._drain()
-        self._close_fd()
+        self._leave_segment()
 
-    def _close_fd(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+    def _leave_segment(self) -> None:
+        """Close the current segment, what went to it on disk first (with ``sync``)."""
+        if self._fd is None:
+            return
+        if self.sync:
+            os.fsync(self._fd)  # raises with the segment still open: the next drain tries again
+            self.fsyncs += 1
+            self._forced = self._written - self._buffered  # the buffered ones go to the next segment
+        os.close(self._fd)
+        self._fd = None
 
     def stop(self) -> None:
         """Close the log and end its sync thread (the queue manager stops)."""
-        self.close()
+        try:
+            self.close()
+        except OSError as exc:  # the callers still forcing are told by their force
+            log.error("recovery log %s cannot be closed: %s", self.own_dir, exc)
         syncer, self._syncer = self._syncer, None
         if syncer is not None:
             syncer.shutdown(wait=False)
@@ -266,12 +325,18 @@ class MessageLog:
         return sorted(p for d in self.group_dir.iterdir() if d.is_dir() and d != self.backup_dir
                       for p in d.glob("*.log"))
 
+    def flush(self) -> None:
+        """Hand the records buffered in this event-loop turn to the OS now (on the loop, before
+        ``read`` on a thread: this queue manager's records of the last moment too)."""
+        self._drain()
+
     def read(self, structure: str, since_ns: int) -> tuple[list[dict[str, Any]], list[SavedMessage]]:
         """Records of ``structure`` written at or after ``since_ns`` in every queue manager's
         log: (GET/CLEAR/DELETE records, messages of PUT records)."""
         records: list[dict[str, Any]] = []
         puts: list[SavedMessage] = []
-        self._drain()  # this queue manager's own records of the last moment too
+        # Not ``_drain`` here: RECOVER CFSTRUCT reads on a thread while the event loop goes on
+        # writing; the writer's state is the loop's own (its caller ``flush``es there first).
         for segment in self.segments():
             for rec in _lines(segment):
                 if rec.get("s") != structure or rec.get("t", 0) < since_ns:
@@ -290,11 +355,23 @@ class MessageLog:
         removed = 0
         for segment in self.segments():
             try:
-                if _newest_stamp(segment) < keep_since_ns:  # its newest record is older
+                fd = os.open(segment, os.O_RDONLY)
+            except FileNotFoundError:
+                continue  # pruned by another queue manager meanwhile
+            try:
+                # Held from the look at its newest record to its deletion: its writer cannot
+                # add a record in between (``_segment_held``), which the deletion would take.
+                try:
+                    _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its writer is writing to it now: it is not idle (and a stopped one cannot hold us)
+                if os.fstat(fd).st_nlink and _newest_stamp(segment) < keep_since_ns:  # its newest is older
                     segment.unlink()
                     removed += 1
             except FileNotFoundError:
-                continue  # pruned by another queue manager meanwhile
+                continue
+            finally:
+                os.close(fd)
         return removed
 
     # ---- backups --------------------------------------------------------------------------
@@ -318,6 +395,46 @@ class MessageLog:
         """The messages of a backup file."""
         return [SavedMessage(r["q"], int(r["i"]), r["m"], r["d"].encode(), base64.b64decode(r["b"]))
                 for r in _lines(Path(path))]
+
+
+#: flock errors of a file system that has no locks (some network file systems): the log goes on
+#: without them, as before they were taken (a prune racing a write is then possible again).
+_NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
+_warned_no_locks = False
+
+
+def _flock(fd: int, how: int) -> None:
+    """``fcntl.flock``, a no-op where the file system has no locks (warned once)."""
+    global _warned_no_locks
+    try:
+        fcntl.flock(fd, how)
+    except BlockingIOError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        if not _warned_no_locks:
+            _warned_no_locks = True
+            log.warning("recovery log: the file system takes no file locks (%s): BACKUP CFSTRUCT's prune of "
+                        "segments is not kept apart from their writes", exc)
+
+
+def _write_all(fd: int, blob: bytes) -> int:
+    """Append all of ``blob`` to ``fd``; raises (``written`` on the exception: the bytes that
+    went) when the file takes no more. A regular file takes only part of a write when the disk
+    (or the file-size limit) runs out in the middle of it, or past 2 GiB at once: the rest is
+    written again, and that write says why it cannot be."""
+    done = 0
+    try:
+        while done < len(blob):  # bounded: each pass writes at least one byte or raises
+            n = os.write(fd, memoryview(blob)[done:] if done else blob)
+            if n <= 0:
+                raise OSError(errno.ENOSPC, "the recovery log's segment takes no more bytes")
+            done += n
+    except OSError as exc:
+        exc.written = done  # type: ignore[attr-defined]
+        raise
+    return done
 
 
 def _sync_data(fd: int) -> float:

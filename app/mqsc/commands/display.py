@@ -175,9 +175,12 @@ def _type_filter(cmd: Command, objtype: str) -> Callable[[dict[str, Any]], bool]
                             "NAMELIST": ("NLTYPE", "NLTYPE", attributes.specs("NAMELIST")["NLTYPE"].choices)}.get(
         objtype, ("", "", ()))
     given = cmd.get(keyword) if keyword else None
+    if objtype == "CHANNEL" and (given is None or given.value is None):
+        given = cmd.get("CHLTYPE")  # DISPLAY CHANNEL's synonym of TYPE (a value: not the attribute)
+        keyword = "CHLTYPE"
     if given is None or given.value is None:
         return None
-    wanted = cmd.value(keyword).upper()
+    wanted = given.value.upper()
     wanted = "QUEUE" if wanted == "Q" and objtype == "NAMELIST" else wanted
     if wanted == "ALL":
         return None
