@@ -34,7 +34,6 @@ import fcntl
 import logging
 import os
 import re
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -51,14 +50,6 @@ SEGMENT_BYTES = 64 * 1024 * 1024
 TAIL_CHUNK = 64 * 1024
 #: How every record starts (``_write``): its stamp.
 _STAMP = re.compile(rb'\{"t":(\d+),')
-#: The fsync runs on the event loop while it takes less than this, and on the log's thread for
-#: the next SLOW_DISK_ROUNDS fsyncs after one took longer (then the loop tries again). On a fast
-#: disk (0.1-0.2 ms) the loop is held less than by handing the fsync to a thread: the thread's
-#: answer has to take the interpreter lock from a busy loop, which can take the switch interval
-#: (5 ms), and every caller of the round waits that long. On a slow disk (a virtual or network
-#: volume: milliseconds) the loop must go on serving calls while the disk works.
-INLINE_SYNC_S = 0.001
-SLOW_DISK_ROUNDS = 32
 
 
 class MessageLog:
@@ -93,8 +84,6 @@ class MessageLog:
                                                                      thread_name_prefix=f"mqlog-{qmgr}")
         #: fsyncs of the log, ever (``/metrics``: how many calls each one served).
         self.fsyncs = 0
-        #: fsyncs still to run on the thread: the last one tried on the loop was slow (INLINE_SYNC_S).
-        self.thread_rounds = 0
         # The folder exists from the start, so that every other queue manager's RECOVER
         # CFSTRUCT can tell a log it cannot see (storage not shared) from one still empty.
         self.own_dir.mkdir(parents=True, exist_ok=True)
@@ -218,10 +207,11 @@ class MessageLog:
         the next one, which starts as soon as this one ends. No caller returns before its own
         record is on disk.
 
-        On a slow disk the fsync runs on a thread of the log's own, so that the event loop goes
-        on serving calls while the disk works (an fsync takes milliseconds on a virtual disk: on
-        the loop it would stall every connection that long); those calls' records are covered by
-        the next fsync. On a fast disk it runs on the loop (INLINE_SYNC_S says why).
+        The fsync runs on a thread of the log's own, so that the event loop goes on serving
+        calls while the disk works (an fsync takes milliseconds on a virtual disk: on the loop it
+        would stall every connection that long); those calls' records are covered by the next
+        fsync. (Run on the loop while the disk answers in 0.15 ms, it made persistent calls
+        slower, not faster: the calls of a round are no longer gathered while it runs.)
         """
         upto = self._written
         if not self.sync:
@@ -255,11 +245,9 @@ class MessageLog:
             # closed and reused) while the thread syncs it; the duplicate still names its file.
             fd = os.dup(self._fd)
             try:
-                if self._syncer is None or self.thread_rounds == 0:  # stopped, or a fast disk
-                    if _sync_data(fd) >= INLINE_SYNC_S and self._syncer is not None:
-                        self.thread_rounds = SLOW_DISK_ROUNDS
+                if self._syncer is None:  # stopped: a straggler syncs on the loop
+                    _sync_data(fd)
                 else:
-                    self.thread_rounds -= 1
                     await asyncio.get_running_loop().run_in_executor(self._syncer, _sync_data, fd)
             finally:
                 os.close(fd)
@@ -437,14 +425,11 @@ def _write_all(fd: int, blob: bytes) -> int:
     return done
 
 
-def _sync_data(fd: int) -> float:
+def _sync_data(fd: int) -> None:
     """Force what was written to ``fd`` to disk: its data and what reading it back needs (the
-    file's size), as a database's write-ahead log does (fdatasync; fsync where there is none).
-    Returns the seconds it took."""
+    file's size), as a database's write-ahead log does (fdatasync; fsync where there is none)."""
     sync = getattr(os, "fdatasync", os.fsync)
-    started = time.perf_counter()
     sync(fd)
-    return time.perf_counter() - started
 
 
 def _newest_stamp(path: Path) -> int:
