@@ -44,6 +44,7 @@ def is_private(tag: str) -> bool:
     return ".QM." in tag and ".CF." not in tag
 
 
+@functools.lru_cache(maxsize=1024)
 def structure_name(tag: str) -> str:
     """The CF structure of a shared tag (``QSG1.CF.APPL1`` or ``QSG1.CF.APPL1@X`` -> ``APPL1``);
     "" for a private tag."""
