@@ -38,6 +38,13 @@ def value(samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
+def growth(before, after):
+    """How much a sample grew between two scrapes: ``grew(name, **labels)``."""
+    def grew(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+    return grew
+
+
 def test_calls_queues_and_group_state(group, connect):
     q = shared_q(group)
     before = scrape(group.url("QM1"))
@@ -52,8 +59,7 @@ def test_calls_queues_and_group_state(group, connect):
     assert r.json()["error"]["reason"] == 2033
 
     after = scrape(group.url("QM1"))
-    def grew(name: str, **labels: str) -> float:
-        return value(after, name, **labels) - value(before, name, **labels)
+    grew = growth(before, after)
     assert grew("qsg_mqi_calls_total", verb="PUT", reason="0") == 4
     assert grew("qsg_mqi_calls_total", verb="GET", reason="0") == 1
     assert grew("qsg_mqi_calls_total", verb="GET", reason="2033") == 1
@@ -95,10 +101,7 @@ def test_batch_calls_count_every_message_in_the_calls_and_the_latency_histogram(
     assert r.status_code == 200 and len(r.json()["messages"]) == 5, r.text
     r = m.http.post(f"{path}/get-batch", json={"options": ["BROWSE_FIRST"], "max_messages": 10})
     assert r.status_code == 200 and len(r.json()["messages"]) == 2, r.text
-    after = scrape(group.url("QM1"))
-
-    def grew(name: str, **labels: str) -> float:
-        return value(after, name, **labels) - value(before, name, **labels)
+    grew = growth(before, scrape(group.url("QM1")))
     assert grew("qsg_mqi_calls_total", verb="PUT", reason="0") == 7
     assert grew("qsg_mqi_calls_total", verb="GET", reason="0") == 5
     assert grew("qsg_mqi_calls_total", verb="BROWSE", reason="0") == 2
