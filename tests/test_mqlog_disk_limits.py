@@ -216,3 +216,40 @@ async def test_a_file_system_without_locks_still_takes_the_log(tmp_path: Path, m
     log.close()
     assert log.prune(time.time_ns() + 1) == 1 and _on_file(tmp_path) == []
     log.stop()
+
+
+async def test_a_persistent_put_the_log_cannot_take_is_answered_2009_not_500(redis_url, tmp_path, monkeypatch):
+    """A full disk under the recovery log: the persistent MQPUT is stored in the coupling
+    facility but not logged. Its answer is MQRC_CONNECTION_BROKEN (may have happened), never a
+    success nor a 500; once the disk takes writes again its record goes to the log with the next
+    one, and RECOVER CFSTRUCT brings both messages back."""
+    import app.qmgr.mqlog as mqlog
+    from app.core.clock import ManualClock
+    from tests.support.inproc import inprocess_group
+
+    clock = ManualClock(1_780_000_000_000)
+    async with inprocess_group(["QM1"], redis_url, tmp_path, clock, activity_enabled=False) as qms:
+        qm1 = qms["QM1"]
+        await qm1.mqsc("DEFINE CFSTRUCT(LOGGED) CFLEVEL(5) RECOVER(YES) RECAUTO(NO)\n"
+                       "DEFINE QLOCAL(DISK.Q) QSGDISP(SHARED) CFSTRUCT(LOGGED)")
+        app = await qm1.connect("DISKFULL")
+        hobj = await app.open("DISK.Q", ["OUTPUT"])
+        real_write = mqlog.os.write
+
+        def full(fd: int, data: bytes) -> int:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(mqlog.os, "write", full)
+        r = await app.http.post(f"/v1/connections/{app.hconn}/objects/{hobj}/put",
+                                json={"data": "first", "md": {"persistence": "PERSISTENT"}, "options": ["NO_SYNCPOINT"]})
+        assert r.status_code != 500 and r.json()["error"]["reason"] == 2009, r.text
+        assert "recovery log" in r.json()["error"]["message"]
+
+        monkeypatch.setattr(mqlog.os, "write", real_write)  # room on the disk again
+        app = await qm1.connect("DISKFULL")  # the 2009 ended the connection
+        await app.put1("DISK.Q", "second", md={"persistence": "PERSISTENT"}, options=["NO_SYNCPOINT"])
+        await qm1.mqsc("RESET CFSTRUCT(LOGGED) ACTION(FAIL)")  # the structure's contents lost
+        await qm1.mqsc("RECOVER CFSTRUCT(LOGGED)")
+        hin = await app.open("DISK.Q", ["INPUT_SHARED"])
+        got = [(await app.get(hin, ["NO_SYNCPOINT"]))["data"] for _ in range(2)]
+        assert sorted(got) == ["first", "second"]

@@ -83,7 +83,7 @@ class Admin(CFBase):
         _check(reply.code, loc)
         if self.recovery_log is not None and self.recovery_log.wanted(loc.tag):
             self.recovery_log.removed_all(loc.tag, loc.name, reply.seq, deleted=True)
-            await self.recovery_log.force()
+            await self._logged(loc.tag)
         return reply.purged
 
     async def clear_queue(self, loc: QueueLocation) -> int:
@@ -95,7 +95,7 @@ class Admin(CFBase):
         _check(reply.code, loc)
         if self.recovery_log is not None and self.recovery_log.wanted(loc.tag):
             self.recovery_log.removed_all(loc.tag, loc.name, reply.seq, deleted=False)
-            await self.recovery_log.force()
+            await self._logged(loc.tag)
         return reply.removed
 
     async def purge_nonpersistent(self, loc: QueueLocation) -> int:

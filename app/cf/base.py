@@ -458,6 +458,23 @@ class CFBase:
                         "catch up may lose it", self.qmgr, _what(tag), acks, self.replica_acks,
                         self.replica_timeout_ms)
 
+    async def _logged(self, tag: str) -> None:
+        """Return once the recovery log holds on disk every record written so far, the calling
+        change's among them. A log the disk does not take (full, failing) leaves that change made
+        in the coupling facility but not logged, so it would not come back from RECOVER CFSTRUCT:
+        the caller is not told it succeeded but MQRC_CONNECTION_BROKEN, as for a call whose reply
+        was lost (its unit of work backed out; a commit's outcome completed by the next MQCMIT).
+        The records stay buffered and go to the log once the disk takes them again."""
+        assert self.recovery_log is not None
+        try:
+            await self.recovery_log.force()
+        except OSError as exc:
+            log.error("%s: the recovery log cannot be written (%s): answering MQRC_CONNECTION_BROKEN",
+                      self.qmgr, exc)
+            raise OutcomeUnknownError(
+                f"the recovery log cannot be written ({exc}): the change was made in the coupling "
+                f"facility but is not logged, so RECOVER CFSTRUCT would not bring it back", tag) from exc
+
     def _logs(self, tag: str, persistent: bool) -> bool:
         return persistent and self.recovery_log is not None and self.recovery_log.wanted(tag)
 

@@ -145,7 +145,7 @@ class Messaging(HeldMessages):
         if report >= _COA_UNIT and not syncpoint:
             self._reports_queued(loc.tag, 1)  # the put queued its COA report
         if self.recovery_log is not None and not syncpoint and self._logs(loc.tag, persistent):
-            await self.recovery_log.force()
+            await self._logged(loc.tag)
         return done
 
     # -- MQGET --
@@ -181,7 +181,7 @@ class Messaging(HeldMessages):
             assert self.recovery_log is not None
             self.recovery_log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
             if not result.syncpoint:
-                await self.recovery_log.force()
+                await self._logged(loc.tag)
         return result
 
     async def _get(self, loc: QueueLocation, incarnation: int, *, qmgr: str, hconn: str, gen: int | None, mode: GetMode,
@@ -322,7 +322,7 @@ class Messaging(HeldMessages):
                 self._fired(loc, reply.full_event)  # a Queue Full event fires with the refusal
             error = _mq_error(reply.code, loc)
         if self.recovery_log is not None and not syncpoint and logged and puts:
-            await self.recovery_log.force()
+            await self._logged(loc.tag)
         return PutBatchResult(puts, error)
 
     async def get_batch(self, loc: QueueLocation, *, qmgr: str, hconn: str, gen: int | None, max_messages: int,
@@ -429,8 +429,7 @@ class Messaging(HeldMessages):
                 self.recovery_log.got(loc.tag, qmgr, hconn, result.syncpoint, loc.name, result.msg_seq)
                 force = force or not result.syncpoint
         if force:
-            assert self.recovery_log is not None
-            await self.recovery_log.force()
+            await self._logged(loc.tag)
         return results
 
     async def _get_batch_once(self, loc: QueueLocation, call: GetBatchArgs, incarnation: int,
@@ -518,7 +517,7 @@ class Messaging(HeldMessages):
         self._reports_queued(tag, sum(q.reports for q in done))  # COA / COD made by the commit
         if self.recovery_log is not None:
             self.recovery_log.committed(qmgr, hconn, tag)
-            await self.recovery_log.force()
+            await self._logged(tag)
         return done
 
     async def backout(self, tag: str, qmgr: str, hconn: str, *, keep_marked: bool = False) -> list[UowQueueResult]:
