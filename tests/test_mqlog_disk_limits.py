@@ -241,7 +241,8 @@ async def test_a_persistent_put_the_log_cannot_take_is_answered_2009_not_500(red
 
         monkeypatch.setattr(mqlog.os, "write", full)
         r = await app.http.post(f"/v1/connections/{app.hconn}/objects/{hobj}/put",
-                                json={"data": "first", "md": {"persistence": "PERSISTENT"}, "options": ["NO_SYNCPOINT"]})
+                                json={"data": "first", "md": {"persistence": "PERSISTENT"},
+                                      "options": ["NO_SYNCPOINT"]})
         assert r.status_code != 500 and r.json()["error"]["reason"] == 2009, r.text
         assert "recovery log" in r.json()["error"]["message"]
 
