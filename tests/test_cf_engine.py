@@ -418,7 +418,7 @@ async def test_truncation_failed_leaves_message_accepted_removes_it(cf: Coupling
     with pytest.raises(TruncatedMessageError) as info:
         await get(cf, buffer_length=4)
     err = info.value
-    assert err.reason == 2080 and err.data_length == 10 and b"priority" in err.md_json
+    assert err.reason == 2080 and err.result.data_length == 10 and b"priority" in err.result.md_json
     assert await cf.queue_depth(Q) == 1  # the message stays
 
     browsed = await get(cf, mode=GetMode.BROWSE_FIRST, buffer_length=4, accept_truncated=True)

@@ -45,8 +45,6 @@ class TruncatedMessageError(MQError):
     def __init__(self, message: str, *, result: GetResult) -> None:
         super().__init__(MQRC.TRUNCATED_MSG_FAILED, message, comp=CompCode.WARNING)
         self.result = result
-        self.md_json = result.md_json
-        self.data_length = result.data_length
 
 
 class FencedError(MQError):

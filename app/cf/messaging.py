@@ -258,7 +258,7 @@ class Messaging(HeldMessages):
                 self._discarded(loc, reply.discarded)
             _check(code, loc, ok=(0, MQRC.TRUNCATED_MSG_ACCEPTED), reply=reply)
             break
-        return _got(reply, browse=call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value))
+        return get_result(reply, browse=call.mode not in (GetMode.GET.value, GetMode.MSG_UNDER_CURSOR.value))
 
     def _discarded(self, loc: QueueLocation, n: int) -> None:
         if n and self.on_expired is not None:
@@ -444,7 +444,7 @@ class Messaging(HeldMessages):
             if reply.code:
                 raise _mq_error(reply.code, loc, reply=reply.messages[0] if reply.messages else None)
             browse = call.mode != GetMode.GET.value
-            return [_got(m, browse=browse) for m in reply.messages]
+            return [get_result(m, browse=browse) for m in reply.messages]
 
     # -- expiry --
 
@@ -615,8 +615,3 @@ class Messaging(HeldMessages):
         """Peer recovery: drop every open handle of ``qmgr`` in structure ``tag``; returns how many."""
         call = ClearOpensArgs(keys.structure_handles(tag, qmgr), keys.structure_prefix(tag), qmgr)
         return ClearOpensReply.parse(await self._script(call, tag, self.caller())).cleared
-
-
-def _got(reply: GetReply, *, browse: bool) -> GetResult:
-    """The result of a message got or browsed (by get or get_batch) from the script's reply."""
-    return get_result(reply, browse=browse)

@@ -19,7 +19,7 @@ Rules applied (see the IBM "Rules for using MQSC commands"):
   and ``''`` inside quotes stands for one quote.
 * On DISPLAY, a keyword that asks for an attribute (``CURDEPTH``, ``ALL``, ``CLUSINFO``) takes
   no value: ``CURDEPTH(5)`` is refused as z/OS's command preprocessor refuses it (CSQ9011E);
-  only DISPLAY's filter and option keywords (:func:`display_value_keywords`) take one.
+  only DISPLAY's filter and option keywords (``_DISPLAY_VALUE_KEYWORDS``) take one.
 
 Every problem in the input is reported as ``MQError(MQRCCF_PARM_SYNTAX_ERROR)`` naming the
 problem and its 1-based column in the (continuation-joined) command; no other exception escapes.
@@ -37,8 +37,6 @@ from app.core.reasons import MQRC
 
 __all__ = [
     "Command",
-    "DISPLAY_VALUE_KEYWORDS",
-    "display_value_keywords",
     "Keyword",
     "OBJECT_TYPES",
     "ParseFailure",
@@ -66,7 +64,7 @@ VERBS: dict[str, str] = {
 # type; every other DISPLAY keyword asks for an attribute and takes none (z/OS: CSQ9011E).
 _DISPLAY_OPTIONS = frozenset({"CMDSCOPE", "QSGDISP", "TYPE", "WHERE"})
 _QUEUE_FILTERS = frozenset({"CFSTRUCT", "CLUSTER", "CLUSNL", "PSID", "STGCLASS", "TARGTYPE"})
-DISPLAY_VALUE_KEYWORDS: dict[str, frozenset[str]] = {
+_DISPLAY_VALUE_KEYWORDS: dict[str, frozenset[str]] = {
     **{queue: _DISPLAY_OPTIONS | _QUEUE_FILTERS for queue in ("QUEUE", "QLOCAL", "QALIAS", "QREMOTE", "QMODEL")},
     "QSTATUS": _DISPLAY_OPTIONS | {"OPENTYPE"},
     "NAMELIST": _DISPLAY_OPTIONS | {"NLTYPE"},
@@ -92,9 +90,9 @@ DISPLAY_VALUE_KEYWORDS: dict[str, frozenset[str]] = {
 }
 
 
-def display_value_keywords(objtype: str | None) -> frozenset[str]:
+def _display_value_keywords(objtype: str | None) -> frozenset[str]:
     """The keywords DISPLAY ``objtype`` takes with a value (its filters and options)."""
-    return DISPLAY_VALUE_KEYWORDS.get(objtype or "", _DISPLAY_OPTIONS)
+    return _DISPLAY_VALUE_KEYWORDS.get(objtype or "", _DISPLAY_OPTIONS)
 
 
 # Verbs that stand alone; every other verb must be followed by an object type.
@@ -287,7 +285,7 @@ def parse_command(text: str) -> Command:
             raise _syntax_error(body, start, f"keyword {echo(word)!r} must start with a letter")
         pos = _skip_blanks(body, pos)
         if body.startswith("(", pos):
-            if verb == "DISPLAY" and word not in display_value_keywords(objtype):
+            if verb == "DISPLAY" and word not in _display_value_keywords(objtype):
                 # z/OS's command preprocessor: an attribute asked for on DISPLAY takes no value
                 raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
                               f"CSQ9011E Parameter(s) not allowed for '{echo(word)}' (column {start + 1}): "
