@@ -380,9 +380,16 @@ class StructureService:
             await self.qm.db(self.store.set_status, name, "RECOVERING")
             try:
                 lines += await self._rebuild(name, tag, state.alloc, purge)
-            except BaseException:
+            except BaseException as exc:
                 await self.qm.cf.structure_state(tag, "FAIL", str(state.fail_ms or self.qm.clock.now_ms()), state.alloc)
                 await self.qm.db(self.store.set_status, name, "FAILED")
+                if isinstance(exc, OSError):
+                    # The recovery log cannot be read or written (full or failing disk): the
+                    # structure stays FAILED, to be recovered again once the disk is back; an
+                    # MQ failure says so (insufficient resources), not an HTTP 500.
+                    raise MQError(MQRC.RESOURCE_PROBLEM,
+                                  f"CFSTRUCT({name}) not recovered: the recovery log cannot be used ({exc}); "
+                                  f"it stays FAILED - repeat RECOVER CFSTRUCT once the disk is back") from exc
                 raise
             await self.qm.db(self.store.set_status, name, "ACTIVE", 0)
             self.qm.cf.failed.discard(tag)
