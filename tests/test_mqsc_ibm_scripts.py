@@ -222,6 +222,17 @@ def test_cmdscope_sends_the_command_on_with_its_quoted_values_as_written(group):
     mqsc_ok(group, "QM1", "DELETE QLOCAL(SCOPED.DESCR) CMDSCOPE(*)")
 
 
+def test_cmdscope_sends_an_unquoted_value_with_parentheses_as_written(group):
+    """An unquoted value may hold balanced parentheses (``DESCR(A(B))``): one that reads
+    CMDSCOPE(...) is a value, not the CMDSCOPE keyword, and reaches every queue manager as the
+    operator wrote it; only the keyword names each queue manager."""
+    mqsc_ok(group, "QM1", "DEFINE QLOCAL(SCOPED.NESTED) DESCR(CMDSCOPE(QM9)) REPLACE CMDSCOPE(*)")
+    for qm in ("QM1", "QM2"):
+        (res,) = mqsc_ok(group, qm, "DISPLAY QLOCAL(SCOPED.NESTED) DESCR")
+        assert res["objects"][0]["DESCR"] == "CMDSCOPE(QM9)", (qm, res)
+    mqsc_ok(group, "QM1", "DELETE QLOCAL(SCOPED.NESTED) CMDSCOPE(*)")
+
+
 # ---- comments and the documentation's samples ----------------------------------------------------------
 
 
