@@ -318,8 +318,12 @@ class StructureService:
                     messages += [SavedMessage(queue, *m) for m in chunk]
                     if cursor == "0":
                         break
-            path, size = await asyncio.to_thread(
-                self.recovery_log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
+            try:
+                path, size = await asyncio.to_thread(
+                    self.recovery_log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
+            except OSError as exc:  # full or failing disk: no backup, an MQ failure (not a 500)
+                raise MQError(MQRC.RESOURCE_PROBLEM,
+                              f"Unable to back up structure {name}: the backup cannot be written ({exc})") from exc
             record = BackupRecord(name, self.qm.name, start_ns, start_ns - exclint_s * 10**9, self._now_ns(),
                                   str(path), len(messages), size)
             await self.qm.db(self.store.add_backup, record)
@@ -344,7 +348,11 @@ class StructureService:
             oldest = start if oldest is None else min(oldest, start)
         if oldest is None:
             return 0
-        return await asyncio.to_thread(self.recovery_log.prune, oldest - 2 * LOG_MARGIN_NS)
+        try:
+            return await asyncio.to_thread(self.recovery_log.prune, oldest - 2 * LOG_MARGIN_NS)
+        except OSError as exc:  # housekeeping: the backup stands; the next one prunes again
+            log.warning("recovery log segments not pruned after a backup: %s", exc)
+            return 0
 
     # ---- RECOVER CFSTRUCT -----------------------------------------------------------------
 
