@@ -233,6 +233,20 @@ def test_cmdscope_sends_an_unquoted_value_with_parentheses_as_written(group):
     mqsc_ok(group, "QM1", "DELETE QLOCAL(SCOPED.NESTED) CMDSCOPE(*)")
 
 
+def test_a_keyword_given_twice_is_refused_and_nothing_runs(group):
+    """z/OS's command preprocessor: CSQ9000E 'keyword' appears more than once, and the command
+    is not processed - a CMDSCOPE given twice (QM1 and then *) does not run on some queue
+    managers by its first value, a DESCR given twice defines nothing."""
+    for text in ("DEFINE QLOCAL(TWICE.SCOPED) CMDSCOPE(QM1) CMDSCOPE(*)",
+                 "DEFINE QLOCAL(TWICE.SCOPED) DESCR('one') descr('two')"):
+        (res,) = mqsc(group, "QM1", text)
+        assert res["completion_code"] == 2 and res["reason"] == 3097, res
+        assert any("CSQ9000E" in line for line in res["messages"]), res
+    for qm in ("QM1", "QM2"):
+        (res,) = mqsc(group, qm, "DISPLAY QLOCAL(TWICE.SCOPED)")
+        assert res["reason"] == 2085, (qm, res)  # defined nowhere
+
+
 # ---- comments and the documentation's samples ----------------------------------------------------------
 
 
