@@ -161,7 +161,8 @@ def test_keyword_may_follow_a_value_without_blank() -> None:
 
 
 @pytest.mark.parametrize("text", ["ALTER QLOCAL(A) MAXDEPTH(1) MAXDEPTH(2)",
-                                  "DISPLAY QLOCAL(*) CMDSCOPE(QM1) cmdscope(*)", "DISPLAY QLOCAL(*) CURDEPTH CURDEPTH", "DEFINE QLOCAL(A) REPLACE DESCR('x') REPLACE"])
+                                  "DISPLAY QLOCAL(*) CMDSCOPE(QM1) cmdscope(*)", "DISPLAY QLOCAL(*) CURDEPTH CURDEPTH",
+                                  "DEFINE QLOCAL(A) REPLACE DESCR('x') REPLACE"])
 def test_a_keyword_given_twice_is_refused(text: str) -> None:
     """z/OS: CSQ9000E 'keyword' appears more than once; the command is not processed."""
     with pytest.raises(MQError) as caught:
