@@ -395,9 +395,13 @@ class StructureService:
                     # The recovery log cannot be read or written (full or failing disk): the
                     # structure stays FAILED, to be recovered again once the disk is back; an
                     # MQ failure says so (insufficient resources), not an HTTP 500.
+                    # A PURGE's CLEAR records stay buffered and may still reach the log: the
+                    # message says so (the purge is to be repeated, not undone).
+                    again = ("its purge may still reach the log, so repeat RECOVER CFSTRUCT TYPE(PURGE)"
+                             if purge else "repeat RECOVER CFSTRUCT")
                     raise MQError(MQRC.RESOURCE_PROBLEM,
                                   f"CFSTRUCT({name}) not recovered: the recovery log cannot be used ({exc}); "
-                                  f"it stays FAILED - repeat RECOVER CFSTRUCT once the disk is back") from exc
+                                  f"it stays FAILED - {again} once the disk is back") from exc
                 raise
             await self.qm.db(self.store.set_status, name, "ACTIVE", 0)
             self.qm.cf.failed.discard(tag)
