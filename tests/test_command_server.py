@@ -129,6 +129,24 @@ def test_pcf_execute_drop_in(group, connect):
     pcf_.disconnect()
 
 
+def test_inquire_asking_for_the_keywords_it_selects_by(group, connect):
+    """An Inquire Queue that selects by QType and QSGDisposition and also asks for those two
+    attributes (as PCF clients do): one MQSC keyword each - TYPE(QLOCAL) and QSGDISP(QMGR), not
+    TYPE(QLOCAL) ... TYPE (MQSC refuses a keyword given twice, CSQ9000E) - and the selection holds."""
+    qmgr = connect()
+    pcf_ = pymqi.PCFExecute(qmgr)
+    pcf_.MQCMD_CREATE_Q({CMQC.MQCA_Q_NAME: b"CMD.ASKED.L", CMQC.MQIA_Q_TYPE: CMQC.MQQT_LOCAL})
+    pcf_.MQCMD_CREATE_Q({CMQC.MQCA_Q_NAME: b"CMD.ASKED.A", CMQC.MQIA_Q_TYPE: CMQC.MQQT_ALIAS,
+                         CMQC.MQCA_BASE_Q_NAME: b"CMD.ASKED.L"})
+    found = pcf_.MQCMD_INQUIRE_Q({CMQC.MQCA_Q_NAME: b"CMD.ASKED.*", CMQC.MQIA_Q_TYPE: CMQC.MQQT_LOCAL,
+                                  CMQC.MQIA_QSG_DISP: CMQC.MQQSGD_Q_MGR,
+                                  CMQCFC.MQIACF_Q_ATTRS: [CMQC.MQIA_Q_TYPE, CMQC.MQIA_QSG_DISP]})
+    assert [(f[CMQC.MQCA_Q_NAME].strip(), f[CMQC.MQIA_Q_TYPE]) for f in found] == [(b"CMD.ASKED.L", CMQC.MQQT_LOCAL)]
+    pcf_.MQCMD_DELETE_Q({CMQC.MQCA_Q_NAME: b"CMD.ASKED.A", CMQC.MQIA_Q_TYPE: CMQC.MQQT_ALIAS})
+    pcf_.MQCMD_DELETE_Q({CMQC.MQCA_Q_NAME: b"CMD.ASKED.L"})
+    pcf_.disconnect()
+
+
 def test_cmdscope_star_answers_a_set_per_queue_manager(group, connect):
     qmgr = connect("QM2")
     pcf_ = pymqi.PCFExecute(qmgr)

@@ -254,3 +254,72 @@ async def test_a_persistent_put_the_log_cannot_take_is_answered_2009_not_500(red
         hin = await app.open("DISK.Q", ["INPUT_SHARED"])
         got = [(await app.get(hin, ["NO_SYNCPOINT"]))["data"] for _ in range(2)]
         assert sorted(got) == ["first", "second"]
+
+
+async def test_recover_purge_the_log_cannot_take_answers_an_mq_reason_not_500(redis_url, tmp_path, monkeypatch):
+    """RECOVER CFSTRUCT TYPE(PURGE) forces its CLEAR records before it answers; a disk that
+    refuses them must give the command an MQ failure (the structure stays FAILED, to be
+    recovered again), never a 500. Once the disk takes writes again the recovery completes."""
+    import app.qmgr.mqlog as mqlog
+    from app.core.clock import ManualClock
+    from tests.support.inproc import inprocess_group
+
+    clock = ManualClock(1_780_000_000_000)
+    async with inprocess_group(["QM1"], redis_url, tmp_path, clock, activity_enabled=False) as qms:
+        qm1 = qms["QM1"]
+        await qm1.mqsc("DEFINE CFSTRUCT(PURGED) CFLEVEL(5) RECOVER(YES) RECAUTO(NO)\n"
+                       "DEFINE QLOCAL(PURGE.Q) QSGDISP(SHARED) CFSTRUCT(PURGED)")
+        app = await qm1.connect("DISKFULL")
+        await app.put1("PURGE.Q", "gone", md={"persistence": "PERSISTENT"}, options=["NO_SYNCPOINT"])
+        await qm1.mqsc("RESET CFSTRUCT(PURGED) ACTION(FAIL)")
+        real_write = mqlog.os.write
+
+        def full(fd: int, data: bytes) -> int:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(mqlog.os, "write", full)
+        r = await qm1.http.post("/v1/admin/mqsc", json={"script": "RECOVER CFSTRUCT(PURGED) TYPE(PURGE)"})
+        assert r.status_code != 500, r.text
+        (res,) = r.json()["results"]
+        assert res["completion_code"] == 2 and res["reason"] == 2102, res
+        assert "recovery log" in " ".join(res["messages"]), res
+        r = await qm1.http.post("/v1/admin/mqsc", json={"script": "DISPLAY CFSTATUS(PURGED)"})
+        assert r.json()["results"][0]["objects"][0]["STATUS"] == "FAILED", r.text
+
+        monkeypatch.setattr(mqlog.os, "write", real_write)
+        (res,) = await qm1.mqsc("RECOVER CFSTRUCT(PURGED) TYPE(PURGE)")
+        assert "recovered empty" in res["messages"][0]
+
+
+async def test_backup_the_disk_does_not_take_answers_an_mq_reason_not_500(redis_url, tmp_path, monkeypatch):
+    """BACKUP CFSTRUCT on a full disk: the backup file cannot be written. The command fails with
+    an MQ reason (insufficient resources), no backup is recorded and no part-written file is
+    left; once the disk takes writes again the backup completes."""
+    import app.qmgr.mqlog as mqlog
+    from app.core.clock import ManualClock
+    from tests.support.inproc import inprocess_group
+
+    clock = ManualClock(1_780_000_000_000)
+    async with inprocess_group(["QM1"], redis_url, tmp_path, clock, activity_enabled=False) as qms:
+        qm1 = qms["QM1"]
+        await qm1.mqsc("DEFINE CFSTRUCT(BACKED) CFLEVEL(5) RECOVER(YES) RECAUTO(NO)\n"
+                       "DEFINE QLOCAL(BACKED.Q) QSGDISP(SHARED) CFSTRUCT(BACKED)")
+        app = await qm1.connect("DISKFULL")
+        await app.put1("BACKED.Q", "kept", md={"persistence": "PERSISTENT"}, options=["NO_SYNCPOINT"])
+        real_fsync = mqlog.os.fsync
+
+        def full(fd: int) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(mqlog.os, "fsync", full)
+        r = await qm1.http.post("/v1/admin/mqsc", json={"script": "BACKUP CFSTRUCT(BACKED)"})
+        assert r.status_code != 500, r.text
+        (res,) = r.json()["results"]
+        assert res["completion_code"] == 2 and res["reason"] == 2102, res
+        r = await qm1.http.post("/v1/admin/mqsc", json={"script": "DISPLAY CFSTATUS(BACKED) TYPE(BACKUP)"})
+        assert r.json()["results"][0]["objects"][0]["BKUPDATE"] == "", r.text  # no backup recorded
+        assert not list((tmp_path / "mqlog" / "QSG1" / "backups").glob("*.tmp"))
+
+        monkeypatch.setattr(mqlog.os, "fsync", real_fsync)
+        (res,) = await qm1.mqsc("BACKUP CFSTRUCT(BACKED)")
+        assert "Backup of CF structure BACKED complete" in res["messages"][0], res

@@ -222,6 +222,31 @@ def test_cmdscope_sends_the_command_on_with_its_quoted_values_as_written(group):
     mqsc_ok(group, "QM1", "DELETE QLOCAL(SCOPED.DESCR) CMDSCOPE(*)")
 
 
+def test_cmdscope_sends_an_unquoted_value_with_parentheses_as_written(group):
+    """An unquoted value may hold balanced parentheses (``DESCR(A(B))``): one that reads
+    CMDSCOPE(...) is a value, not the CMDSCOPE keyword, and reaches every queue manager as the
+    operator wrote it; only the keyword names each queue manager."""
+    mqsc_ok(group, "QM1", "DEFINE QLOCAL(SCOPED.NESTED) DESCR(CMDSCOPE(QM9)) REPLACE CMDSCOPE(*)")
+    for qm in ("QM1", "QM2"):
+        (res,) = mqsc_ok(group, qm, "DISPLAY QLOCAL(SCOPED.NESTED) DESCR")
+        assert res["objects"][0]["DESCR"] == "CMDSCOPE(QM9)", (qm, res)
+    mqsc_ok(group, "QM1", "DELETE QLOCAL(SCOPED.NESTED) CMDSCOPE(*)")
+
+
+def test_a_keyword_given_twice_is_refused_and_nothing_runs(group):
+    """z/OS's command preprocessor: CSQ9000E 'keyword' appears more than once, and the command
+    is not processed - a CMDSCOPE given twice (QM1 and then *) does not run on some queue
+    managers by its first value, a DESCR given twice defines nothing."""
+    for text in ("DEFINE QLOCAL(TWICE.SCOPED) CMDSCOPE(QM1) CMDSCOPE(*)",
+                 "DEFINE QLOCAL(TWICE.SCOPED) DESCR('one') descr('two')"):
+        (res,) = mqsc(group, "QM1", text)
+        assert res["completion_code"] == 2 and res["reason"] == 3097, res
+        assert any("CSQ9000E" in line for line in res["messages"]), res
+    for qm in ("QM1", "QM2"):
+        (res,) = mqsc(group, qm, "DISPLAY QLOCAL(TWICE.SCOPED)")
+        assert res["reason"] == 2085, (qm, res)  # defined nowhere
+
+
 # ---- comments and the documentation's samples ----------------------------------------------------------
 
 

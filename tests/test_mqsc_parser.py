@@ -160,10 +160,14 @@ def test_keyword_may_follow_a_value_without_blank() -> None:
     assert [(kw.name, kw.value) for kw in command.keywords] == [("MAXDEPTH", "5"), ("REPLACE", None)]
 
 
-def test_duplicate_keywords_are_kept_and_get_returns_first() -> None:
-    command = parse_command("ALTER QLOCAL(A) MAXDEPTH(1) MAXDEPTH(2)")
-    assert [kw.value for kw in command.keywords] == ["1", "2"]
-    assert command.get("MAXDEPTH").value == "1"
+@pytest.mark.parametrize("text", ["ALTER QLOCAL(A) MAXDEPTH(1) MAXDEPTH(2)",
+                                  "DISPLAY QLOCAL(*) CMDSCOPE(QM1) cmdscope(*)", "DISPLAY QLOCAL(*) CURDEPTH CURDEPTH",
+                                  "DEFINE QLOCAL(A) REPLACE DESCR('x') REPLACE"])
+def test_a_keyword_given_twice_is_refused(text: str) -> None:
+    """z/OS: CSQ9000E 'keyword' appears more than once; the command is not processed."""
+    with pytest.raises(MQError) as caught:
+        parse_command(text)
+    assert caught.value.reason == MQRC.MQRCCF_PARM_SYNTAX_ERROR and "CSQ9000E" in caught.value.message
 
 
 def test_trailing_semicolon_is_ignored() -> None:

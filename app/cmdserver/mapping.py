@@ -191,7 +191,9 @@ def _common(plan: Plan, by: dict[int, Parameter]) -> list[str]:
     """QSGDISP, CMDSCOPE, REPLACE, FORCE and PURGE keywords."""
     out = []
     if P.QSG_DISP in by:
-        word = P.int_to_word("QSGDISP", int(by[P.QSG_DISP].value)) if by[P.QSG_DISP].type == MQCFT_INTEGER else None
+        value = by[P.QSG_DISP].value
+        word = next((w for w, n in P.QSGDISPS.items() if n == value), None) \
+            if by[P.QSG_DISP].type == MQCFT_INTEGER else None
         if word is None:
             raise RequestError(PARM_VALUE_ERROR, "QSGDisposition is not an MQQSGD_* value", P.QSG_DISP)
         out.append(f"QSGDISP({word})")
@@ -312,8 +314,12 @@ def _object_plan(p: Plan, fam: Family, by: dict[int, Parameter], parameters: lis
             p.names_param = fam.names
             p.mqsc = " ".join([f"DISPLAY {objtype}({pattern}){typed}", *common])
             return p
-        asked = _attrs_asked(fam.key, by, fam.attrs)
-        p.mqsc = " ".join([f"DISPLAY {objtype}({pattern}){typed}", *asked, *_filters(fam.key, parameters), *common])
+        filters = _filters(fam.key, parameters)
+        # An attribute asked for that is also selected by (TYPE(QLOCAL), QSGDISP(QMGR)) is shown
+        # all the same: named once, as MQSC refuses a keyword given twice (CSQ9000E).
+        selecting = {kw.split("(", 1)[0] for kw in (typed.strip(), *filters, *common) if "(" in kw}
+        asked = [a for a in _attrs_asked(fam.key, by, fam.attrs) if a not in selecting]
+        p.mqsc = " ".join([f"DISPLAY {objtype}({pattern}){typed}", *asked, *filters, *common])
         return p
     skip = {fam.name, fam.from_name, fam.to_name, P.Q_TYPE, *_COMMAND_PARAMS}
     keywords = [_value_keyword(name, q) for q in parameters

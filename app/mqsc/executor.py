@@ -94,13 +94,25 @@ async def run_script(qm: MqscHost, script: Any, credentials: Mapping[str, str] |
 
 
 def _retargeted(text: str, target: str) -> str:
-    """``text`` with its CMDSCOPE keyword naming ``target``. A CMDSCOPE(...) inside a quoted
-    value (a DESCR, a WHERE value: an odd number of quotes before it, '' counting twice) is the
-    operator's text and is sent on as written."""
-    def swap(found: re.Match[str]) -> str:
-        outside = text.count("'", 0, found.start()) % 2 == 0
-        return f"CMDSCOPE({target})" if outside else found.group(0)
-    return _CMDSCOPE.sub(swap, text)
+    """``text`` with its CMDSCOPE keyword naming ``target``. Only the keyword is rewritten: a
+    CMDSCOPE(...) inside a value - quoted (a DESCR, a WHERE value: '' inside quotes toggles
+    twice) or within another keyword's parentheses (an unquoted value may nest them,
+    ``DESCR(CMDSCOPE(X))``) - is the operator's text and is sent on as written."""
+    pieces: list[str] = []
+    quoted, depth, scanned, kept = False, 0, 0, 0
+    for found in _CMDSCOPE.finditer(text):  # one pass over the text, however many matches
+        for char in text[scanned:found.start()]:
+            if char == "'":
+                quoted = not quoted
+            elif not quoted and char == "(":
+                depth += 1
+            elif not quoted and char == ")":
+                depth = max(depth - 1, 0)
+        scanned = found.start()
+        if not quoted and depth == 0:  # the keyword itself: the match runs to its ')'
+            pieces += [text[kept:found.start()], f"CMDSCOPE({target})"]
+            kept = found.end()
+    return "".join(pieces) + text[kept:]
 
 
 async def _run_scoped(qm: MqscHost, cmd: Command, scope: str, credentials: Mapping[str, str]) -> dict[str, Any]:

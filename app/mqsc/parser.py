@@ -17,6 +17,7 @@ Rules applied (see the IBM "Rules for using MQSC commands"):
   normalised (``DEF QL`` is ``DEFINE QLOCAL``).
 * Unquoted values are folded to upper case and stripped; quoted values keep case and blanks,
   and ``''`` inside quotes stands for one quote.
+* A keyword given twice is refused (CSQ9000E), as z/OS's command preprocessor refuses it.
 * On DISPLAY, a keyword that asks for an attribute (``CURDEPTH``, ``ALL``, ``CLUSINFO``) takes
   no value: ``CURDEPTH(5)`` is refused as z/OS's command preprocessor refuses it (CSQ9011E);
   only DISPLAY's filter and option keywords (``_DISPLAY_VALUE_KEYWORDS``) take one.
@@ -279,10 +280,17 @@ def parse_command(text: str) -> Command:
             name, pos = _read_name(body, pos)
 
     keywords: list[Keyword] = []
+    seen: set[str] = set()
     while (pos := _skip_blanks(body, pos)) < len(body):
         word, start, pos = _read_word(body, pos, "keyword")
         if not word[0].isalpha():
             raise _syntax_error(body, start, f"keyword {echo(word)!r} must start with a letter")
+        if word in seen:
+            # z/OS's command preprocessor refuses the command (a CMDSCOPE given twice must not
+            # run by its first value, as ``Command.get`` would read it)
+            raise MQError(MQRC.MQRCCF_PARM_SYNTAX_ERROR,
+                          f"CSQ9000E '{echo(word)}' appears more than once (column {start + 1})")
+        seen.add(word)
         pos = _skip_blanks(body, pos)
         if body.startswith("(", pos):
             if verb == "DISPLAY" and word not in _display_value_keywords(objtype):

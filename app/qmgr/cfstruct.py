@@ -318,8 +318,12 @@ class StructureService:
                     messages += [SavedMessage(queue, *m) for m in chunk]
                     if cursor == "0":
                         break
-            path, size = await asyncio.to_thread(
-                self.recovery_log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
+            try:
+                path, size = await asyncio.to_thread(
+                    self.recovery_log.write_backup, f"{name}.{start_ns}.{self.qm.name}.bkp", messages)
+            except OSError as exc:  # full or failing disk: no backup, an MQ failure (not a 500)
+                raise MQError(MQRC.RESOURCE_PROBLEM,
+                              f"Unable to back up structure {name}: the backup cannot be written ({exc})") from exc
             record = BackupRecord(name, self.qm.name, start_ns, start_ns - exclint_s * 10**9, self._now_ns(),
                                   str(path), len(messages), size)
             await self.qm.db(self.store.add_backup, record)
@@ -344,7 +348,11 @@ class StructureService:
             oldest = start if oldest is None else min(oldest, start)
         if oldest is None:
             return 0
-        return await asyncio.to_thread(self.recovery_log.prune, oldest - 2 * LOG_MARGIN_NS)
+        try:
+            return await asyncio.to_thread(self.recovery_log.prune, oldest - 2 * LOG_MARGIN_NS)
+        except OSError as exc:  # housekeeping: the backup stands; the next one prunes again
+            log.warning("recovery log segments not pruned after a backup: %s", exc)
+            return 0
 
     # ---- RECOVER CFSTRUCT -----------------------------------------------------------------
 
@@ -380,9 +388,20 @@ class StructureService:
             await self.qm.db(self.store.set_status, name, "RECOVERING")
             try:
                 lines += await self._rebuild(name, tag, state.alloc, purge)
-            except BaseException:
+            except BaseException as exc:
                 await self.qm.cf.structure_state(tag, "FAIL", str(state.fail_ms or self.qm.clock.now_ms()), state.alloc)
                 await self.qm.db(self.store.set_status, name, "FAILED")
+                if isinstance(exc, OSError):
+                    # The recovery log cannot be read or written (full or failing disk): the
+                    # structure stays FAILED, to be recovered again once the disk is back; an
+                    # MQ failure says so (insufficient resources), not an HTTP 500.
+                    # A PURGE's CLEAR records stay buffered and may still reach the log: the
+                    # message says so (the purge is to be repeated, not undone).
+                    again = ("its purge may still reach the log, so repeat RECOVER CFSTRUCT TYPE(PURGE)"
+                             if purge else "repeat RECOVER CFSTRUCT")
+                    raise MQError(MQRC.RESOURCE_PROBLEM,
+                                  f"CFSTRUCT({name}) not recovered: the recovery log cannot be used ({exc}); "
+                                  f"it stays FAILED - {again} once the disk is back") from exc
                 raise
             await self.qm.db(self.store.set_status, name, "ACTIVE", 0)
             self.qm.cf.failed.discard(tag)

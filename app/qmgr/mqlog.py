@@ -369,13 +369,17 @@ class MessageLog:
         self.backup_dir.mkdir(parents=True, exist_ok=True)
         path = self.backup_dir / name
         tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            for m in messages:
-                f.write(orjson.dumps({"q": m.queue, "i": m.id, "m": m.meta, "d": m.md.decode(),
-                                      "b": base64.b64encode(m.data).decode()}) + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
+        try:
+            with open(tmp, "wb") as f:
+                for m in messages:
+                    f.write(orjson.dumps({"q": m.queue, "i": m.id, "m": m.meta, "d": m.md.decode(),
+                                          "b": base64.b64encode(m.data).decode()}) + b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+            tmp.replace(path)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a part-written backup would only take disk space
+            raise
         return path, path.stat().st_size
 
     @staticmethod
